@@ -1,0 +1,65 @@
+# Rank Trainer: `make run` starts the app, `make test` runs the whole suite. Both set themselves up.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+# Tests run against real PostgreSQL and Redis (override either from the environment).
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: run test install lint bench clean check-services browser-deps
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11" >&2; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	@mkdir -p var
+	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py migrate --noinput -v0
+	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py bootstrap_demo --url http://$(HOST):$(PORT)/
+	@echo "Starting web server and Celery worker (Ctrl-C stops both)..."
+	@export DEBUG=$${DEBUG:-1}; trap 'kill 0' INT TERM EXIT; \
+	  $(BIN)/celery -A trainer worker --loglevel INFO --concurrency 2 -B -s var/celerybeat-schedule & \
+	  $(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload & \
+	  wait
+
+check-services:
+	@$(BIN)/python -c "import psycopg,sys; psycopg.connect('$(TEST_DATABASE_URL)'.replace('postgres://','postgresql://'), connect_timeout=5).close()" \
+	  || { echo "error: PostgreSQL is not reachable at $(TEST_DATABASE_URL). Start it (see README, 'Tests') or set TEST_DATABASE_URL." >&2; exit 1; }
+	@$(BIN)/python -c "import redis; redis.Redis.from_url('$(TEST_REDIS_URL)', socket_timeout=5).ping()" \
+	  || { echo "error: Redis is not reachable at $(TEST_REDIS_URL). Start it (see README, 'Tests') or set TEST_REDIS_URL." >&2; exit 1; }
+
+browser-deps:
+	@if ! test -x /usr/bin/chromium; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "Installing Debian's chromium for the browser tests..."; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || { echo "error: could not install chromium with apt-get" >&2; exit 1; }; \
+	  else \
+	    echo "error: browser tests need /usr/bin/chromium: run 'sudo apt-get install chromium'" >&2; exit 1; \
+	  fi; \
+	fi
+
+test: install check-services browser-deps
+	DEBUG=1 SECRET_KEY=test-only-secret DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
+	  $(BIN)/pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy trainer ratings evaluation
+
+bench: install
+	DEBUG=1 $(BIN)/python bench/bench_metrics.py
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,122 @@
+"""Evaluation runs: a ranker's results on every test question, scored with NDCG@k and accuracy@k."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from trainer.models import Collection, Discount, GainScheme, Question, Ranker, RankerVersion
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class RunTrigger(models.TextChoices):
+    UI = "ui", "Web UI"
+    API = "api", "API"
+    TRAINING = "training", "After training"
+    SCHEDULE = "schedule", "Schedule"
+    VERSION = "version", "New version announced"
+
+
+class EvaluationRun(models.Model):
+    ranker = models.ForeignKey(Ranker, on_delete=models.CASCADE, related_name="evaluation_runs")
+    ranker_version = models.ForeignKey(
+        RankerVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="evaluation_runs"
+    )
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="evaluation_runs")
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING)
+    trigger = models.CharField(max_length=10, choices=RunTrigger.choices, default=RunTrigger.UI)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    # The metric definition, snapshotted from the collection when the run is created.
+    ndcg_k = models.PositiveSmallIntegerField()
+    gain_scheme = models.CharField(max_length=20, choices=GainScheme.choices)
+    discount = models.CharField(max_length=30, choices=Discount.choices)
+    relevance_threshold = models.PositiveSmallIntegerField()
+    accuracy_k = models.PositiveSmallIntegerField()
+
+    # Progress.
+    questions_total = models.PositiveIntegerField(default=0)
+    questions_done = models.PositiveIntegerField(default=0)
+    questions_failed = models.PositiveIntegerField(default=0)
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+
+    # Results (filled when the run succeeds).
+    label_count = models.PositiveIntegerField(null=True, blank=True, help_text="Labels known when the run ran.")
+    ndcg_mean = models.FloatField(null=True, blank=True)
+    ndcg_ci_low = models.FloatField(null=True, blank=True)
+    ndcg_ci_high = models.FloatField(null=True, blank=True)
+    accuracy_mean = models.FloatField(null=True, blank=True)
+    judged_mean = models.FloatField(null=True, blank=True)
+    unlabelled_in_top_k = models.PositiveIntegerField(null=True, blank=True)
+    no_good_answer_count = models.PositiveIntegerField(null=True, blank=True)
+
+    # Paired comparison with the previous successful run of the same ranker.
+    previous_run = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    delta = models.FloatField(null=True, blank=True)
+    delta_ci_low = models.FloatField(null=True, blank=True)
+    delta_ci_high = models.FloatField(null=True, blank=True)
+    p_value = models.FloatField(null=True, blank=True)
+    verdict = models.CharField(max_length=20, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="evaluation_run_status_valid"),
+            models.CheckConstraint(
+                condition=Q(questions_done__lte=models.F("questions_total")), name="evaluation_run_progress_bounded"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["ranker", "status", "-created_at"], name="evaluation_run_history"),
+            models.Index(fields=["collection", "status", "-created_at"], name="evaluation_run_collection"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Run {self.pk} of {self.ranker} ({self.status})"
+
+    @property
+    def progress_percent(self) -> int:
+        if not self.questions_total:
+            return 0
+        return round(100 * self.questions_done / self.questions_total)
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in {RunStatus.SUCCEEDED, RunStatus.FAILED}
+
+
+class QuestionResult(models.Model):
+    """One test question in one run: what the ranker returned and how it scored."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="question_results")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="evaluation_results")
+    # External ids in rank order, and each one's label at run time (None = unlabelled).
+    ranked_answer_ids = models.JSONField(default=list)
+    labels = models.JSONField(default=list)
+    dcg = models.FloatField(null=True, blank=True)
+    ideal_dcg = models.FloatField(null=True, blank=True)
+    # None when the question has no known relevant answer (ideal DCG = 0).
+    ndcg = models.FloatField(null=True, blank=True)
+    accuracy_hit = models.BooleanField(null=True, blank=True)
+    unlabelled_in_top_k = models.PositiveSmallIntegerField(default=0)
+    unknown_answer_ids = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "question"], name="question_result_one_per_run")]
+        indexes = [models.Index(fields=["run", "ndcg"], name="question_result_worst_first")]
+
+    def __str__(self) -> str:
+        return f"Run {self.run_id} question {self.question_id}: {self.ndcg}"

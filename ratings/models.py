@@ -1,0 +1,98 @@
+"""Ratings by people (0–3 stars) and the gain labels aggregated from them.
+
+Evaluation reads labels, never raw ratings.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from trainer.models import Answer, Question
+
+STAR_WORDS = {0: "incorrect", 1: "right topic", 2: "good", 3: "perfect"}
+
+
+class RatingSource(models.TextChoices):
+    WEB = "web", "Web"
+    API = "api", "API"
+    IMPORT = "import", "Import"
+
+
+class Rating(models.Model):
+    """One rater's judgement of one answer for one question. Re-rating updates it (history kept)."""
+
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ratings")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="ratings")
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="ratings")
+    stars = models.PositiveSmallIntegerField()
+    source = models.CharField(max_length=10, choices=RatingSource.choices, default=RatingSource.WEB)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["rater", "question", "answer"], name="rating_one_per_rater_pair"),
+            models.CheckConstraint(condition=Q(stars__gte=0, stars__lte=3), name="rating_stars_0_3"),
+            models.CheckConstraint(condition=Q(source__in=RatingSource.values), name="rating_source_valid"),
+        ]
+        indexes = [models.Index(fields=["question", "answer"], name="rating_pair")]
+
+    def __str__(self) -> str:
+        return f"{self.rater} rated {self.answer_id} for {self.question_id}: {self.stars}★"
+
+
+class RatingHistory(models.Model):
+    """The value a rating had before it was changed."""
+
+    rating = models.ForeignKey(Rating, on_delete=models.CASCADE, related_name="history")
+    previous_stars = models.PositiveSmallIntegerField()
+    previous_source = models.CharField(max_length=10, choices=RatingSource.choices)
+    new_stars = models.PositiveSmallIntegerField()
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["rating", "changed_at"]
+        verbose_name_plural = "rating history"
+
+    def __str__(self) -> str:
+        return f"{self.rating_id}: {self.previous_stars} → {self.new_stars}"
+
+
+class Label(models.Model):
+    """The gain label of a question–answer pair: the median of its raters' stars, a half rounded down."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="labels")
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="labels")
+    gain = models.PositiveSmallIntegerField()
+    rater_count = models.PositiveIntegerField()
+    mean_stars = models.FloatField()
+    # Spread of the raters' stars (max - min); 2 or more means they disagree.
+    disagreement = models.PositiveSmallIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["question", "answer"], name="label_one_per_pair"),
+            models.CheckConstraint(condition=Q(gain__gte=0, gain__lte=3), name="label_gain_0_3"),
+            models.CheckConstraint(condition=Q(rater_count__gte=1), name="label_has_raters"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question_id}/{self.answer_id}: {self.gain}"
+
+
+class Skip(models.Model):
+    """A rater said they cannot judge a question ("can't judge"), with an optional reason."""
+
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="skips")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="skips")
+    reason = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rater", "question"], name="skip_one_per_rater_question")]
+
+    def __str__(self) -> str:
+        return f"{self.rater} skipped {self.question_id}"

@@ -1,0 +1,183 @@
+"""Writes of ratings and the labels aggregated from them.
+
+A label is the median of its raters' stars with a half rounded down (2 and 3 → 2; 1, 2, 3 → 2), so a
+single lenient rater can't lift a pair above what most raters said. ``rating_record`` writes the rating
+and its label in one transaction, serialised per question–answer pair so concurrent raters (or a
+double-click) never lose or duplicate anything.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.utils import timezone
+
+from ratings.models import Label, Rating, RatingHistory, RatingSource
+from trainer.models import Answer, Question
+
+Pair = tuple[int, int]  # (question_id, answer_id)
+
+
+def aggregate_stars(stars: Sequence[int]) -> tuple[int, float, int]:
+    """(gain, mean, disagreement) of raters' stars: gain = median, a half rounded down; disagreement = max − min."""
+    if not stars:
+        raise ValueError("a label needs at least one rating")
+    ordered = sorted(stars)
+    n = len(ordered)
+    middle = n // 2
+    gain = ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) // 2
+    return gain, sum(ordered) / n, ordered[-1] - ordered[0]
+
+
+def validate_stars(value: object) -> int:
+    """Stars as an int 0–3, or a ValidationError naming the field."""
+    if isinstance(value, bool):
+        raise ValidationError({"stars": "Stars must be a whole number from 0 to 3."})
+    try:
+        stars = int(str(value).strip()) if not isinstance(value, int) else value
+    except (TypeError, ValueError):
+        raise ValidationError({"stars": f"Stars must be a whole number from 0 to 3, not {value!r}."}) from None
+    if not 0 <= stars <= 3:
+        raise ValidationError({"stars": f"Stars must be from 0 to 3, not {stars}."})
+    return stars
+
+
+def _lock_pair(question_id: int, answer_id: int) -> None:
+    """Serialise writers of one pair until the transaction ends.
+
+    PostgreSQL: a transaction-scoped advisory lock (there may be no row to lock yet for a first rating).
+    SQLite: transactions begin IMMEDIATE (see settings), which already serialises all writers.
+    """
+    if connection.vendor == "postgresql":
+        key = (question_id * 1_000_003 + answer_id) % (2**63 - 1)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+
+
+@transaction.atomic
+def rating_record(
+    *, rater: AbstractBaseUser, question: Question, answer: Answer, stars: object, source: str = RatingSource.WEB
+) -> Rating:
+    """Record (or change) the rater's stars for the pair and update the pair's label."""
+    value = validate_stars(stars)
+    if answer.collection_id != question.collection_id:
+        raise ValidationError({"answer": "This answer belongs to another collection than the question."})
+    _lock_pair(question.pk, answer.pk)
+    rating = Rating.objects.filter(rater=rater, question=question, answer=answer).first()
+    if rating is None:
+        rating = Rating.objects.create(rater=rater, question=question, answer=answer, stars=value, source=source)
+    elif rating.stars != value:
+        RatingHistory.objects.create(
+            rating=rating, previous_stars=rating.stars, previous_source=rating.source, new_stars=value
+        )
+        rating.stars, rating.source = value, source
+        rating.save(update_fields=["stars", "source", "updated_at"])
+    labels_recompute(pairs=[(question.pk, answer.pk)])
+    return rating
+
+
+@transaction.atomic
+def rating_undo(*, rater: AbstractBaseUser, question: Question, answer: Answer) -> Rating | None:
+    """Take back the rater's last change to the pair: restore the previous stars, or remove a first rating.
+
+    Returns the rating as it now is, or None when it was removed.
+    """
+    _lock_pair(question.pk, answer.pk)
+    rating = Rating.objects.filter(rater=rater, question=question, answer=answer).first()
+    if rating is None:
+        return None
+    last = rating.history.order_by("-changed_at", "-id").first()
+    if last is None:
+        rating.delete()
+        result = None
+    else:
+        rating.stars, rating.source = last.previous_stars, last.previous_source
+        rating.save(update_fields=["stars", "source", "updated_at"])
+        last.delete()
+        result = rating
+    labels_recompute(pairs=[(question.pk, answer.pk)])
+    return result
+
+
+def labels_recompute(*, pairs: Iterable[Pair]) -> int:
+    """Recompute the labels of the given pairs from their ratings (a pair with no ratings loses its label).
+
+    Returns the number of labels written. Call inside the transaction that changed the ratings.
+    """
+    wanted = set(pairs)
+    if not wanted:
+        return 0
+    stars_by_pair: dict[Pair, list[int]] = defaultdict(list)
+    question_ids = {q for q, _ in wanted}
+    for chunk in _chunks(sorted(question_ids), 500):
+        rows = Rating.objects.filter(question_id__in=chunk).values_list("question_id", "answer_id", "stars")
+        for q, a, s in rows:
+            if (q, a) in wanted:
+                stars_by_pair[(q, a)].append(s)
+    labels = []
+    for (q, a), stars in stars_by_pair.items():
+        gain, mean, spread = aggregate_stars(stars)
+        labels.append(
+            Label(question_id=q, answer_id=a, gain=gain, rater_count=len(stars), mean_stars=mean, disagreement=spread)
+        )
+    Label.objects.bulk_create(
+        labels,
+        batch_size=1000,
+        update_conflicts=True,
+        unique_fields=["question", "answer"],
+        update_fields=["gain", "rater_count", "mean_stars", "disagreement", "updated_at"],
+    )
+    unrated = wanted - stars_by_pair.keys()
+    for q, a in unrated:
+        Label.objects.filter(question_id=q, answer_id=a).delete()
+    return len(labels)
+
+
+@dataclass(frozen=True)
+class RatingsImportSummary:
+    created: int
+    updated: int
+    unchanged: int
+
+
+@transaction.atomic
+def ratings_import(
+    *, rater: AbstractBaseUser, judgments: Sequence[tuple[int, int, int]], source: str = RatingSource.IMPORT
+) -> RatingsImportSummary:
+    """Bulk-record ``(question_id, answer_id, stars)`` by one rater, e.g. an imported ground truth.
+
+    Ratings that already have these stars are left alone, so re-importing the same file changes nothing.
+    The caller has validated ids and stars (importers report errors with file and line first).
+    """
+    existing = {
+        (r.question_id, r.answer_id): r
+        for r in Rating.objects.filter(rater=rater, question_id__in={q for q, _, _ in judgments})
+    }
+    to_create, to_update, history = [], [], []
+    now = timezone.now()
+    for q, a, stars in judgments:
+        rating = existing.get((q, a))
+        if rating is None:
+            to_create.append(Rating(rater=rater, question_id=q, answer_id=a, stars=stars, source=source))
+        elif rating.stars != stars:
+            history.append(
+                RatingHistory(rating=rating, previous_stars=rating.stars, previous_source=rating.source, new_stars=stars)
+            )
+            rating.stars, rating.source, rating.updated_at = stars, source, now
+            to_update.append(rating)
+    Rating.objects.bulk_create(to_create, batch_size=1000)
+    Rating.objects.bulk_update(to_update, ["stars", "source", "updated_at"], batch_size=1000)
+    RatingHistory.objects.bulk_create(history, batch_size=1000)
+    changed = [(r.question_id, r.answer_id) for r in [*to_create, *to_update]]
+    labels_recompute(pairs=changed)
+    return RatingsImportSummary(len(to_create), len(to_update), len(judgments) - len(to_create) - len(to_update))
+
+
+def _chunks(items: list[int], size: int) -> Iterable[list[int]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

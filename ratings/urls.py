@@ -1,0 +1,7 @@
+from django.urls import path
+
+from ratings import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+]

@@ -1,0 +1,390 @@
+"""Reading and writing collection files. Pure parsing: no database access.
+
+Every error names the file, the line (where the format has lines) and the field, e.g.
+``cranfield-gt.csv line 17: grade 'x' is not a whole number``.
+
+Formats read:
+- Retrieve and Rank documents: Solr bulk-add JSON, ``{"add": {"doc": {...}}, "add": {...}, ...}``. The
+  key ``"add"`` repeats once per document, so it is parsed with ``object_pairs_hook`` (a plain
+  ``json.load`` keeps only the last document).
+- Retrieve and Rank ground truth CSV: ``"question","answer_id","grade","answer_id","grade",...``.
+  Rows carry no question id; the id is derived from the normalised question text.
+- TREC: corpus JSONL (``id``, ``title``, ``text``), topics TSV (``qid<TAB>text[<TAB>train|test]``),
+  qrels (``qid 0 docid grade``).
+- Ground-truth JSONL as written by ``export_ground_truth --format jsonl``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MAX_STARS = 3
+
+
+class FormatError(ValueError):
+    """A file that cannot be imported, with where and why."""
+
+    def __init__(self, file: str, line: int | None, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.message = message
+        where = f"{file} line {line}" if line is not None else file
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class AnswerRecord:
+    external_id: str
+    title: str
+    body: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    file: str = ""
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class QuestionRecord:
+    external_id: str
+    text: str
+    split: str | None = None
+    file: str = ""
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class JudgmentRecord:
+    question_id: str
+    answer_id: str
+    stars: int
+    file: str = ""
+    line: int | None = None
+
+
+# --- grade → stars --------------------------------------------------------------------------------
+
+GradeMap = Callable[[int], int | None]
+
+
+def grade_map_from_spec(spec: str) -> GradeMap:
+    """Build the grade→stars mapping named by ``spec``; the mapping returns None for a grade out of range.
+
+    - ``rnr``: Cranfield's R&R grades 0–4, stars = max(grade − 1, 0) (4→3, 3→2, 2→1, 1 and 0→0).
+    - ``identity``: stars = grade for 0–3; negative grades (TREC's "not relevant"/"junk") become 0.
+    - explicit pairs ``"4:3,3:2,2:1,1:0,0:0"``: only the listed grades are accepted.
+    """
+    if spec == "rnr":
+        return lambda grade: max(grade - 1, 0) if 0 <= grade <= 4 else None
+    if spec == "identity":
+        return lambda grade: max(grade, 0) if grade <= MAX_STARS else None
+    table: dict[int, int] = {}
+    for item in spec.split(","):
+        grade, sep, stars = item.partition(":")
+        try:
+            g, s = int(grade), int(stars)
+        except ValueError:
+            raise ValueError(f"grade map {spec!r}: {item!r} is not GRADE:STARS") from None
+        if not sep or not 0 <= s <= MAX_STARS:
+            raise ValueError(f"grade map {spec!r}: stars in {item!r} must be 0–3")
+        table[g] = s
+    return table.get
+
+
+def _apply_grade(grade_map: GradeMap, raw: str, *, file: str, line: int | None) -> int:
+    try:
+        grade = int(raw)
+    except ValueError:
+        raise FormatError(file, line, f"grade {raw!r} is not a whole number") from None
+    stars = grade_map(grade)
+    if stars is None:
+        raise FormatError(file, line, f"grade {grade} is out of range for the grade map")
+    return stars
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def read_text(path: Path | str) -> str:
+    """The file's text as UTF-8 (a BOM is allowed); anything else is an error naming the line."""
+    path = Path(path)
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise FormatError(path.name, line, f"not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalise_question_text(text: str) -> str:
+    """Lower-case, single spaces, no trailing full stop: so cosmetic edits keep the same question id."""
+    text = _SPACE.sub(" ", text).strip().lower()
+    return text.rstrip(" .?!").strip()
+
+
+def question_id_from_text(text: str) -> str:
+    """A stable external id for a question known only by its text (R&R ground truth rows)."""
+    return "q-" + hashlib.sha256(normalise_question_text(text).encode()).hexdigest()[:12]
+
+
+def _clean_id(raw: Any, *, file: str, line: int | None, what: str) -> str:
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise FormatError(file, line, f"{what} must be a string or a whole number, not {type(raw).__name__}")
+    value = str(raw).strip()
+    if not value:
+        raise FormatError(file, line, f"{what} is empty")
+    if len(value) > 200:
+        raise FormatError(file, line, f"{what} is longer than 200 characters")
+    return value
+
+
+# --- Retrieve and Rank ---------------------------------------------------------------------------
+
+
+def parse_rnr_documents(path: Path | str) -> list[AnswerRecord]:
+    path = Path(path)
+    name = path.name
+    text = read_text(path)
+    try:
+        pairs = json.loads(text, object_pairs_hook=lambda items: items)
+    except json.JSONDecodeError as exc:
+        raise FormatError(name, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(pairs, list):
+        raise FormatError(name, 1, 'expected a JSON object of {"add": {"doc": {...}}, ...}')
+    records: list[AnswerRecord] = []
+    seen: set[str] = set()
+    for command, value in pairs:
+        if command in {"commit", "optimize", "delete"}:
+            continue
+        position = f"document {len(records) + 1}"
+        if command != "add":
+            raise FormatError(name, None, f'{position}: unknown command "{command}" (expected "add")')
+        doc = dict(value).get("doc") if isinstance(value, list) else None
+        if not isinstance(doc, list):
+            raise FormatError(name, None, f'{position}: "add" has no "doc" object')
+        fields = dict(doc)
+        if "id" not in fields:
+            raise FormatError(name, None, f'{position}: field "id" is missing')
+        external_id = _clean_id(fields.pop("id"), file=name, line=None, what=f'{position}: field "id"')
+        if external_id in seen:
+            raise FormatError(name, None, f"{position}: duplicate id {external_id!r}")
+        seen.add(external_id)
+        title, body = fields.pop("title", ""), fields.pop("body", "")
+        for field_name, field_value in (("title", title), ("body", body)):
+            if not isinstance(field_value, str):
+                raise FormatError(name, None, f'{position} (id {external_id}): field "{field_name}" must be text')
+        metadata = {key: val for key, val in fields.items() if not isinstance(val, list) or val}
+        records.append(AnswerRecord(external_id, title, body, metadata, file=name))
+    if not records:
+        raise FormatError(name, None, "no documents found")
+    return records
+
+
+def parse_rnr_ground_truth(
+    path: Path | str, *, grade_map: GradeMap
+) -> tuple[list[QuestionRecord], list[JudgmentRecord]]:
+    path = Path(path)
+    name = path.name
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    questions: list[QuestionRecord] = []
+    judgments: list[JudgmentRecord] = []
+    first_line: dict[str, int] = {}
+    try:
+        for row in reader:
+            line = reader.line_num
+            if not row or all(not cell.strip() for cell in row):
+                continue
+            text, cells = row[0].strip(), row[1:]
+            if not text:
+                raise FormatError(name, line, "question text is empty")
+            if not cells or len(cells) % 2:
+                raise FormatError(name, line, "expected the question then answer_id,grade pairs")
+            qid = question_id_from_text(text)
+            if qid in first_line:
+                raise FormatError(name, line, f"duplicate question (also on line {first_line[qid]})")
+            first_line[qid] = line
+            questions.append(QuestionRecord(qid, text, None, file=name, line=line))
+            row_answers: set[str] = set()
+            for i in range(0, len(cells), 2):
+                answer_id = _clean_id(cells[i], file=name, line=line, what=f"answer id in field {i + 2}")
+                if answer_id in row_answers:
+                    raise FormatError(name, line, f"answer id {answer_id} appears twice for this question")
+                row_answers.add(answer_id)
+                stars = _apply_grade(grade_map, cells[i + 1].strip(), file=name, line=line)
+                judgments.append(JudgmentRecord(qid, answer_id, stars, file=name, line=line))
+    except csv.Error as exc:
+        raise FormatError(name, reader.line_num, f"malformed CSV: {exc}") from None
+    if not questions:
+        raise FormatError(name, None, "no questions found")
+    return questions, judgments
+
+
+# --- TREC ----------------------------------------------------------------------------------------
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if line.strip():
+            yield number, line
+
+
+def parse_trec_corpus(path: Path | str) -> list[AnswerRecord]:
+    path = Path(path)
+    name = path.name
+    records: list[AnswerRecord] = []
+    seen: dict[str, int] = {}
+    for line, raw in _lines(path):
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise FormatError(name, line, f"invalid JSON: {exc.msg}") from None
+        if not isinstance(obj, dict):
+            raise FormatError(name, line, "expected a JSON object per line")
+        if "id" not in obj and "_id" not in obj:
+            raise FormatError(name, line, 'field "id" is missing')
+        external_id = _clean_id(obj.pop("id", obj.pop("_id", None)), file=name, line=line, what='field "id"')
+        if external_id in seen:
+            raise FormatError(name, line, f"duplicate id {external_id!r} (also on line {seen[external_id]})")
+        seen[external_id] = line
+        title, body = obj.pop("title", ""), obj.pop("text", obj.pop("body", ""))
+        if not isinstance(title, str) or not isinstance(body, str):
+            raise FormatError(name, line, 'fields "title" and "text" must be text')
+        records.append(AnswerRecord(external_id, title, body, obj, file=name, line=line))
+    if not records:
+        raise FormatError(name, None, "no documents found")
+    return records
+
+
+def parse_trec_topics(path: Path | str) -> list[QuestionRecord]:
+    path = Path(path)
+    name = path.name
+    records: list[QuestionRecord] = []
+    seen: dict[str, int] = {}
+    for line, raw in _lines(path):
+        cells = raw.split("\t")
+        if len(cells) not in (2, 3):
+            raise FormatError(name, line, "expected qid<TAB>text or qid<TAB>text<TAB>train|test")
+        qid = _clean_id(cells[0], file=name, line=line, what="question id")
+        text = cells[1].strip()
+        if not text:
+            raise FormatError(name, line, "question text is empty")
+        split = cells[2].strip().lower() if len(cells) == 3 else None
+        if split is not None and split not in {"train", "test"}:
+            raise FormatError(name, line, f"split {cells[2]!r} must be train or test")
+        if qid in seen:
+            raise FormatError(name, line, f"duplicate question id {qid!r} (also on line {seen[qid]})")
+        seen[qid] = line
+        records.append(QuestionRecord(qid, text, split, file=name, line=line))
+    if not records:
+        raise FormatError(name, None, "no topics found")
+    return records
+
+
+def parse_trec_qrels(path: Path | str, *, grade_map: GradeMap) -> list[JudgmentRecord]:
+    path = Path(path)
+    name = path.name
+    records: list[JudgmentRecord] = []
+    seen: dict[tuple[str, str], int] = {}
+    for line, raw in _lines(path):
+        cells = raw.split()
+        if len(cells) != 4:
+            raise FormatError(name, line, f"expected 4 columns 'qid 0 docid grade', found {len(cells)}")
+        qid, _, docid, grade = cells
+        stars = _apply_grade(grade_map, grade, file=name, line=line)
+        key = (qid, docid)
+        if key in seen:
+            raise FormatError(name, line, f"duplicate judgment for {qid} {docid} (also on line {seen[key]})")
+        seen[key] = line
+        records.append(JudgmentRecord(qid, docid, stars, file=name, line=line))
+    if not records:
+        raise FormatError(name, None, "no judgments found")
+    return records
+
+
+def parse_ground_truth_jsonl(path: Path | str) -> tuple[list[QuestionRecord], list[JudgmentRecord]]:
+    """Read ``export_ground_truth --format jsonl`` output back (stars are taken as they are)."""
+    path = Path(path)
+    name = path.name
+    questions: dict[str, QuestionRecord] = {}
+    judgments: list[JudgmentRecord] = []
+    for line, raw in _lines(path):
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise FormatError(name, line, f"invalid JSON: {exc.msg}") from None
+        if not isinstance(obj, dict):
+            raise FormatError(name, line, "expected a JSON object per line")
+        for key in ("question_id", "answer_id", "stars"):
+            if key not in obj:
+                raise FormatError(name, line, f'field "{key}" is missing')
+        qid = _clean_id(obj["question_id"], file=name, line=line, what='field "question_id"')
+        aid = _clean_id(obj["answer_id"], file=name, line=line, what='field "answer_id"')
+        stars = obj["stars"]
+        if isinstance(stars, bool) or not isinstance(stars, int) or not 0 <= stars <= MAX_STARS:
+            raise FormatError(name, line, f'field "stars" must be 0–3, not {stars!r}')
+        if qid not in questions and obj.get("question"):
+            split = obj.get("split")
+            questions[qid] = QuestionRecord(qid, str(obj["question"]), split if split in {"train", "test"} else None,
+                                            file=name, line=line)
+        judgments.append(JudgmentRecord(qid, aid, stars, file=name, line=line))
+    return list(questions.values()), judgments
+
+
+# --- writers -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    question_id: str
+    question_text: str
+    split: str
+    answer_id: str
+    stars: int
+    rater_count: int = 1
+    disagreement: int = 0
+
+
+def write_rnr_csv(rows: Iterable[LabelRow], out: io.TextIOBase | Any) -> None:
+    """One row per question: the question text, then answer_id,stars pairs (stars 0–3)."""
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    current: str | None = None
+    record: list[str] = []
+    for row in rows:
+        if row.question_id != current:
+            if record:
+                writer.writerow(record)
+            current, record = row.question_id, [row.question_text]
+        record += [row.answer_id, str(row.stars)]
+    if record:
+        writer.writerow(record)
+
+
+def write_trec_qrels(rows: Iterable[LabelRow], out: io.TextIOBase | Any) -> None:
+    for row in rows:
+        out.write(f"{row.question_id} 0 {row.answer_id} {row.stars}\n")
+
+
+def write_ground_truth_jsonl(rows: Iterable[LabelRow], out: io.TextIOBase | Any) -> None:
+    for row in rows:
+        record = {
+            "question_id": row.question_id,
+            "question": row.question_text,
+            "split": row.split,
+            "answer_id": row.answer_id,
+            "stars": row.stars,
+            "rater_count": row.rater_count,
+            "disagreement": row.disagreement,
+        }
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+WRITERS = {"rnr-csv": write_rnr_csv, "trec-qrels": write_trec_qrels, "jsonl": write_ground_truth_jsonl}

@@ -1,0 +1,61 @@
+"""Make a fresh install usable: the demo collection, a default ranker, a demo trainer and a demo rater.
+
+Safe to run on every start: nothing is duplicated. The demo passwords are generated once, kept in
+var/demo-credentials.json, and printed each time so the person starting the app can log in.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from trainer.models import Collection, Ranker, RankerKind, Role
+from trainer.services import demo_collection_load, membership_set
+
+DEMO_USERS = {"trainer": Role.TRAINER, "rater": Role.RATER}
+
+
+class Command(BaseCommand):
+    help = "Load the Cranfield demo collection and demo logins if they are missing (idempotent)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--url", default="http://127.0.0.1:8000/", help="URL to print for logging in")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        credentials_file = settings.VAR_DIR / "demo-credentials.json"
+        credentials = json.loads(credentials_file.read_text()) if credentials_file.exists() else {}
+        with transaction.atomic():
+            created = demo_collection_load()
+            collection = Collection.objects.get(slug="cranfield")
+            if created:
+                self.stdout.write(self.style.SUCCESS(f"Loaded demo collection {collection.name}"))
+            Ranker.objects.get_or_create(
+                collection=collection,
+                name="Built-in BM25 + LambdaMART",
+                defaults={"kind": RankerKind.BUILTIN, "is_default": True},
+            )
+            User = get_user_model()
+            for username, role in DEMO_USERS.items():
+                user = User.objects.filter(username=username).first()
+                if user is None or username not in credentials:
+                    password = credentials.get(username) or secrets.token_urlsafe(9)
+                    user = user or User(username=username)
+                    user.set_password(password)
+                    user.is_staff = role == Role.TRAINER
+                    user.save()
+                    credentials[username] = password
+                membership_set(collection=collection, user=user, role=role)
+        credentials_file.parent.mkdir(parents=True, exist_ok=True)
+        credentials_file.write_text(json.dumps(credentials))
+        credentials_file.chmod(0o600)
+        self.stdout.write(
+            f"\n  Rank Trainer is starting at {options['url']}\n"
+            f"  trainer login: trainer / {credentials['trainer']}\n"
+            f"  rater login:   rater / {credentials['rater']}\n"
+        )

@@ -1,0 +1,91 @@
+"""Import answers, questions and ground truth into a collection, all or nothing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from trainer.formats import FormatError
+from trainer.models import Collection
+from trainer.services import ImportFiles, collection_create, collection_import, parse_import_files
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a collection. Retrieve and Rank layout: --rnr-documents (Solr bulk-add JSON) and "
+        "--rnr-ground-truth (CSV). TREC layout: --corpus (JSONL), --topics (TSV), --qrels. "
+        "Ground truth becomes ratings by an import rater. A bad file imports nothing; re-importing changes nothing."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug", help="collection slug (created if it does not exist)")
+        parser.add_argument("--name", help="collection name when creating it (default: the slug)")
+        parser.add_argument("--description", default="")
+        parser.add_argument("--test-fraction", type=float, help="share of new questions put in the test split")
+        parser.add_argument("--rnr-documents", type=Path, metavar="JSON")
+        parser.add_argument("--rnr-ground-truth", type=Path, metavar="CSV")
+        parser.add_argument("--corpus", type=Path, metavar="JSONL")
+        parser.add_argument("--topics", type=Path, metavar="TSV")
+        parser.add_argument("--qrels", type=Path, metavar="QRELS")
+        parser.add_argument("--ground-truth-jsonl", type=Path, metavar="JSONL", help="export_ground_truth jsonl output")
+        parser.add_argument(
+            "--grade-map",
+            help='grade→stars: "rnr" (max(grade-1,0); default for R&R CSV), "identity" (default for qrels) '
+            'or pairs like "4:3,3:2,2:1,1:0,0:0"',
+        )
+        parser.add_argument("--rater", default="ground-truth", help="username the imported judgments are rated by")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        files = ImportFiles(
+            rnr_documents=options["rnr_documents"],
+            rnr_ground_truth=options["rnr_ground_truth"],
+            corpus=options["corpus"],
+            topics=options["topics"],
+            qrels=options["qrels"],
+            ground_truth_jsonl=options["ground_truth_jsonl"],
+            grade_map=options["grade_map"],
+        )
+        given = [p for p in vars(files).values() if isinstance(p, Path)]
+        if not given:
+            raise CommandError("nothing to import: give at least one file option (see --help)")
+        for path in given:
+            if not path.is_file():
+                raise CommandError(f"{path}: no such file")
+        try:
+            self._progress("parsing files")
+            answers, questions, judgments = parse_import_files(files)
+            self._progress(f"importing {len(answers)} answers, {len(questions)} questions, {len(judgments)} judgments")
+            collection = Collection.objects.filter(slug=options["slug"]).first()
+            if collection is None:
+                extra = {} if options["test_fraction"] is None else {"test_fraction": options["test_fraction"]}
+                collection = collection_create(
+                    name=options["name"] or options["slug"],
+                    slug=options["slug"],
+                    description=options["description"],
+                    **extra,
+                )
+                created = True
+            else:
+                created = False
+            try:
+                summary = collection_import(
+                    collection=collection,
+                    answers=answers,
+                    questions=questions,
+                    judgments=judgments,
+                    rater_username=options["rater"],
+                )
+            except Exception:
+                if created:
+                    collection.delete()
+                raise
+        except (FormatError, ValueError) as exc:
+            raise CommandError(f"{exc} (nothing was imported)") from None
+        self.stdout.write(self.style.SUCCESS(f"{collection.slug}: {summary}"))
+
+    def _progress(self, message: str) -> None:
+        if sys.stderr.isatty():
+            self.stderr.write(f"… {message}")

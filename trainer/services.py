@@ -1,0 +1,256 @@
+"""Writes of the core domain: collections, answers, questions, and importing them from files."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from ratings.services import ratings_import
+from trainer import formats
+from trainer.formats import AnswerRecord, FormatError, JudgmentRecord, QuestionRecord
+from trainer.models import Answer, Collection, Membership, Question, Role, Split
+
+IMPORT_RATER_DEFAULT = "ground-truth"
+
+
+def split_for(*, collection_slug: str, external_id: str, test_fraction: float) -> str:
+    """Deterministic train/test assignment: a stable hash of slug + external id, so re-imports never move it."""
+    digest = hashlib.sha256(f"{collection_slug}\x00{external_id}".encode()).digest()
+    position = int.from_bytes(digest[:8], "big") / 2**64
+    return Split.TEST if position < test_fraction else Split.TRAIN
+
+
+@transaction.atomic
+def collection_create(
+    *, name: str, slug: str = "", description: str = "", created_by: AbstractBaseUser | None = None, **settings: object
+) -> Collection:
+    """Create a collection; its creator (if any) becomes its first trainer."""
+    collection = Collection(name=name, slug=slug or slugify(name)[:100], description=description, **settings)
+    collection.full_clean()
+    collection.save()
+    if created_by is not None:
+        Membership.objects.create(user=created_by, collection=collection, role=Role.TRAINER)
+    return collection
+
+
+@transaction.atomic
+def membership_set(*, collection: Collection, user: AbstractBaseUser, role: str) -> Membership:
+    membership, _ = Membership.objects.update_or_create(user=user, collection=collection, defaults={"role": role})
+    return membership
+
+
+@dataclass
+class UpsertSummary:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+
+def answers_upsert(*, collection: Collection, records: Sequence[AnswerRecord]) -> UpsertSummary:
+    """Create or update answers by external id. Unchanged answers are not written."""
+    summary = UpsertSummary()
+    existing = {a.external_id: a for a in Answer.objects.filter(collection=collection)}
+    to_create, to_update = [], []
+    now = timezone.now()
+    for record in records:
+        answer = existing.get(record.external_id)
+        if answer is None:
+            to_create.append(
+                Answer(
+                    collection=collection,
+                    external_id=record.external_id,
+                    title=record.title,
+                    body=record.body,
+                    metadata=record.metadata,
+                )
+            )
+        elif (answer.title, answer.body, answer.metadata) != (record.title, record.body, record.metadata):
+            answer.title, answer.body, answer.metadata, answer.updated_at = (
+                record.title,
+                record.body,
+                record.metadata,
+                now,
+            )
+            to_update.append(answer)
+        else:
+            summary.unchanged += 1
+    Answer.objects.bulk_create(to_create, batch_size=1000)
+    Answer.objects.bulk_update(to_update, ["title", "body", "metadata", "updated_at"], batch_size=1000)
+    summary.created, summary.updated = len(to_create), len(to_update)
+    return summary
+
+
+def questions_upsert(*, collection: Collection, records: Sequence[QuestionRecord]) -> UpsertSummary:
+    """Create or update questions by external id.
+
+    The split comes from the record when the file gives one; otherwise an existing question keeps its
+    split and a new one is assigned by ``split_for``.
+    """
+    summary = UpsertSummary()
+    existing = {q.external_id: q for q in Question.objects.filter(collection=collection)}
+    to_create, to_update = [], []
+    now = timezone.now()
+    for record in records:
+        question = existing.get(record.external_id)
+        if question is None:
+            split = record.split or split_for(
+                collection_slug=collection.slug,
+                external_id=record.external_id,
+                test_fraction=collection.test_fraction,
+            )
+            to_create.append(
+                Question(collection=collection, external_id=record.external_id, text=record.text, split=split)
+            )
+            continue
+        split = record.split or question.split
+        if (question.text, question.split) != (record.text, split):
+            question.text, question.split, question.updated_at = record.text, split, now
+            to_update.append(question)
+        else:
+            summary.unchanged += 1
+    Question.objects.bulk_create(to_create, batch_size=1000)
+    Question.objects.bulk_update(to_update, ["text", "split", "updated_at"], batch_size=1000)
+    summary.created, summary.updated = len(to_create), len(to_update)
+    return summary
+
+
+def import_rater(*, username: str = IMPORT_RATER_DEFAULT) -> AbstractBaseUser:
+    """The named user that imported ground truth is rated by (it cannot log in)."""
+    user, created = get_user_model().objects.get_or_create(username=username, defaults={"is_active": True})
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user
+
+
+@dataclass
+class ImportSummary:
+    answers: UpsertSummary = field(default_factory=UpsertSummary)
+    questions: UpsertSummary = field(default_factory=UpsertSummary)
+    ratings_created: int = 0
+    ratings_updated: int = 0
+    ratings_unchanged: int = 0
+
+    def __str__(self) -> str:
+        def part(name: str, s: UpsertSummary) -> str:
+            return f"{name}: {s.created} new, {s.updated} updated, {s.unchanged} unchanged"
+
+        return "; ".join(
+            [
+                part("answers", self.answers),
+                part("questions", self.questions),
+                f"ratings: {self.ratings_created} new, {self.ratings_updated} updated, "
+                f"{self.ratings_unchanged} unchanged",
+            ]
+        )
+
+
+@transaction.atomic
+def collection_import(
+    *,
+    collection: Collection,
+    answers: Sequence[AnswerRecord] = (),
+    questions: Sequence[QuestionRecord] = (),
+    judgments: Sequence[JudgmentRecord] = (),
+    rater_username: str = IMPORT_RATER_DEFAULT,
+) -> ImportSummary:
+    """Import parsed records into the collection, all or nothing.
+
+    Judgments become ratings by the named import rater (source "import"), so they flow into labels like
+    human ratings do. A judgment naming an unknown question or answer raises FormatError with its file
+    and line, and the transaction leaves the database as it was.
+    """
+    summary = ImportSummary()
+    summary.answers = answers_upsert(collection=collection, records=answers)
+    summary.questions = questions_upsert(collection=collection, records=questions)
+    if judgments:
+        answer_ids = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
+        question_ids = dict(Question.objects.filter(collection=collection).values_list("external_id", "id"))
+        rows: dict[tuple[int, int], int] = {}
+        for j in judgments:
+            if j.question_id not in question_ids:
+                raise FormatError(j.file, j.line, f"question id {j.question_id} not in collection {collection.slug}")
+            if j.answer_id not in answer_ids:
+                raise FormatError(j.file, j.line, f"answer id {j.answer_id} not in collection {collection.slug}")
+            rows[(question_ids[j.question_id], answer_ids[j.answer_id])] = j.stars
+        result = ratings_import(
+            rater=import_rater(username=rater_username), judgments=[(q, a, s) for (q, a), s in rows.items()]
+        )
+        summary.ratings_created, summary.ratings_updated, summary.ratings_unchanged = (
+            result.created,
+            result.updated,
+            result.unchanged,
+        )
+    return summary
+
+
+@dataclass(frozen=True)
+class ImportFiles:
+    """The files of one import; any subset may be given."""
+
+    rnr_documents: Path | None = None
+    rnr_ground_truth: Path | None = None
+    corpus: Path | None = None
+    topics: Path | None = None
+    qrels: Path | None = None
+    ground_truth_jsonl: Path | None = None
+    grade_map: str | None = None  # default: "rnr" for R&R ground truth, "identity" for qrels
+
+
+def parse_import_files(files: ImportFiles) -> tuple[list[AnswerRecord], list[QuestionRecord], list[JudgmentRecord]]:
+    """Parse every given file before anything is written, so a bad file imports nothing."""
+    answers: list[AnswerRecord] = []
+    questions: list[QuestionRecord] = []
+    judgments: list[JudgmentRecord] = []
+    if files.rnr_documents:
+        answers += formats.parse_rnr_documents(files.rnr_documents)
+    if files.corpus:
+        answers += formats.parse_trec_corpus(files.corpus)
+    if files.topics:
+        questions += formats.parse_trec_topics(files.topics)
+    if files.rnr_ground_truth:
+        qs, js = formats.parse_rnr_ground_truth(
+            files.rnr_ground_truth, grade_map=formats.grade_map_from_spec(files.grade_map or "rnr")
+        )
+        questions += qs
+        judgments += js
+    if files.qrels:
+        judgments += formats.parse_trec_qrels(
+            files.qrels, grade_map=formats.grade_map_from_spec(files.grade_map or "identity")
+        )
+    if files.ground_truth_jsonl:
+        qs, js = formats.parse_ground_truth_jsonl(files.ground_truth_jsonl)
+        questions += qs
+        judgments += js
+    return answers, questions, judgments
+
+
+DEMO_DATA_DIR = Path(__file__).resolve().parent / "demo_data"
+
+
+@transaction.atomic
+def demo_collection_load(*, slug: str = "cranfield") -> Collection | None:
+    """Load the Cranfield demo collection unless it exists. Returns it when it was created now."""
+    if Collection.objects.filter(slug=slug).exists():
+        return None
+    collection = collection_create(
+        name="Cranfield (demo)",
+        slug=slug,
+        description="Cranfield 1400 aeronautics abstracts and 150 questions, as IBM Watson Retrieve and Rank's "
+        "tutorial shipped them. Grades 0–4 mapped to stars = max(grade − 1, 0).",
+    )
+    answers, questions, judgments = parse_import_files(
+        ImportFiles(
+            rnr_documents=DEMO_DATA_DIR / "cranfield-data.json", rnr_ground_truth=DEMO_DATA_DIR / "cranfield-gt.csv"
+        )
+    )
+    collection_import(collection=collection, answers=answers, questions=questions, judgments=judgments)
+    return collection
