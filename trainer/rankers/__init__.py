@@ -1,0 +1,3 @@
+from trainer.rankers.base import RankerBackend, RankerError, RankerUnavailable, RankQuery, Ranking
+
+__all__ = ['RankQuery', 'Ranking', 'RankerBackend', 'RankerError', 'RankerUnavailable']
