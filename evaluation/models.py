@@ -51,6 +51,8 @@ class EvaluationRun(models.Model):
     questions_failed = models.PositiveIntegerField(default=0)
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)
+    # Celery node name of the worker that planned the run; a restart of that node resumes it.
+    claimed_by = models.CharField(max_length=200, blank=True)
 
     # Results (filled when the run succeeds).
     label_count = models.PositiveIntegerField(null=True, blank=True, help_text="Labels known when the run ran.")
@@ -61,6 +63,8 @@ class EvaluationRun(models.Model):
     judged_mean = models.FloatField(null=True, blank=True)
     unlabelled_in_top_k = models.PositiveIntegerField(null=True, blank=True)
     no_good_answer_count = models.PositiveIntegerField(null=True, blank=True)
+    # Questions whose NDCG counts toward the mean (a known relevant answer, ranker answered).
+    scored_count = models.PositiveIntegerField(null=True, blank=True)
 
     # Paired comparison with the previous successful run of the same ranker.
     previous_run = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
@@ -97,6 +101,36 @@ class EvaluationRun(models.Model):
         return self.status in {RunStatus.SUCCEEDED, RunStatus.FAILED}
 
 
+class ChunkStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+
+
+class EvaluationChunk(models.Model):
+    """A slice of a run's test questions, evaluated by one Celery task; claimed with a conditional UPDATE."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    question_ids = models.JSONField(default=list)
+    status = models.CharField(max_length=10, choices=ChunkStatus.choices, default=ChunkStatus.PENDING)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    # Renewed while the chunk is worked on; a RUNNING chunk with a stale heartbeat may be taken over.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "index"], name="evaluation_chunk_unique_index"),
+            models.CheckConstraint(condition=Q(status__in=ChunkStatus.values), name="evaluation_chunk_status_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Run {self.run_id} chunk {self.index} ({self.status})"
+
+
 class QuestionResult(models.Model):
     """One test question in one run: what the ranker returned and how it scored."""
 
@@ -112,6 +146,10 @@ class QuestionResult(models.Model):
     accuracy_hit = models.BooleanField(null=True, blank=True)
     unlabelled_in_top_k = models.PositiveSmallIntegerField(default=0)
     unknown_answer_ids = models.JSONField(default=list, blank=True)
+    # The best possible top k at run time: [[answer external id, label], ...], highest label first.
+    ideal = models.JSONField(default=list, blank=True)
+    # Share of the top k that had a label (judged@k).
+    judged = models.FloatField(null=True, blank=True)
     error = models.TextField(blank=True)
 
     class Meta:
