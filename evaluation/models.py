@@ -65,6 +65,9 @@ class EvaluationRun(models.Model):
     no_good_answer_count = models.PositiveIntegerField(null=True, blank=True)
     # Questions whose NDCG counts toward the mean (a known relevant answer, ranker answered).
     scored_count = models.PositiveIntegerField(null=True, blank=True)
+    # The previous run's rankings re-scored with this run's labels, and the questions both runs scored.
+    previous_ndcg_mean = models.FloatField(null=True, blank=True)
+    comparison_count = models.PositiveIntegerField(null=True, blank=True)
 
     # Paired comparison with the previous successful run of the same ranker.
     previous_run = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
@@ -115,6 +118,8 @@ class EvaluationChunk(models.Model):
     question_ids = models.JSONField(default=list)
     status = models.CharField(max_length=10, choices=ChunkStatus.choices, default=ChunkStatus.PENDING)
     claimed_by = models.CharField(max_length=200, blank=True)
+    # Celery task id of the claim: a redelivered message (same id) may continue its own chunk.
+    claim_token = models.CharField(max_length=200, blank=True)
     # Renewed while the chunk is worked on; a RUNNING chunk with a stale heartbeat may be taken over.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)

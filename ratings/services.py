@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
-from ratings.models import Label, Rating, RatingHistory, RatingSource
+from ratings.models import Label, Rating, RatingHistory, RatingSource, Skip
 from trainer.models import Answer, Question
 
 Pair = tuple[int, int]  # (question_id, answer_id)
@@ -176,6 +176,24 @@ def ratings_import(
     changed = [(r.question_id, r.answer_id) for r in [*to_create, *to_update]]
     labels_recompute(pairs=changed)
     return RatingsImportSummary(len(to_create), len(to_update), len(judgments) - len(to_create) - len(to_update))
+
+
+SKIP_REASON_MAX_LENGTH = Skip._meta.get_field("reason").max_length
+
+
+@transaction.atomic
+def question_skip(*, rater: AbstractBaseUser, question: Question, reason: str = "") -> Skip:
+    """The rater can't judge the question: the queue stops offering it to them. Skipping again updates the reason."""
+    reason = (reason or "").strip()
+    if len(reason) > SKIP_REASON_MAX_LENGTH:
+        raise ValidationError(
+            {"reason": f"The reason can be at most {SKIP_REASON_MAX_LENGTH} characters, not {len(reason)}."}
+        )
+    skip, created = Skip.objects.get_or_create(rater=rater, question=question, defaults={"reason": reason})
+    if not created and reason and skip.reason != reason:
+        skip.reason = reason
+        skip.save(update_fields=["reason"])
+    return skip
 
 
 def _chunks(items: list[int], size: int) -> Iterable[list[int]]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -16,7 +17,18 @@ from django.utils.text import slugify
 from ratings.services import ratings_import
 from trainer import formats
 from trainer.formats import AnswerRecord, FormatError, JudgmentRecord, QuestionRecord
-from trainer.models import Answer, Collection, Membership, Question, Role, Split
+from trainer.models import (
+    Answer,
+    ApiToken,
+    Collection,
+    Membership,
+    Question,
+    Ranker,
+    RankerKind,
+    RankerVersion,
+    Role,
+    Split,
+)
 
 IMPORT_RATER_DEFAULT = "ground-truth"
 
@@ -254,3 +266,148 @@ def demo_collection_load(*, slug: str = "cranfield") -> Collection | None:
     )
     collection_import(collection=collection, answers=answers, questions=questions, judgments=judgments)
     return collection
+
+
+# --- rankers and API tokens (issue 5) ---------------------------------------------------------
+
+
+@transaction.atomic
+def ranker_create(
+    *, collection: Collection, name: str, kind: str, config: object = None, is_default: bool = False
+) -> Ranker:
+    """Create a ranker after checking its config (see ``trainer.rankers.config``).
+
+    Raises ValidationError naming the field: ``name`` (empty, too long or taken in this collection),
+    ``kind``, or the config key that is wrong. Making it the default unsets the previous default.
+    """
+    from trainer.rankers.config import validate_ranker_config
+
+    name = (name or "").strip()
+    if not name:
+        raise ValidationError({"name": "A ranker needs a name."})
+    if len(name) > 200:
+        raise ValidationError({"name": "A ranker name is at most 200 characters."})
+    if kind not in RankerKind.values:
+        raise ValidationError({"kind": f"kind must be one of {', '.join(RankerKind.values)}, not {kind!r}."})
+    cleaned = validate_ranker_config(kind=kind, config={} if config is None else config)
+    if Ranker.objects.filter(collection=collection, name=name).exists():
+        raise ValidationError({"name": f"This collection already has a ranker named {name!r}."})
+    if is_default:
+        Ranker.objects.select_for_update().filter(collection=collection, is_default=True).update(is_default=False)
+    return Ranker.objects.create(collection=collection, name=name, kind=kind, config=cleaned, is_default=is_default)
+
+
+def _next_version_label(ranker: Ranker) -> str:
+    taken = set(RankerVersion.objects.filter(ranker=ranker).values_list("label", flat=True))
+    number = len(taken) + 1
+    while f"v{number}" in taken:
+        number += 1
+    return f"v{number}"
+
+
+def ranker_train(*, ranker: Ranker) -> RankerVersion:
+    """Train a new version of a builtin ranker on the current labels of its TRAINING questions.
+
+    Cross-validation decides whether the version reranks with the model or keeps BM25's order (see
+    ``trainer.rankers.training``); both CV figures are recorded. Raises ValidationError for an http
+    ranker (those train elsewhere and announce their versions).
+    """
+    from trainer.rankers.config import validate_ranker_config
+    from trainer.rankers.index import load_index
+    from trainer.rankers.training import model_file_write, train
+
+    if ranker.kind != RankerKind.BUILTIN:
+        raise ValidationError({"ranker": "Only builtin rankers train here; an http ranker announces its versions."})
+    config = validate_ranker_config(kind=ranker.kind, config=ranker.config)
+    collection = ranker.collection
+    # Training reads and computes for seconds; only the version row is written in a transaction.
+    result = train(collection=collection, index=load_index(collection=collection), candidates=config["candidates"])
+    with transaction.atomic():
+        Ranker.objects.select_for_update().filter(pk=ranker.pk).first()  # serialise label numbering
+        label = _next_version_label(ranker)
+        model_file = (
+            model_file_write(ranker_id=ranker.pk, label=label, result=result) if result.model_text else ""
+        )
+        return RankerVersion.objects.create(
+            ranker=ranker,
+            label=label,
+            notes="Trained by Rank Trainer.",
+            label_count=result.label_count,
+            feature_importances=result.feature_importances,
+            model_file=model_file,
+            cv_ndcg_model=result.cv_ndcg_model,
+            cv_ndcg_bm25=result.cv_ndcg_bm25,
+            uses_model=result.uses_model,
+            details={**result.details, "params": result.params, "question_count": result.question_count},
+        )
+
+
+@transaction.atomic
+def ranker_version_announce(
+    *, ranker: Ranker, label: str, notes: str = "", created_by: AbstractBaseUser | None = None
+):
+    """Record that the ranker service deployed a new model, and start its evaluation.
+
+    Returns ``(version, run)``. Raises ValidationError for an empty, too long or already used label,
+    and ``evaluation.services.EvaluationUnavailable`` when the evaluation cannot be queued; then
+    nothing is stored, so the service can simply announce again.
+    """
+    from evaluation.models import RunTrigger
+    from evaluation.services import evaluation_start
+
+    label = (label or "").strip()
+    if not label:
+        raise ValidationError({"label": "A version needs a label, e.g. the model's build id."})
+    if len(label) > 100:
+        raise ValidationError({"label": "A version label is at most 100 characters."})
+    Ranker.objects.select_for_update().filter(pk=ranker.pk).first()
+    if RankerVersion.objects.filter(ranker=ranker, label=label).exists():
+        raise ValidationError({"label": f"Version {label!r} of this ranker was already announced."})
+    version = RankerVersion.objects.create(ranker=ranker, label=label, notes=notes or "")
+    run = evaluation_start(ranker=ranker, ranker_version=version, trigger=RunTrigger.VERSION, created_by=created_by)
+    return version, run
+
+
+def ranker_train_start(*, ranker: Ranker) -> None:
+    """Queue training of a builtin ranker (Celery task ``trainer.ranker_train``) after the commit."""
+    from trainer.tasks import ranker_train as ranker_train_task
+
+    if ranker.kind != RankerKind.BUILTIN:
+        raise ValidationError({"ranker": "Only builtin rankers train here; an http ranker announces its versions."})
+    transaction.on_commit(lambda: ranker_train_task.delay(ranker_id=ranker.pk))
+
+
+@transaction.atomic
+def api_token_create(
+    *, collection: Collection, user: AbstractBaseUser, role: str = Role.RATER, name: str = ""
+) -> tuple[ApiToken, str]:
+    """Issue a token for a service acting as ``user`` in ``collection``. Returns the token and its key.
+
+    The key is shown once: only its SHA-256 is stored. A token's role can't exceed its user's (a rater
+    can't mint a trainer token; a superuser can mint either).
+    """
+    from trainer.permissions import collection_role
+
+    if role not in Role.values:
+        raise ValidationError({"role": f"role must be one of {', '.join(Role.values)}, not {role!r}."})
+    user_role = collection_role(user=user, collection=collection)
+    if user_role is None:
+        raise ValidationError({"user": f"{user} is not a member of {collection.slug}."})
+    if role == Role.TRAINER and user_role != Role.TRAINER:
+        raise ValidationError({"role": f"{user} is a rater in {collection.slug}, so cannot hold a trainer token."})
+    key = ApiToken.generate_key()
+    token = ApiToken.objects.create(
+        name=(name or f"{user} {role} token")[:200],
+        collection=collection,
+        role=role,
+        user=user,
+        key_prefix=key[:8],
+        key_hash=ApiToken.hash_key(key),
+    )
+    return token, key
+
+
+def api_token_revoke(*, token: ApiToken) -> ApiToken:
+    token.revoked = True
+    token.save(update_fields=["revoked"])
+    return token

@@ -26,6 +26,8 @@ _INSECURE_DEV_KEY = "django-insecure-rank-trainer-development-key-do-not-use-in-
 SECRET_KEY = env_str("SECRET_KEY", _INSECURE_DEV_KEY if DEBUG else None)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Refused form posts explain themselves (JSON for htmx requests) instead of Django's generic page.
+CSRF_FAILURE_VIEW = "ratings.views.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -131,6 +133,9 @@ else:
         "store_processed": False,
     }
     CELERY_RESULT_BACKEND = None
+    # The filesystem transport needs its folders before the first message is sent or read.
+    for _folder in ("queue", "processed"):
+        (_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": VAR_DIR / "cache"}
     }
@@ -156,6 +161,22 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
 EVALUATION_CONCURRENCY = env_int("EVALUATION_CONCURRENCY", 16, minimum=1)
 # Test questions per Celery task when an evaluation fans out over the workers.
 EVALUATION_CHUNK_SIZE = env_int("EVALUATION_CHUNK_SIZE", 250, minimum=1)
+# Attempts per question after a transient ranker error (timeout, refused, 5xx), with doubling backoff.
+EVALUATION_RETRIES = env_int("EVALUATION_RETRIES", 3)
+EVALUATION_RETRY_BACKOFF_MS = env_int("EVALUATION_RETRY_BACKOFF_MS", 250)
+# A running chunk whose worker has not reported for this long is taken over by another worker.
+EVALUATION_STALE_SECONDS = env_int("EVALUATION_STALE_SECONDS", 120, minimum=1)
+# Optional crontab ("minute hour day-of-month month day-of-week", e.g. "0 3 * * *") on which beat
+# evaluates each collection's default ranker; the sweep resumes evaluations whose worker died.
+EVALUATION_SCHEDULE = env_str("EVALUATION_SCHEDULE", "")
+CELERY_BEAT_SCHEDULE["evaluation-sweep"] = {"task": "evaluation.sweep", "schedule": 60.0}
+if EVALUATION_SCHEDULE:
+    from celery.schedules import crontab
+
+    CELERY_BEAT_SCHEDULE["evaluation-scheduled"] = {
+        "task": "evaluation.scheduled",
+        "schedule": crontab.from_string(EVALUATION_SCHEDULE),
+    }
 
 # --- REST API ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -256,6 +256,8 @@ def reciprocal_rank_at_k(retrieved: ArrayLike, k: int, threshold: float = 1) -> 
     """Reciprocal rank at ``k``: ``1 / r`` for the first rank ``r <= k`` with ``l_r >= threshold``, else 0."""
     k = check_k(k)
     relevant = _relevant(as_label_matrix(retrieved), k, threshold)
+    if relevant.shape[1] == 0:
+        return np.zeros(relevant.shape[0], dtype=np.float64)
     first = np.argmax(relevant, axis=1)
     return np.where(relevant.any(axis=1), 1.0 / (first + 1.0), 0.0)
 

@@ -1,0 +1,820 @@
+"""TREC qrels / run files and trec_eval 10 compatible ``ndcg_cut``, ``success``, ``P`` and ``recall``.
+
+File formats (whitespace separated, ``#`` starts a comment line, blank lines are ignored):
+
+* qrels: ``qid iter docno grade``, exactly 4 columns, ``grade`` an integer (negative = "in the pool but
+  not judged", as in trec_eval).
+* run: ``qid Q0 docno rank score tag [anything ...]``; ``rank`` and everything after ``tag`` are
+  ignored.  ``score`` is a decimal number (parsed to the same 64-bit float as C's ``strtod``; NaN is
+  refused).  The run id printed for ``runid`` is the ``tag`` of the last line.
+
+Evaluation follows trec_eval 10 exactly (``form_res_rels.c``, ``m_ndcg_cut.c``, ``m_success.c``,
+``m_P.c``, ``m_recall.c``):
+
+* each query's documents are ranked by score descending, ties broken by docno in *descending* byte
+  order (``strcmp``); the same docno twice for one query is an error, in the qrels as in the run;
+* queries only in the run are ignored; queries in the qrels without results are skipped, unless
+  ``complete=True`` (``-c``): then they are scored as a ranking of one unjudged document, i.e. 0;
+* a retrieved document's relevance is its grade, ``-1`` if it is not in the qrels and ``-2`` if its
+  grade is negative; ``ndcg_cut.k`` = DCG@k / IDCG@k with gain = grade when > 0 and discount
+  ``log2(rank + 1)``, the ideal ranking being every grade of the query, retrieved or not (``-l`` is
+  ignored; 0 when the query has no positive grade); ``success.k`` is 1 when a document at rank <= k has
+  relevance >= ``relevance_level`` (``-l``); ``P.k`` = relevant in the top k / k; ``recall.k`` =
+  relevant in the top k / grades >= ``relevance_level`` (0 when there are none);
+* the ``all`` line is the mean over the evaluated queries; output lines are
+  ``"%-22s\\t%s\\t%6.4f"`` (measure, query id, value), queries in byte order of their ids, measures in
+  trec_eval's order (``runid``, ``num_q``, ``P``, ``recall``, ``ndcg_cut``, ``success``), cutoffs
+  ascending.  Cutoffs are parsed like C's ``atol`` (``23.4`` is 23); duplicates or cutoffs <= 0 are
+  errors, as in trec_eval, and when a measure is given twice the first parameter list wins.
+
+Speed: files are tokenised with numpy in blocks (no Python loop per line); each query's top documents
+are found with a row-wise partition instead of a full sort, and labels are looked up by hashed docno
+inside each query (every hash match is verified byte for byte, so the result is exact).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .ranking import dcg_prefix
+
+__all__ = [
+    "DEFAULT_MEASURES",
+    "MEASURE_ORDER",
+    "Measure",
+    "TrecEvaluation",
+    "TrecFormatError",
+    "TrecQrels",
+    "TrecRun",
+    "evaluate",
+    "format_evaluation",
+    "parse_measures",
+    "qrels_from_arrays",
+    "read_qrels",
+    "read_run",
+    "run_from_arrays",
+    "score_files",
+]
+
+#: Measures printed when none is requested (trec_eval's default would be its "official" set).
+DEFAULT_MEASURES: tuple[str, ...] = ("ndcg_cut.10", "success.5")
+#: Supported measures, in the order trec_eval prints them.
+MEASURE_ORDER: tuple[str, ...] = ("runid", "num_q", "P", "recall", "ndcg_cut", "success")
+_DEFAULT_CUTOFFS: dict[str, tuple[int, ...]] = {
+    "P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "recall": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "ndcg_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "success": (1, 5, 10),
+}
+#: trec_eval's stand-in ranking for a query missing from the run under ``-c``.
+BOGUS_DOCNO = b"ceci_nest_pas_un_docno"
+
+_BLOCK_BYTES = 8 << 20
+_CELL_BUDGET = 4_000_000
+_SPACE = np.zeros(256, dtype=bool)
+_SPACE[[9, 10, 11, 12, 13, 32]] = True  # C isspace()
+_HASH_MULTIPLIERS = np.array(
+    [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93], dtype=np.uint64
+)
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+WordArray = NDArray[np.uint64]
+
+
+class TrecFormatError(ValueError):
+    """A malformed qrels or run file; the message names the file and line."""
+
+
+# ============================================================================================ data
+
+
+@dataclass(frozen=True, eq=False)
+class _Docs:
+    """Per-line query index, docno (as big-endian 64-bit words, zero padded) and docno hash."""
+
+    qids: NDArray[np.bytes_]  # unique query ids, sorted in byte order
+    qid_index: NDArray[np.int32]  # per line: index into qids
+    words: WordArray  # (lines, words per docno)
+    hashes: WordArray  # (lines,)
+
+    def __len__(self) -> int:
+        return int(self.qid_index.size)
+
+    def docno(self, line: int) -> str:
+        return _decode(_words_to_bytes(self.words[line]))
+
+
+@dataclass(frozen=True, eq=False)
+class TrecRun(_Docs):
+    """A parsed TREC run: one entry per line, in file order."""
+
+    scores: FloatArray = field(default_factory=lambda: np.zeros(0))
+    run_id: str = ""
+    name: str = "run"
+
+
+@dataclass(frozen=True, eq=False)
+class TrecQrels(_Docs):
+    """Parsed TREC qrels: one entry per line, in file order."""
+
+    grades: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    name: str = "qrels"
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="surrogateescape")
+
+
+def _words_to_bytes(words: WordArray) -> bytes:
+    return np.ascontiguousarray(words, dtype=">u8").tobytes().rstrip(b"\0")
+
+
+def _bytes_matrix_to_words(matrix: NDArray[np.uint8]) -> WordArray:
+    """(n, W) zero padded byte rows -> (n, ceil(W/8)) native uint64 words in big-endian byte order."""
+    n, width = matrix.shape
+    padded_width = max(8, -(-width // 8) * 8)
+    if padded_width != width:
+        padded = np.zeros((n, padded_width), dtype=np.uint8)
+        padded[:, :width] = matrix
+        matrix = padded
+    return np.ascontiguousarray(matrix).view(">u8").astype(np.uint64)
+
+
+def _hash_words(words: WordArray) -> WordArray:
+    """64-bit hash of each row, unchanged by trailing zero words (so widths need not agree)."""
+    h = np.zeros(words.shape[0], dtype=np.uint64)
+    for j in range(words.shape[1]):
+        h += words[:, j] * _HASH_MULTIPLIERS[j % _HASH_MULTIPLIERS.size] * np.uint64(2 * (j // 4) + 1)
+    h ^= h >> np.uint64(31)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(29)
+    return h
+
+
+def _words_equal(a: WordArray, b: WordArray) -> NDArray[np.bool_]:
+    """Row-wise equality of two word matrices of possibly different widths."""
+    width = min(a.shape[1], b.shape[1])
+    equal = (a[:, :width] == b[:, :width]).all(axis=1)
+    if a.shape[1] > width:
+        equal &= (a[:, width:] == 0).all(axis=1)
+    if b.shape[1] > width:
+        equal &= (b[:, width:] == 0).all(axis=1)
+    return equal
+
+
+def _strings_to_words(values: Sequence[str] | NDArray) -> WordArray:
+    array = np.asarray([v.encode() if isinstance(v, str) else v for v in values], dtype=np.bytes_)
+    if array.size == 0:
+        return np.zeros((0, 1), dtype=np.uint64)
+    width = array.dtype.itemsize
+    matrix = np.frombuffer(array.tobytes(), dtype=np.uint8).reshape(array.size, width)
+    return _bytes_matrix_to_words(matrix)
+
+
+def _factorize(qids: Sequence[str] | NDArray) -> tuple[NDArray[np.bytes_], NDArray[np.int32]]:
+    array = np.asarray([q.encode() if isinstance(q, str) else q for q in qids], dtype=np.bytes_)
+    unique, inverse = np.unique(array, return_inverse=True)
+    return unique, inverse.astype(np.int32).ravel()
+
+
+def run_from_arrays(
+    qids: Sequence[str], docnos: Sequence[str], scores: Sequence[float] | FloatArray, run_id: str = "run"
+) -> TrecRun:
+    """Build a :class:`TrecRun` from in-memory columns (one entry per retrieved document)."""
+    score_array = np.asarray(scores, dtype=np.float64)
+    if not len(qids) == len(docnos) == score_array.size:
+        raise ValueError("qids, docnos and scores must have the same length")
+    if np.isnan(score_array).any():
+        raise ValueError("scores contain NaN")
+    unique, index = _factorize(qids)
+    words = _strings_to_words(docnos)
+    return TrecRun(unique, index, words, _hash_words(words), score_array, run_id)
+
+
+def qrels_from_arrays(
+    qids: Sequence[str], docnos: Sequence[str], grades: Sequence[int] | IntArray
+) -> TrecQrels:
+    """Build :class:`TrecQrels` from in-memory columns (one entry per judgement)."""
+    grade_array = np.asarray(grades)
+    if not len(qids) == len(docnos) == grade_array.size:
+        raise ValueError("qids, docnos and grades must have the same length")
+    if grade_array.size and not np.issubdtype(grade_array.dtype, np.integer):
+        if not np.array_equal(grade_array, np.trunc(grade_array)):
+            raise ValueError("grades must be integers")
+    unique, index = _factorize(qids)
+    words = _strings_to_words(docnos)
+    return TrecQrels(unique, index, words, _hash_words(words), grade_array.astype(np.int64))
+
+
+# ============================================================================================ parsing
+
+
+def _blocks(path: str | os.PathLike[str]) -> Iterator[tuple[bytes, int]]:
+    """Yield blocks of whole lines (each ending in a newline) and the number of lines before each."""
+    line = 0
+    rest = b""
+    with open(path, "rb") as handle:
+        while True:
+            data = handle.read(_BLOCK_BYTES)
+            if not data:
+                break
+            data = rest + data
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+            block, rest = data[:cut], data[cut:]
+            yield block, line
+            line += block.count(b"\n")
+    if rest:
+        yield rest + b"\n", line
+
+
+@dataclass
+class _Block:
+    """Tokens of one block: the fields of each content line."""
+
+    buffer: NDArray[np.uint8]  # the block, zero padded at the end
+    starts: IntArray  # token start offsets
+    ends: IntArray  # token end offsets (exclusive)
+    first: IntArray  # per content line: index of its first token
+    line_numbers: IntArray  # per content line: 1-based line number in the file
+
+
+def _tokenize(block: bytes, first_line: int, name: str, columns: int, exact: bool) -> _Block:
+    raw = np.frombuffer(block, dtype=np.uint8)
+    word = ~_SPACE[raw]
+    start_mask = word.copy()
+    start_mask[1:] &= ~word[:-1]
+    end_mask = word
+    end_mask[:-1] &= ~word[1:]
+    starts = np.flatnonzero(start_mask)
+    ends = np.flatnonzero(end_mask) + 1
+    del start_mask, end_mask, word
+    newlines = np.flatnonzero(raw == 10)
+    tokens_before = np.searchsorted(starts, newlines)
+    first = np.empty_like(tokens_before)
+    first[0] = 0
+    first[1:] = tokens_before[:-1]
+    counts = tokens_before - first
+    line_numbers = np.arange(first_line + 1, first_line + 1 + newlines.size)
+    content = counts > 0
+    if content.any():
+        content[content] = raw[starts[first[content]]] != ord("#")
+    bad = content & ((counts != columns) if exact else (counts < columns))
+    if bad.any():
+        i = int(np.argmax(bad))
+        expected = f"exactly {columns}" if exact else f"at least {columns}"
+        layout = "qid iter docno grade" if exact else "qid Q0 docno rank score tag"
+        raise TrecFormatError(
+            f"{name} line {line_numbers[i]}: expected {expected} columns ({layout}), found {counts[i]}"
+        )
+    longest = int((ends - starts).max()) if starts.size else 0
+    buffer = np.concatenate([raw, np.zeros(longest + 8, dtype=np.uint8)])
+    return _Block(buffer, starts, ends, first[content], line_numbers[content])
+
+
+def _gather(block: _Block, token: IntArray) -> NDArray[np.uint8]:
+    """(n, W) matrix with the bytes of the given tokens, zero padded to the longest."""
+    starts = block.starts[token]
+    lengths = block.ends[token] - starts
+    width = int(lengths.max()) if lengths.size else 1
+    windows = np.lib.stride_tricks.as_strided(
+        block.buffer, shape=(block.buffer.size - width + 1, width), strides=(1, 1), writeable=False
+    )
+    matrix = windows[starts]
+    matrix *= np.arange(width) < lengths[:, None]
+    return matrix
+
+
+def _as_strings(matrix: NDArray[np.uint8]) -> NDArray[np.bytes_]:
+    return np.ascontiguousarray(matrix).view(f"S{matrix.shape[1]}").ravel()
+
+
+_DIGITS_MAX = 15  # 10**15 < 2**53: mantissa and power of ten exact, so one division rounds correctly
+_INT_TOKEN = re.compile(rb"[+-]?[0-9]+")
+
+
+def _parse_numbers(matrix: NDArray[np.uint8], fraction: bool) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Vectorised parse of plain decimals ``[+-]digits[.digits]`` with at most 15 digits.
+
+    Returns the values (exactly what ``strtod`` gives: mantissa / 10**fraction_digits, both exact
+    doubles) and a mask of the tokens handled; other tokens need the slow path.
+    """
+    columns = np.ascontiguousarray(matrix.T)
+    digit = (columns >= 48) & (columns <= 57)
+    n = matrix.shape[0]
+    ok = np.ones(n, dtype=bool)
+    negative = columns[0] == 45 if n else np.zeros(0, dtype=bool)
+    signed = negative | (columns[0] == 43) if n else negative
+    allowed = digit | (columns == 0)
+    if fraction:
+        dot = columns == 46
+        allowed |= dot
+        ok &= dot.sum(axis=0) <= 1
+    if n:
+        allowed[0] |= signed
+    ok &= allowed.all(axis=0)
+    n_digits = digit.sum(axis=0)
+    ok &= (n_digits >= 1) & (n_digits <= _DIGITS_MAX)
+    mantissa = np.zeros(n, dtype=np.int64)
+    for j in range(columns.shape[0]):
+        np.copyto(mantissa, mantissa * 10 + (columns[j].astype(np.int64) - 48), where=digit[j])
+    values = mantissa.astype(np.float64)
+    if fraction:
+        after_dot = np.logical_or.accumulate(dot, axis=0)
+        scale = np.float64(10.0) ** (digit & after_dot).sum(axis=0)
+        values /= scale
+    np.negative(values, out=values, where=negative)
+    return values, ok
+
+
+def _slow_float(token: bytes) -> float | None:
+    text = token.decode("ascii", errors="replace")
+    if "_" in text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _parse_scores(block: _Block, token: IntArray, name: str) -> FloatArray:
+    matrix = _gather(block, token)
+    values, ok = _parse_numbers(matrix, fraction=True)
+    for i in np.flatnonzero(~ok):
+        raw = _as_strings(matrix[i : i + 1])[0]
+        value = _slow_float(raw)
+        if value is None or math.isnan(value):
+            raise TrecFormatError(
+                f"{name} line {block.line_numbers[i]}: score {_decode(raw)!r} is not a number"
+            )
+        values[i] = value
+    return values
+
+
+def _parse_grades(block: _Block, token: IntArray, name: str) -> IntArray:
+    matrix = _gather(block, token)
+    values, ok = _parse_numbers(matrix, fraction=False)
+    grades = values.astype(np.int64)
+    for i in np.flatnonzero(~ok):
+        raw = _as_strings(matrix[i : i + 1])[0]
+        if not _INT_TOKEN.fullmatch(raw) or abs(int(raw)) >= 2**62:
+            raise TrecFormatError(
+                f"{name} line {block.line_numbers[i]}: grade {_decode(raw)!r} is not an integer"
+            )
+        grades[i] = int(raw)
+    return grades
+
+
+class _DocsBuilder:
+    """Accumulates qid blocks, docno words and hashes over the blocks of a file."""
+
+    def __init__(self) -> None:
+        self.qid_runs: list[NDArray[np.bytes_]] = []
+        self.run_lengths: list[IntArray] = []
+        self.words: list[WordArray] = []
+
+    def add(self, block: _Block, qid_token: IntArray, doc_token: IntArray) -> None:
+        qids = _as_strings(_gather(block, qid_token))
+        change = np.ones(qids.size, dtype=bool)
+        change[1:] = qids[1:] != qids[:-1]
+        run_starts = np.flatnonzero(change)
+        self.qid_runs.append(qids[run_starts])
+        self.run_lengths.append(np.diff(np.append(run_starts, qids.size)))
+        self.words.append(_bytes_matrix_to_words(_gather(block, doc_token)))
+
+    def finish(self) -> tuple[NDArray[np.bytes_], NDArray[np.int32], WordArray, WordArray]:
+        if not self.qid_runs:
+            return np.zeros(0, dtype="S1"), np.zeros(0, np.int32), np.zeros((0, 1), np.uint64), np.zeros(0, np.uint64)
+        unique, inverse = np.unique(np.concatenate(self.qid_runs), return_inverse=True)
+        qid_index = np.repeat(inverse.astype(np.int32).ravel(), np.concatenate(self.run_lengths))
+        width = max(w.shape[1] for w in self.words)
+        words = np.zeros((qid_index.size, width), dtype=np.uint64)
+        offset = 0
+        for chunk in self.words:
+            words[offset : offset + chunk.shape[0], : chunk.shape[1]] = chunk
+            offset += chunk.shape[0]
+        self.words.clear()
+        return unique, qid_index, words, _hash_words(words)
+
+
+def read_run(path: str | os.PathLike[str], name: str | None = None) -> TrecRun:
+    """Parse a TREC run file (``qid Q0 docno rank score tag``); ``TrecFormatError`` names a bad line."""
+    name = name if name is not None else os.fspath(path)
+    builder = _DocsBuilder()
+    scores: list[FloatArray] = []
+    run_id = ""
+    for data, first_line in _blocks(path):
+        block = _tokenize(data, first_line, name, 6, exact=False)
+        if block.first.size == 0:
+            continue
+        builder.add(block, block.first, block.first + 2)
+        scores.append(_parse_scores(block, block.first + 4, name))
+        last = int(block.first[-1] + 5)
+        run_id = _decode(data[block.starts[last] : block.ends[last]])
+    unique, qid_index, words, hashes = builder.finish()
+    if qid_index.size == 0:
+        raise TrecFormatError(f"{name}: the run has no results")
+    return TrecRun(unique, qid_index, words, hashes, np.concatenate(scores), run_id, name)
+
+
+def read_qrels(path: str | os.PathLike[str], name: str | None = None) -> TrecQrels:
+    """Parse a TREC qrels file (``qid iter docno grade``); ``TrecFormatError`` names a bad line."""
+    name = name if name is not None else os.fspath(path)
+    builder = _DocsBuilder()
+    grades: list[IntArray] = []
+    for data, first_line in _blocks(path):
+        block = _tokenize(data, first_line, name, 4, exact=True)
+        if block.first.size == 0:
+            continue
+        builder.add(block, block.first, block.first + 2)
+        grades.append(_parse_grades(block, block.first + 3, name))
+    unique, qid_index, words, hashes = builder.finish()
+    if qid_index.size == 0:
+        raise TrecFormatError(f"{name}: the qrels file has no judgements")
+    return TrecQrels(unique, qid_index, words, hashes, np.concatenate(grades), name)
+
+
+# ============================================================================================ measures
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A requested measure and its cutoffs (empty for ``runid`` / ``num_q``)."""
+
+    name: str
+    cutoffs: tuple[int, ...] = ()
+
+    @property
+    def value_names(self) -> list[str]:
+        return [f"{self.name}_{c}" for c in self.cutoffs]
+
+
+def _atol(text: str) -> int:
+    match = re.match(r"\s*([+-]?\d+)", text)
+    return int(match.group(1)) if match else 0
+
+
+def parse_measures(specs: Sequence[str]) -> list[Measure]:
+    """Parse ``-m`` arguments (``ndcg_cut.10,20``, ``success``, ``runid`` ...) trec_eval style.
+
+    A name without parameters uses trec_eval's default cutoffs; when a measure is given several
+    times, the first parameter list wins.  Returns measures in trec_eval's printing order.
+    """
+    params: dict[str, str | None] = {}
+    for spec in specs:
+        name, dot, param = spec.partition(".")
+        if name not in MEASURE_ORDER:
+            raise ValueError(f"unknown measure {name!r}; supported: {', '.join(MEASURE_ORDER)}")
+        if dot and not param:
+            raise ValueError(f"improper measure {spec!r}: no parameters after '.'")
+        if params.get(name) is None:
+            params[name] = param if dot else None
+    measures = []
+    for name in MEASURE_ORDER:
+        if name not in params:
+            continue
+        if name in ("runid", "num_q"):
+            measures.append(Measure(name))
+            continue
+        param = params[name]
+        if param is None:
+            cutoffs = _DEFAULT_CUTOFFS[name]
+        else:
+            values = sorted(_atol(p) for p in param.split(","))
+            if values[0] <= 0:
+                raise ValueError(f"measure {name}.{param}: cutoffs must be positive")
+            if len(set(values)) != len(values):
+                raise ValueError(f"measure {name}.{param}: duplicate cutoffs")
+            cutoffs = tuple(values)
+        measures.append(Measure(name, cutoffs))
+    return measures
+
+
+# ============================================================================================ evaluation
+
+
+@dataclass(frozen=True)
+class TrecEvaluation:
+    """Per-query values (``values[name][i]`` for query ``qids[i]``) and what ``all`` needs."""
+
+    qids: list[str]
+    measures: list[Measure]
+    values: dict[str, FloatArray]
+    run_id: str
+
+    @property
+    def num_q(self) -> int:
+        return len(self.qids)
+
+    def mean(self, name: str) -> float:
+        """trec_eval's ``all`` value: per-query values summed in query order, divided by ``num_q``."""
+        values = self.values[name]
+        return float(np.cumsum(values)[-1] / values.size) if values.size else math.nan
+
+
+def _ranges(starts: IntArray, lengths: IntArray) -> IntArray:
+    """Concatenation of ``arange(s, s + n)`` for each (s, n)."""
+    total = int(lengths.sum())
+    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return offsets + np.arange(total, dtype=np.int64)
+
+
+def _group(qid_index: NDArray, n_queries: int) -> tuple[IntArray, IntArray, IntArray]:
+    """Lines grouped by query: (line ids in query order, start of each query, count of each query)."""
+    keep = qid_index >= 0
+    lines = np.flatnonzero(keep) if not keep.all() else np.arange(qid_index.size, dtype=np.int64)
+    queries = qid_index[lines]
+    if queries.size > 1 and (np.diff(queries) < 0).any():
+        order = np.argsort(queries, kind="stable")
+        lines = lines[order]
+        queries = queries[order]
+    counts = np.bincount(queries, minlength=n_queries).astype(np.int64)
+    starts = np.cumsum(counts) - counts
+    return lines, starts, counts
+
+
+def _dense(
+    lines: IntArray, starts: IntArray, counts: IntArray
+) -> tuple[IntArray, IntArray, IntArray, NDArray[np.bool_]]:
+    """Rows/columns for scattering the selected queries' lines into a (queries, longest) matrix."""
+    width = int(counts.max()) if counts.size else 0
+    row = np.repeat(np.arange(counts.size), counts)
+    ids = lines[_ranges(starts, counts)]
+    col = np.arange(ids.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    valid = np.zeros((counts.size, width), dtype=bool)
+    valid[row, col] = True
+    return ids, row, col, valid
+
+
+def _check_duplicates(docs: _Docs, hashes: WordArray, line: IntArray, valid: NDArray[np.bool_], what: str) -> None:
+    """Refuse the same docno twice for one query (trec_eval does too)."""
+    masked = np.where(valid, hashes, np.uint64(0))
+    ordered = np.sort(masked, axis=1)
+    suspicious = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] != 0)).any(axis=1)
+    for r in np.flatnonzero(suspicious):
+        ids = line[r][valid[r]]
+        raw = [_words_to_bytes(docs.words[i]) for i in ids]
+        seen: set[bytes] = set()
+        for value in raw:
+            if value in seen:
+                qid = _decode(bytes(docs.qids[docs.qid_index[ids[0]]]))
+                raise TrecFormatError(f"{what}: query {qid} lists document {_decode(value)} more than once")
+            seen.add(value)
+
+
+@dataclass
+class _Source:
+    """Lines of one file restricted to evaluated queries: arrays to gather from, grouped by query."""
+
+    docs: _Docs
+    lines: IntArray
+    starts: IntArray
+    counts: IntArray
+
+
+def _top_columns(neg: FloatArray, words: WordArray, line: IntArray, k: int) -> IntArray:
+    """Columns of the ``k`` best documents per row (score desc, docno desc), -1 past the end."""
+    n_rows, width = neg.shape
+    k = min(k, width)
+    present = ~np.isnan(neg)
+    if k < width:
+        boundary = np.partition(neg, k - 1, axis=1)[:, k - 1]
+        candidate = neg <= boundary[:, None]  # everything at least as good as the k-th score
+        short = np.isnan(boundary)
+        if short.any():
+            candidate[short] = present[short]
+    else:
+        candidate = present
+    counts = candidate.sum(axis=1)
+    out = np.full((n_rows, k), -1, dtype=np.int64)
+    cap = 2 * k + 16
+    groups = [np.flatnonzero(counts <= cap), np.flatnonzero(counts > cap)]
+    for rows in groups:
+        if rows.size == 0:
+            continue
+        sub = candidate[rows]
+        rr, cc = np.nonzero(sub)
+        sub_counts = counts[rows]
+        c_width = max(1, int(sub_counts.max()))
+        pos = np.arange(rr.size) - np.repeat(np.cumsum(sub_counts) - sub_counts, sub_counts)
+        cand_col = np.full((rows.size, c_width), -1, dtype=np.int64)
+        cand_col[rr, pos] = cc
+        key_score = np.full((rows.size, c_width), np.nan)
+        key_score[rr, pos] = neg[rows[rr], cc]
+        cand_words = words[line[rows[rr], cc]]
+        keys: list[NDArray] = []
+        for j in range(cand_words.shape[1] - 1, -1, -1):
+            key = np.zeros((rows.size, c_width), dtype=np.uint64)
+            key[rr, pos] = ~cand_words[:, j]  # descending docno
+            keys.append(key)
+        keys.append(key_score)  # primary key: score descending (NaN padding last)
+        order = np.lexsort(keys, axis=-1)[:, :k]
+        out[rows] = np.take_along_axis(cand_col, order, axis=1)
+    return out
+
+
+def _evaluate_chunk(
+    run: _Source,
+    qrels: _Source,
+    run_sel: IntArray,
+    qrels_sel: IntArray,
+    depth: int,
+    relevance_level: int,
+) -> tuple[FloatArray, FloatArray, IntArray]:
+    """Relevance of the top ``depth`` documents, sorted ideal gains and number relevant per query."""
+    n = run_sel.size
+    # ---- run: dense -score matrix, pick and order the top documents
+    r_ids, r_row, r_col, r_valid = _dense(run.lines, run.starts[run_sel], run.counts[run_sel])
+    width = r_valid.shape[1]
+    neg = np.full((n, width), np.nan)
+    neg[r_row, r_col] = -run.docs.scores[r_ids]  # type: ignore[attr-defined]
+    line = np.full((n, width), -1, dtype=np.int64)
+    line[r_row, r_col] = r_ids
+    hashes = np.zeros((n, width), dtype=np.uint64)
+    hashes[r_row, r_col] = run.docs.hashes[r_ids]
+    _check_duplicates(run.docs, hashes, line, r_valid, getattr(run.docs, "name", "run"))
+    top = _top_columns(neg, run.docs.words, line, depth)
+    kept = top >= 0
+    top_safe = np.where(kept, top, 0)
+    top_line = np.take_along_axis(line, top_safe, axis=1)
+    top_hash = np.take_along_axis(hashes, top_safe, axis=1)
+
+    # ---- qrels: dense grade matrix
+    q_ids, q_row, q_col, q_valid = _dense(qrels.lines, qrels.starts[qrels_sel], qrels.counts[qrels_sel])
+    q_width = q_valid.shape[1]
+    grades = np.zeros((n, q_width), dtype=np.int64)
+    grades[q_row, q_col] = qrels.docs.grades[q_ids]  # type: ignore[attr-defined]
+    q_line = np.full((n, q_width), -1, dtype=np.int64)
+    q_line[q_row, q_col] = q_ids
+    q_hash = np.zeros((n, q_width), dtype=np.uint64)
+    q_hash[q_row, q_col] = qrels.docs.hashes[q_ids]
+    _check_duplicates(qrels.docs, q_hash, q_line, q_valid, getattr(qrels.docs, "name", "qrels"))
+
+    # ---- relevance of the top documents: hash match inside the query, verified byte for byte
+    labels = np.where(kept, -1.0, np.nan)  # -1: not in the qrels (trec_eval RELVALUE_NONPOOL)
+    match = (top_hash[:, :, None] == q_hash[:, None, :]) & kept[:, :, None] & q_valid[:, None, :]
+    i, j, m = np.nonzero(match)
+    if i.size:
+        same = _words_equal(run.docs.words[top_line[i, j]], qrels.docs.words[q_line[i, m]])
+        i, j, m = i[same], j[same], m[same]
+        matched = grades[i, m]
+        labels[i, j] = np.where(matched < 0, -2.0, matched)  # -2: pooled but unjudged
+
+    # ---- ideal ranking: every positive grade of the query, descending
+    positive = np.where(q_valid & (grades > 0), grades, 0).astype(np.float64)
+    ideal_depth = min(depth, q_width)
+    if ideal_depth < q_width:
+        positive = -np.partition(-positive, ideal_depth - 1, axis=1)[:, :ideal_depth]
+    ideal = -np.sort(-positive, axis=1)
+    num_rel = (q_valid & (grades >= max(relevance_level, 0))).sum(axis=1)
+    return labels, ideal, num_rel
+
+
+def _chunk_bounds(run_counts: IntArray, qrels_counts: IntArray, depth: int) -> Iterator[tuple[int, int]]:
+    """Split the evaluated queries into chunks whose dense matrices stay within the cell budget."""
+    total = run_counts.size
+    start = 0
+    size = 4096
+    while start < total:
+        stop = min(total, start + size)
+        longest = int(run_counts[start:stop].max())
+        cells = (stop - start) * max(longest, min(depth, longest) * int(qrels_counts[start:stop].max()))
+        if cells > _CELL_BUDGET and stop - start > 1:
+            size = max(1, (stop - start) // 2)
+            continue
+        yield start, stop
+        start = stop
+        size = 4096
+
+
+def _values_for(
+    measure: Measure, labels: FloatArray, ideal: FloatArray, num_rel: IntArray, level: int
+) -> dict[str, FloatArray]:
+    out: dict[str, FloatArray] = {}
+    n, depth = labels.shape
+    if measure.name == "ndcg_cut":
+        dcg = dcg_prefix(np.where(labels > 0, labels, 0.0))
+        idcg = dcg_prefix(ideal)
+        for cutoff in measure.cutoffs:
+            top = dcg[:, min(cutoff, depth) - 1] if depth else np.zeros(n)
+            best = idcg[:, min(cutoff, idcg.shape[1]) - 1] if idcg.shape[1] else np.zeros(n)
+            # trec_eval divides only when the ideal DCG is positive (else the DCG is 0 anyway)
+            out[f"ndcg_cut_{cutoff}"] = np.divide(top, best, out=top.copy(), where=best > 0)
+        return out
+    found = np.cumsum(labels >= level, axis=1)  # NaN (past the end) is never relevant
+    for cutoff in measure.cutoffs:
+        hits = found[:, min(cutoff, depth) - 1].astype(np.float64) if depth else np.zeros(n)
+        if measure.name == "success":
+            value = (hits > 0).astype(np.float64)
+        elif measure.name == "P":
+            value = hits / cutoff
+        else:  # recall
+            value = np.divide(hits, num_rel, out=np.zeros(n), where=num_rel > 0)
+        out[f"{measure.name}_{cutoff}"] = value
+    return out
+
+
+def evaluate(
+    qrels: TrecQrels,
+    run: TrecRun,
+    measures: Sequence[str] | Sequence[Measure] = DEFAULT_MEASURES,
+    *,
+    relevance_level: int = 1,
+    complete: bool = False,
+) -> TrecEvaluation:
+    """Score a parsed run against parsed qrels exactly as trec_eval 10 does (see the module docstring).
+
+    ``relevance_level`` is trec_eval's ``-l`` and ``complete`` its ``-c``.  Raises ``ValueError`` when
+    no query has both results and judgements, and ``TrecFormatError`` for duplicate documents.
+    """
+    if all(isinstance(m, Measure) for m in measures):
+        parsed = [m for m in measures if isinstance(m, Measure)]
+    else:
+        parsed = parse_measures([str(m) for m in measures])
+    value_measures = [m for m in parsed if m.cutoffs]
+    depth = max((max(m.cutoffs) for m in value_measures), default=1)
+
+    n_queries = qrels.qids.size
+    position = np.searchsorted(qrels.qids, run.qids)
+    clipped = np.minimum(position, max(n_queries - 1, 0))
+    known = (position < n_queries) & (qrels.qids[clipped] == run.qids)
+    run_query = np.where(known, clipped, -1).astype(np.int32)[run.qid_index]
+    run_lines, run_starts, run_counts = _group(run_query, n_queries)
+    del run_query
+    qrels_lines, qrels_starts, qrels_counts = _group(qrels.qid_index, n_queries)
+
+    has_run = run_counts > 0
+    evaluated = np.arange(n_queries) if complete else np.flatnonzero(has_run)
+    if evaluated.size == 0:
+        raise ValueError("No queries with both results and relevance info")
+
+    run_source = _Source(run, run_lines, run_starts, run_counts)
+    qrels_source = _Source(qrels, qrels_lines, qrels_starts, qrels_counts)
+    bogus_words = _strings_to_words([BOGUS_DOCNO])
+    bogus = TrecRun(
+        qrels.qids, np.zeros(1, np.int32), bogus_words, _hash_words(bogus_words), np.ones(1), run.run_id, run.name
+    )
+    bogus_source = _Source(bogus, np.zeros(1, np.int64), np.zeros(n_queries, np.int64), np.ones(n_queries, np.int64))
+
+    values: dict[str, FloatArray] = {
+        name: np.zeros(evaluated.size) for m in value_measures for name in m.value_names
+    }
+    for source, subset in ((run_source, np.flatnonzero(has_run[evaluated])), (bogus_source, np.flatnonzero(~has_run[evaluated]))):
+        if subset.size == 0 or not value_measures:
+            continue
+        queries = evaluated[subset]
+        for start, stop in _chunk_bounds(source.counts[queries], qrels_counts[queries], depth):
+            chunk = queries[start:stop]
+            labels, ideal, num_rel = _evaluate_chunk(
+                source, qrels_source, chunk, chunk, depth, relevance_level
+            )
+            for measure in value_measures:
+                for name, value in _values_for(measure, labels, ideal, num_rel, relevance_level).items():
+                    values[name][subset[start:stop]] = value
+    qids = [_decode(bytes(q)) for q in qrels.qids[evaluated]]
+    return TrecEvaluation(qids=qids, measures=parsed, values=values, run_id=run.run_id)
+
+
+def format_evaluation(result: TrecEvaluation, per_query: bool = False) -> list[str]:
+    """trec_eval's output lines: per query (if ``per_query``) then the ``all`` summary."""
+    lines: list[str] = []
+    value_measures = [m for m in result.measures if m.cutoffs]
+    if per_query:
+        columns = [(name, result.values[name].tolist()) for m in value_measures for name in m.value_names]
+        for i, qid in enumerate(result.qids):
+            lines.extend(f"{name:<22}\t{qid}\t{values[i]:6.4f}" for name, values in columns)
+    for measure in result.measures:
+        if measure.name == "runid":
+            lines.append(f"{'runid':<22}\tall\t{result.run_id}")
+        elif measure.name == "num_q":
+            lines.append(f"{'num_q':<22}\tall\t{result.num_q}")
+        else:
+            lines.extend(f"{name:<22}\tall\t{result.mean(name):6.4f}" for name in measure.value_names)
+    return lines
+
+
+def score_files(
+    qrels_path: str | os.PathLike[str],
+    run_path: str | os.PathLike[str],
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    *,
+    per_query: bool = False,
+    complete: bool = False,
+    relevance_level: int = 1,
+) -> list[str]:
+    """Read both files, evaluate and return trec_eval's output lines (what ``manage.py score`` prints)."""
+    parsed = parse_measures(list(measures) or list(DEFAULT_MEASURES))
+    qrels = read_qrels(qrels_path)
+    run = read_run(run_path)
+    result = evaluate(qrels, run, parsed, relevance_level=relevance_level, complete=complete)
+    return format_evaluation(result, per_query=per_query)

@@ -1,0 +1,547 @@
+"""Evaluation runs: start one, plan it into chunks, evaluate a chunk, finalise the run.
+
+How a run moves (every step is a conditional UPDATE, so a redelivered or duplicated Celery message
+never does anything twice):
+
+1. ``evaluation_start`` snapshots the collection's metric definition onto a PENDING run and, after
+   commit, queues ``evaluation.run``. When the broker is unreachable it raises ``EvaluationUnavailable``
+   *before* creating anything; if the broker dies between that check and the publish, the run is
+   marked FAILED with the reason (never left PENDING for ever).
+2. ``run_plan`` (task ``evaluation.run``) claims PENDING→RUNNING, splits the test questions into chunks
+   of ``EVALUATION_CHUNK_SIZE`` and queues one ``evaluation.chunk`` task per chunk, so more workers
+   finish sooner. No chord: the embedded broker has no result backend. Instead each chunk counts
+   itself done with an atomic UPDATE, and whoever completes the last chunk finalises the run.
+3. ``chunk_evaluate`` claims its chunk, skips questions that already have a result (a resumed chunk),
+   asks the ranker with ``EVALUATION_CONCURRENCY`` requests in flight, retries transient errors
+   (``RankerUnavailable``) with doubling backoff, and stores per-question results in batches.
+4. ``run_finalise`` computes the run's means from all its question results with the metrics engine,
+   the bootstrap CI, and the paired comparison with the previous successful run of the ranker.
+
+A worker killed mid-run: its chunk stays RUNNING. When a worker with the same node name starts again,
+``evaluations_resume`` hands that chunk back (its heartbeat predates the new process); any other
+worker takes over a chunk whose heartbeat is older than ``EVALUATION_STALE_SECONDS`` (beat's sweep).
+The unique (run, question) constraint and the skip of answered questions mean no duplicate rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
+
+import numpy as np
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from evaluation.metrics.ranking import RankingEvaluation, evaluate_rankings
+from evaluation.metrics.stats import bootstrap_ci, compare_runs
+from evaluation.models import (
+    ChunkStatus,
+    EvaluationChunk,
+    EvaluationRun,
+    QuestionResult,
+    RunStatus,
+    RunTrigger,
+)
+from ratings.models import Label
+from ratings.selectors import labels_by_question
+from trainer.models import Collection, Question, Ranker, RankerVersion
+from trainer.rankers.base import RankerError, RankerUnavailable, Ranking, RankQuery
+from trainer.selectors import default_ranker, test_questions
+
+logger = logging.getLogger(__name__)
+
+# A run where more than this share of test questions could not be ranked is FAILED, not averaged.
+FAILURE_LIMIT = 0.05
+# Fixed seeds: the same results always give the same CI and p-value (a resumed run equals a clean one).
+STATS_SEED = 0
+# Results are written (and progress shown) at least this often while a chunk runs.
+BATCH_SECONDS = 0.5
+BATCH_SIZE = 100
+
+
+class EvaluationUnavailable(Exception):
+    """The evaluation cannot be queued (the Celery broker is unreachable). The API answers 503."""
+
+
+# ----------------------------------------------------------------------------------------- start
+
+
+def _broker_check() -> None:
+    """Raise EvaluationUnavailable unless a connection to the broker can be opened now."""
+    from trainer.celery import app
+
+    try:
+        with app.connection_for_write() as connection:
+            connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
+    except Exception as exc:  # kombu raises OperationalError, OSError subclasses or library errors
+        raise EvaluationUnavailable(_unavailable_message(exc)) from exc
+
+
+def _unavailable_message(exc: BaseException) -> str:
+    return (
+        "The evaluation could not be queued: the task queue (Redis) is not reachable "
+        f"({exc.__class__.__name__}: {exc}). Ratings still save; start the evaluation again when it is back."
+    )
+
+
+def _enqueue_run(run_id: int) -> None:
+    """Publish the run's task (after commit). On failure mark the run FAILED with the reason, then raise."""
+    from evaluation.tasks import evaluation_run
+
+    try:
+        evaluation_run.apply_async(kwargs={"run_id": run_id})
+    except Exception as exc:
+        message = _unavailable_message(exc)
+        EvaluationRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+            status=RunStatus.FAILED, error=message, finished_at=timezone.now()
+        )
+        raise EvaluationUnavailable(message) from exc
+
+
+def evaluation_start(
+    *,
+    ranker: Ranker,
+    ranker_version: RankerVersion | None = None,
+    trigger: str,
+    created_by: AbstractBaseUser | None = None,
+) -> EvaluationRun:
+    """Queue an evaluation of the ranker (at the given version, default its latest) on every test question.
+
+    The collection's metric definition is copied onto the run, so later settings changes never rewrite
+    history. If a run of the same ranker and version is already pending or running, that run is
+    returned instead of starting a second one (a double click, or an API retry).
+
+    Raises EvaluationUnavailable when the broker is unreachable; nothing is stored then.
+    """
+    if trigger not in RunTrigger.values:
+        raise ValueError(f"trigger must be one of {', '.join(RunTrigger.values)}, not {trigger!r}")
+    if ranker_version is not None and ranker_version.ranker_id != ranker.pk:
+        raise ValueError(f"version {ranker_version.label!r} belongs to another ranker than {ranker.name!r}")
+    if ranker_version is None:
+        # What the backend would use (its latest version), recorded so the history says which one ran.
+        ranker_version = RankerVersion.objects.filter(ranker=ranker).order_by("-created_at", "-id").first()
+    _broker_check()
+    with transaction.atomic():
+        # Serialise starts of one ranker so two clicks cannot both create a run.
+        Ranker.objects.select_for_update().filter(pk=ranker.pk).first()
+        active = (
+            EvaluationRun.objects.filter(
+                ranker=ranker,
+                ranker_version=ranker_version,
+                status__in=[RunStatus.PENDING, RunStatus.RUNNING],
+            )
+            .order_by("-created_at", "-id")
+            .first()
+        )
+        if active is not None:
+            return active
+        collection: Collection = ranker.collection
+        run = EvaluationRun.objects.create(
+            ranker=ranker,
+            ranker_version=ranker_version,
+            collection=collection,
+            trigger=trigger,
+            created_by=created_by if created_by is not None and created_by.is_authenticated else None,
+            ndcg_k=collection.ndcg_k,
+            gain_scheme=collection.gain_scheme,
+            discount=collection.discount,
+            relevance_threshold=collection.relevance_threshold,
+            accuracy_k=collection.accuracy_k,
+        )
+        transaction.on_commit(partial(_enqueue_run, run.pk))
+    return run
+
+
+# ----------------------------------------------------------------------------------------- plan
+
+
+@transaction.atomic
+def run_plan(*, run_id: int, worker: str) -> list[int]:
+    """Claim a PENDING run, split its test questions into chunks and return the chunk ids to queue.
+
+    Claim and plan commit together, so a planner killed half-way leaves the run PENDING for a retry.
+    Returns [] when the run was already claimed (a redelivered message) or has nothing to do.
+    """
+    claimed = EvaluationRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+        status=RunStatus.RUNNING, started_at=timezone.now(), claimed_by=worker
+    )
+    if not claimed:
+        return []
+    return _chunks_create(run_id=run_id)
+
+
+@transaction.atomic
+def _chunks_create(*, run_id: int) -> list[int]:
+    run = EvaluationRun.objects.select_for_update().select_related("collection").get(pk=run_id)
+    if run.status != RunStatus.RUNNING:
+        return []
+    if run.chunks_total:
+        # Planned before (the planner died before queuing the chunks): queue the unfinished ones again.
+        return list(run.chunks.exclude(status=ChunkStatus.DONE).values_list("pk", flat=True))
+    question_ids = list(test_questions(collection=run.collection).values_list("pk", flat=True))
+    if not question_ids:
+        run.status, run.finished_at = RunStatus.FAILED, timezone.now()
+        run.error = (
+            "This collection has no test questions, so there is nothing to evaluate. "
+            "Import questions with split “test”, or set a test fraction and re-import."
+        )
+        run.save(update_fields=["status", "finished_at", "error"])
+        return []
+    size = settings.EVALUATION_CHUNK_SIZE
+    chunks = EvaluationChunk.objects.bulk_create(
+        [
+            EvaluationChunk(run=run, index=i, question_ids=question_ids[start : start + size])
+            for i, start in enumerate(range(0, len(question_ids), size))
+        ]
+    )
+    run.questions_total, run.chunks_total = len(question_ids), len(chunks)
+    run.save(update_fields=["questions_total", "chunks_total"])
+    return [chunk.pk for chunk in chunks]
+
+
+# ----------------------------------------------------------------------------------------- chunk
+
+
+def _chunk_claim(*, chunk_id: int, worker: str, token: str) -> bool:
+    stale = timezone.now() - timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
+    claimable = (
+        Q(status=ChunkStatus.PENDING)
+        | Q(status=ChunkStatus.RUNNING, claim_token=token)
+        | Q(status=ChunkStatus.RUNNING, heartbeat_at__lt=stale)
+    )
+    return bool(
+        EvaluationChunk.objects.filter(claimable, pk=chunk_id, run__status=RunStatus.RUNNING).update(
+            status=ChunkStatus.RUNNING,
+            claimed_by=worker,
+            claim_token=token,
+            heartbeat_at=timezone.now(),
+            attempts=F("attempts") + 1,
+        )
+    )
+
+
+def failure_allowance(total: int) -> int:
+    """How many questions may fail before the run counts as FAILED (more than 5% fails it)."""
+    return math.floor(total * FAILURE_LIMIT)
+
+
+@dataclass
+class _Outcome:
+    question: Question
+    ranking: Ranking | None = None
+    error: str = ""
+
+
+def _rank_with_retry(backend, question: Question, depth: int) -> _Outcome:
+    """Ask the ranker, retrying transient errors with doubling backoff; never raises."""
+    attempts = settings.EVALUATION_RETRIES + 1
+    delay = settings.EVALUATION_RETRY_BACKOFF_MS / 1000
+    query = RankQuery(external_id=question.external_id, text=question.text)
+    for attempt in range(1, attempts + 1):
+        try:
+            ranking = backend.rank(query, depth)
+        except RankerUnavailable as exc:
+            if attempt == attempts:
+                return _Outcome(question, error=f"Ranker unavailable after {attempts} attempts: {exc}")
+            time.sleep(delay * 2 ** (attempt - 1))
+        except RankerError as exc:
+            return _Outcome(question, error=f"Ranker error: {exc}")
+        except Exception as exc:  # a bug in a backend must fail the question, not hang the run
+            logger.exception("ranker backend crashed on question %s", question.pk)
+            return _Outcome(question, error=f"Ranker crashed: {exc.__class__.__name__}: {exc}")
+        else:
+            ids = ranking.ids[:depth]
+            if len(set(ids)) != len(ids):
+                return _Outcome(question, error="Ranker error: the ranking lists the same answer more than once")
+            return _Outcome(question, ranking=Ranking(answers=ranking.answers[:depth], unknown_ids=ranking.unknown_ids))
+    raise AssertionError("unreachable")
+
+
+def score_rankings(
+    *, run: EvaluationRun, rankings: Sequence[Sequence[str]], labels: Sequence[dict[str, int]]
+) -> RankingEvaluation:
+    """Per-question metrics of the rankings under the run's metric definition (the metrics engine)."""
+    return evaluate_rankings(
+        [list(r) for r in rankings],
+        list(labels),
+        k=run.ndcg_k,
+        accuracy_k=run.accuracy_k,
+        threshold=run.relevance_threshold,
+        gain=run.gain_scheme,
+        discount=run.discount,
+    )
+
+
+def _ideal(labels: dict[str, int], k: int) -> list[list]:
+    """The best possible top k: known relevant answers, highest label first (ties by id)."""
+    relevant = sorted(((a, g) for a, g in labels.items() if g > 0), key=lambda item: (-item[1], item[0]))
+    return [[a, g] for a, g in relevant[:k]]
+
+
+def _results_build(run: EvaluationRun, outcomes: list[_Outcome], labels: dict[int, dict[str, int]]):
+    rows: list[QuestionResult] = []
+    ranked = [o for o in outcomes if o.ranking is not None]
+    if ranked:
+        evaluation = score_rankings(
+            run=run,
+            rankings=[o.ranking.ids for o in ranked],
+            labels=[labels.get(o.question.pk, {}) for o in ranked],
+        )
+        for i, outcome in enumerate(ranked):
+            known = labels.get(outcome.question.pk, {})
+            ids = outcome.ranking.ids
+            ndcg = float(evaluation.ndcg[i])
+            rows.append(
+                QuestionResult(
+                    run=run,
+                    question=outcome.question,
+                    ranked_answer_ids=ids,
+                    labels=[known.get(a) for a in ids],
+                    dcg=float(evaluation.dcg[i]),
+                    ideal_dcg=float(evaluation.ideal_dcg[i]),
+                    ndcg=None if math.isnan(ndcg) else ndcg,
+                    accuracy_hit=bool(evaluation.success[i]),
+                    unlabelled_in_top_k=int(evaluation.unlabelled_in_top_k[i]),
+                    judged=float(evaluation.judged[i]),
+                    unknown_answer_ids=list(outcome.ranking.unknown_ids),
+                    ideal=_ideal(known, run.ndcg_k),
+                )
+            )
+    for outcome in outcomes:
+        if outcome.ranking is None:
+            rows.append(QuestionResult(run=run, question=outcome.question, error=outcome.error[:2000]))
+    return rows
+
+
+def _progress_write(*, run_id: int, chunk_id: int, rows: list[QuestionResult]) -> None:
+    """Store a batch of results and refresh the run's progress and the chunk's heartbeat."""
+    with transaction.atomic():
+        QuestionResult.objects.bulk_create(rows, ignore_conflicts=True)
+        counts = QuestionResult.objects.filter(run_id=run_id).aggregate(
+            done=Count("id"), failed=Count("id", filter=~Q(error=""))
+        )
+        EvaluationRun.objects.filter(pk=run_id).update(
+            questions_done=counts["done"], questions_failed=counts["failed"]
+        )
+        EvaluationChunk.objects.filter(pk=chunk_id).update(heartbeat_at=timezone.now())
+
+
+def _too_many_failures(run_id: int) -> bool:
+    run = EvaluationRun.objects.filter(pk=run_id).values("status", "questions_failed", "questions_total").first()
+    if run is None or run["status"] != RunStatus.RUNNING:
+        return True
+    return run["questions_failed"] > failure_allowance(run["questions_total"])
+
+
+def chunk_evaluate(*, chunk_id: int, worker: str, token: str) -> None:
+    """Evaluate one chunk of a run's questions (idempotent), then finalise the run if it was the last."""
+    from trainer.rankers import get_backend
+
+    if not _chunk_claim(chunk_id=chunk_id, worker=worker, token=token):
+        # Done, held by a live worker, or the run is over: still make sure a finished run is finalised.
+        run_id = EvaluationChunk.objects.filter(pk=chunk_id).values_list("run_id", flat=True).first()
+        if run_id is not None:
+            run_finalise(run_id=run_id)
+        return
+    chunk = EvaluationChunk.objects.select_related("run__ranker__collection", "run__ranker_version").get(pk=chunk_id)
+    run = chunk.run
+    done = set(
+        QuestionResult.objects.filter(run=run, question_id__in=chunk.question_ids).values_list("question_id", flat=True)
+    )
+    todo = list(Question.objects.filter(pk__in=set(chunk.question_ids) - done).order_by("pk"))
+    if todo and not _too_many_failures(run.pk):
+        try:
+            backend = get_backend(run.ranker, run.ranker_version)
+        except RankerError as exc:
+            # The ranker cannot even be set up (bad config, missing model): every question fails alike.
+            outcomes = [_Outcome(q, error=f"Ranker error: {exc}") for q in todo]
+            _progress_write(run_id=run.pk, chunk_id=chunk.pk, rows=_results_build(run, outcomes, {}))
+        else:
+            _chunk_rank(run=run, chunk=chunk, backend=backend, questions=todo)
+    with transaction.atomic():
+        finished = EvaluationChunk.objects.filter(
+            pk=chunk.pk, status=ChunkStatus.RUNNING, claim_token=token
+        ).update(status=ChunkStatus.DONE, finished_at=timezone.now())
+        if finished:
+            EvaluationRun.objects.filter(pk=run.pk).update(chunks_done=F("chunks_done") + 1)
+    run_finalise(run_id=run.pk)
+
+
+def _chunk_rank(*, run: EvaluationRun, chunk: EvaluationChunk, backend, questions: list[Question]) -> None:
+    labels = labels_by_question(question_ids=[q.pk for q in questions])
+    depth = max(run.ndcg_k, run.accuracy_k)
+    pending: list[_Outcome] = []
+    last_write = time.monotonic()
+    # The ranker calls are I/O-bound for HTTP rankers: keep EVALUATION_CONCURRENCY of them in flight.
+    # Database writes stay on this thread.
+    with ThreadPoolExecutor(max_workers=settings.EVALUATION_CONCURRENCY, thread_name_prefix="rank") as pool:
+        futures: set[Future] = {pool.submit(_rank_with_retry, backend, q, depth) for q in questions}
+        while futures:
+            finished, futures = wait(futures, timeout=BATCH_SECONDS, return_when=FIRST_COMPLETED)
+            pending.extend(f.result() for f in finished)
+            if pending and (
+                len(pending) >= BATCH_SIZE or not futures or time.monotonic() - last_write >= BATCH_SECONDS
+            ):
+                _progress_write(run_id=run.pk, chunk_id=chunk.pk, rows=_results_build(run, pending, labels))
+                pending, last_write = [], time.monotonic()
+                if futures and _too_many_failures(run.pk):
+                    # The run will fail anyway: stop asking a ranker that is down.
+                    for future in futures:
+                        future.cancel()
+                    finished, _ = wait(futures)
+                    leftovers = [f.result() for f in finished if not f.cancelled()]
+                    if leftovers:
+                        rows = _results_build(run, leftovers, labels)
+                        _progress_write(run_id=run.pk, chunk_id=chunk.pk, rows=rows)
+                    futures = set()
+
+
+# ----------------------------------------------------------------------------------------- finalise
+
+
+def _nan_to_none(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def run_finalise(*, run_id: int) -> bool:
+    """Compute the run's results once all chunks are done. Returns True when this call finalised it."""
+    with transaction.atomic():
+        run = EvaluationRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.status != RunStatus.RUNNING or not run.chunks_total:
+            return False
+        if run.chunks_done < run.chunks_total:
+            return False
+        _results_aggregate(run)
+        return True
+
+
+def _results_aggregate(run: EvaluationRun) -> None:
+    results = list(
+        QuestionResult.objects.filter(run=run)
+        .order_by("question_id")
+        .values("question_id", "ndcg", "accuracy_hit", "judged", "unlabelled_in_top_k", "error", "ranked_answer_ids")
+    )
+    answered = [r for r in results if not r["error"]]
+    failed = run.questions_total - len(answered)
+    run.questions_done = len(results)
+    run.questions_failed = sum(1 for r in results if r["error"])
+    run.finished_at = timezone.now()
+    run.label_count = Label.objects.filter(question__collection_id=run.collection_id).count()
+    if failed > failure_allowance(run.questions_total) or not answered:
+        first_error = next((r["error"] for r in results if r["error"]), "not attempted")
+        run.status = RunStatus.FAILED
+        run.error = (
+            f"{failed} of {run.questions_total} test questions ({failed / run.questions_total:.0%}) could not be "
+            f"ranked; a run fails when more than {FAILURE_LIMIT:.0%} do, so its score would not be comparable. "
+            f"First error: {first_error}"
+        )
+        run.save()
+        return
+    ndcg = np.array([np.nan if r["ndcg"] is None else r["ndcg"] for r in answered], dtype=np.float64)
+    scored = ~np.isnan(ndcg)
+    ci = bootstrap_ci(ndcg, seed=STATS_SEED)
+    run.ndcg_mean, run.ndcg_ci_low, run.ndcg_ci_high = _nan_to_none(ci.mean), _nan_to_none(ci.low), _nan_to_none(ci.high)
+    hits = np.array([bool(r["accuracy_hit"]) for r in answered], dtype=np.float64)
+    # accuracy@k over the same questions as NDCG (those with a known good answer), so the two compare.
+    run.accuracy_mean = float(hits[scored].mean()) if scored.any() else None
+    run.judged_mean = float(np.mean([r["judged"] for r in answered]))
+    run.unlabelled_in_top_k = sum(r["unlabelled_in_top_k"] for r in answered)
+    run.no_good_answer_count = int((~scored).sum())
+    run.scored_count = int(scored.sum())
+    if failed:
+        run.error = f"{failed} of {run.questions_total} test questions could not be ranked and are left out."
+    _compare_with_previous(run, answered)
+    run.status = RunStatus.SUCCEEDED
+    run.save()
+
+
+def _compare_with_previous(run: EvaluationRun, answered: list[dict]) -> None:
+    """Paired comparison with the previous successful run of the ranker, on the same labels.
+
+    Both runs' stored rankings are scored with the labels known now, so the difference measures the
+    rankings, not new ratings (rating more answers alone moves NDCG).
+    """
+    previous = (
+        EvaluationRun.objects.filter(ranker_id=run.ranker_id, status=RunStatus.SUCCEEDED, created_at__lte=run.created_at)
+        .exclude(pk=run.pk)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    run.previous_run = previous
+    if previous is None:
+        return
+    before = dict(
+        QuestionResult.objects.filter(run=previous, error="").values_list("question_id", "ranked_answer_ids")
+    )
+    paired = [(r["question_id"], r["ranked_answer_ids"], before[r["question_id"]]) for r in answered if r["question_id"] in before]
+    if not paired:
+        return
+    labels = labels_by_question(question_ids=[q for q, _, _ in paired])
+    label_list = [labels[q] for q, _, _ in paired]
+    now = score_rankings(run=run, rankings=[r for _, r, _ in paired], labels=label_list)
+    then = score_rankings(run=run, rankings=[r for _, _, r in paired], labels=label_list)
+    comparison = compare_runs(now.ndcg, then.ndcg, seed=STATS_SEED)
+    if comparison.n == 0:
+        return
+    run.delta = comparison.difference
+    run.delta_ci_low, run.delta_ci_high = comparison.ci_low, comparison.ci_high
+    run.p_value = comparison.p_value
+    run.previous_ndcg_mean = comparison.mean_b
+    run.comparison_count = comparison.n
+    run.verdict = comparison.verdict()
+
+
+# ----------------------------------------------------------------------------------------- recovery
+
+
+def evaluations_resume(*, worker: str, since: datetime) -> list[int]:
+    """Chunk ids to queue again after a worker (re)start or on beat's sweep.
+
+    - chunks this worker node held before ``since`` (its previous process died mid-chunk): set PENDING;
+    - chunks of any worker whose heartbeat is older than ``EVALUATION_STALE_SECONDS``;
+    - unfinished chunks of runs this worker planned but never queued (it died while planning).
+    Runs whose chunks are all done but which were never finalised are finalised here.
+    """
+    stale = timezone.now() - timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
+    running = EvaluationChunk.objects.filter(status=ChunkStatus.RUNNING, run__status=RunStatus.RUNNING)
+    orphaned = running.filter(claimed_by=worker, heartbeat_at__lt=since)
+    ids = set(orphaned.values_list("pk", flat=True))
+    orphaned.update(status=ChunkStatus.PENDING, claim_token="")
+    ids |= set(running.filter(heartbeat_at__lt=stale).values_list("pk", flat=True))
+    for run_id in EvaluationRun.objects.filter(status=RunStatus.RUNNING, claimed_by=worker, started_at__lt=since).values_list(
+        "pk", flat=True
+    ):
+        ids |= set(_chunks_create(run_id=run_id))
+    for run_id in EvaluationRun.objects.filter(
+        status=RunStatus.RUNNING, chunks_total__gt=0, chunks_done__gte=F("chunks_total")
+    ).values_list("pk", flat=True):
+        run_finalise(run_id=run_id)
+    # Queued, not running: pending chunks of a stale planner are covered by _chunks_create above.
+    return sorted(ids)
+
+
+def stale_pending_runs() -> list[int]:
+    """PENDING runs whose message was lost (queued more than EVALUATION_STALE_SECONDS ago)."""
+    stale = timezone.now() - timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
+    return list(EvaluationRun.objects.filter(status=RunStatus.PENDING, created_at__lt=stale).values_list("pk", flat=True))
+
+
+def scheduled_evaluations_start() -> list[EvaluationRun]:
+    """Start an evaluation of every collection's default ranker (Celery beat, EVALUATION_SCHEDULE)."""
+    runs = []
+    for collection in Collection.objects.order_by("pk"):
+        ranker = default_ranker(collection=collection)
+        if ranker is None:
+            continue
+        version = RankerVersion.objects.filter(ranker=ranker).order_by("-created_at", "-id").first()
+        runs.append(evaluation_start(ranker=ranker, ranker_version=version, trigger=RunTrigger.SCHEDULE))
+    return runs

@@ -1,0 +1,85 @@
+"""Celery tasks of evaluation runs: thin callers of evaluation.services (see its docstring for the flow)."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from celery.signals import worker_ready
+from django.db import OperationalError, close_old_connections
+from django.utils import timezone
+
+from evaluation import services
+
+logger = logging.getLogger(__name__)
+
+# When this worker process started: chunks its node name held before this moment belong to a dead process.
+PROCESS_STARTED = timezone.now()
+
+
+def _chunks_enqueue(chunk_ids: list[int]) -> None:
+    for chunk_id in chunk_ids:
+        evaluation_chunk.apply_async(kwargs={"chunk_id": chunk_id})
+
+
+@shared_task(
+    name="evaluation.run",
+    bind=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    max_retries=5,
+)
+def evaluation_run(self, *, run_id: int) -> None:
+    """Claim the run (PENDING→RUNNING) and fan its test questions out in chunk tasks."""
+    _chunks_enqueue(services.run_plan(run_id=run_id, worker=self.request.hostname or "unknown"))
+
+
+@shared_task(
+    name="evaluation.chunk",
+    bind=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    max_retries=5,
+)
+def evaluation_chunk(self, *, chunk_id: int) -> None:
+    """Evaluate one chunk of questions; the task that completes the last chunk finalises the run."""
+    services.chunk_evaluate(chunk_id=chunk_id, worker=self.request.hostname or "unknown", token=self.request.id or "")
+
+
+@shared_task(name="evaluation.sweep", bind=True)
+def evaluation_sweep(self) -> int:
+    """Beat, every minute: take over chunks whose worker went silent, re-queue lost PENDING runs."""
+    chunk_ids = services.evaluations_resume(worker=self.request.hostname or "", since=PROCESS_STARTED)
+    _chunks_enqueue(chunk_ids)
+    for run_id in services.stale_pending_runs():
+        evaluation_run.apply_async(kwargs={"run_id": run_id})
+    return len(chunk_ids)
+
+
+@shared_task(name="evaluation.scheduled")
+def evaluation_scheduled() -> int:
+    """Beat, on EVALUATION_SCHEDULE: evaluate every collection's default ranker."""
+    return len(services.scheduled_evaluations_start())
+
+
+@worker_ready.connect
+def evaluations_resume_on_start(sender=None, **kwargs) -> None:
+    """A worker starting again finishes the chunks its killed predecessor (same node name) left RUNNING.
+
+    The broker would redeliver those unacknowledged messages only after its visibility timeout (an hour
+    on Redis), so resuming here is what makes a restart finish the run promptly.
+    """
+    hostname = getattr(sender, "hostname", "") or ""
+    try:
+        close_old_connections()
+        chunk_ids = services.evaluations_resume(worker=hostname, since=PROCESS_STARTED)
+        _chunks_enqueue(chunk_ids)
+        if chunk_ids:
+            logger.info("Resumed %d evaluation chunk(s) left running by a previous %s", len(chunk_ids), hostname)
+    except Exception:
+        # A worker must start even when the database is briefly unreachable; beat's sweep retries.
+        logger.exception("could not resume evaluations on worker start")
+    finally:
+        close_old_connections()
