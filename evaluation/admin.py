@@ -5,7 +5,16 @@ from evaluation.models import EvaluationRun, QuestionResult
 
 @admin.register(EvaluationRun)
 class EvaluationRunAdmin(admin.ModelAdmin):
-    list_display = ["id", "ranker", "ranker_version", "status", "trigger", "ndcg_mean", "accuracy_mean", "created_at"]
+    list_display = [
+        "id",
+        "ranker",
+        "ranker_version",
+        "status",
+        "trigger",
+        "ndcg_mean",
+        "accuracy_mean",
+        "created_at",
+    ]
     list_filter = ["status", "trigger", "collection"]
     search_fields = ["ranker__name", "error"]
     list_select_related = ["ranker", "ranker_version"]

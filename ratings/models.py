@@ -92,7 +92,9 @@ class Skip(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["rater", "question"], name="skip_one_per_rater_question")]
+        constraints = [
+            models.UniqueConstraint(fields=["rater", "question"], name="skip_one_per_rater_question")
+        ]
 
     def __str__(self) -> str:
         return f"{self.rater} skipped {self.question_id}"

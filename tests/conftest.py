@@ -75,10 +75,31 @@ class WorkerProcess:
         name = f"{self.queue}@localhost"
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "trainer", "worker", "-Q", self.queue, "-n", name,
-             "--pool", "threads", "--concurrency", "4", "--loglevel", "INFO",
-             "--without-gossip", "--without-mingle", "--without-heartbeat"],
-            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "trainer",
+                "worker",
+                "-Q",
+                self.queue,
+                "-n",
+                name,
+                "--pool",
+                "threads",
+                "--concurrency",
+                "4",
+                "--loglevel",
+                "INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         self.starts.append(time.monotonic())
         deadline = time.monotonic() + 60
@@ -126,7 +147,12 @@ def celery_worker_process(transactional_db, tmp_path) -> Iterator[WorkerProcess]
     if not settings.REDIS_URL:
         pytest.fail("celery_worker_process needs REDIS_URL (run the suite with `make test`)")
     queue = f"rt-test-{uuid.uuid4().hex[:10]}"
-    env = {**os.environ, "DATABASE_URL": _database_url_for_tests(), "CELERY_QUEUE": queue, "DJANGO_SETTINGS_MODULE": "trainer.settings"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url_for_tests(),
+        "CELERY_QUEUE": queue,
+        "DJANGO_SETTINGS_MODULE": "trainer.settings",
+    }
     previous_queue = celery_app.conf.task_default_queue
     celery_app.conf.task_default_queue = queue
     celery_app.amqp.__dict__.pop("queues", None)

@@ -11,7 +11,15 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Collection)
 class CollectionAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "ndcg_k", "gain_scheme", "accuracy_k", "relevance_threshold", "created_at"]
+    list_display = [
+        "name",
+        "slug",
+        "ndcg_k",
+        "gain_scheme",
+        "accuracy_k",
+        "relevance_threshold",
+        "created_at",
+    ]
     search_fields = ["name", "slug", "description"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]
@@ -59,7 +67,15 @@ class RankerAdmin(admin.ModelAdmin):
 
 @admin.register(RankerVersion)
 class RankerVersionAdmin(admin.ModelAdmin):
-    list_display = ["ranker", "label", "created_at", "label_count", "uses_model", "cv_ndcg_model", "cv_ndcg_bm25"]
+    list_display = [
+        "ranker",
+        "label",
+        "created_at",
+        "label_count",
+        "uses_model",
+        "cv_ndcg_model",
+        "cv_ndcg_bm25",
+    ]
     list_filter = ["uses_model", "ranker__collection"]
     search_fields = ["label", "ranker__name", "notes"]
     list_select_related = ["ranker"]
@@ -67,7 +83,16 @@ class RankerVersionAdmin(admin.ModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ["name", "key_prefix", "collection", "role", "user", "created_at", "last_used_at", "revoked"]
+    list_display = [
+        "name",
+        "key_prefix",
+        "collection",
+        "role",
+        "user",
+        "created_at",
+        "last_used_at",
+        "revoked",
+    ]
     list_filter = ["role", "revoked", "collection"]
     search_fields = ["name", "key_prefix", "user__username"]
     readonly_fields = ["key_prefix", "key_hash", "last_used_at"]

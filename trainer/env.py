@@ -108,7 +108,9 @@ def parse_database_url(url: str, *, base_dir: Path, name: str = "DATABASE_URL") 
             "CONN_MAX_AGE": 60,
             "CONN_HEALTH_CHECKS": True,
         }
-    raise ImproperlyConfiguredEnv(f"{name}={url!r}: scheme {scheme!r} is not supported (postgres:// or sqlite://)")
+    raise ImproperlyConfiguredEnv(
+        f"{name}={url!r}: scheme {scheme!r} is not supported (postgres:// or sqlite://)"
+    )
 
 
 def check_redis_url(url: str, *, name: str = "REDIS_URL") -> str:

@@ -181,7 +181,9 @@ def parse_rnr_documents(path: Path | str) -> list[AnswerRecord]:
         title, body = fields.pop("title", ""), fields.pop("body", "")
         for field_name, field_value in (("title", title), ("body", body)):
             if not isinstance(field_value, str):
-                raise FormatError(name, None, f'{position} (id {external_id}): field "{field_name}" must be text')
+                raise FormatError(
+                    name, None, f'{position} (id {external_id}): field "{field_name}" must be text'
+                )
         metadata = {key: val for key, val in fields.items() if not isinstance(val, list) or val}
         records.append(AnswerRecord(external_id, title, body, metadata, file=name))
     if not records:
@@ -333,8 +335,9 @@ def parse_ground_truth_jsonl(path: Path | str) -> tuple[list[QuestionRecord], li
             raise FormatError(name, line, f'field "stars" must be 0–3, not {stars!r}')
         if qid not in questions and obj.get("question"):
             split = obj.get("split")
-            questions[qid] = QuestionRecord(qid, str(obj["question"]), split if split in {"train", "test"} else None,
-                                            file=name, line=line)
+            questions[qid] = QuestionRecord(
+                qid, str(obj["question"]), split if split in {"train", "test"} else None, file=name, line=line
+            )
         judgments.append(JudgmentRecord(qid, aid, stars, file=name, line=line))
     return list(questions.values()), judgments
 

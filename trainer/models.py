@@ -18,7 +18,10 @@ class GainScheme(models.TextChoices):
 
 class Discount(models.TextChoices):
     LOG2 = "log2", "1/log2(rank + 1) (trec_eval)"
-    JARVELIN_KEKALAINEN = "jarvelin_kekalainen", "Järvelin–Kekäläinen (rank 1 undiscounted, then 1/log2(rank))"
+    JARVELIN_KEKALAINEN = (
+        "jarvelin_kekalainen",
+        "Järvelin–Kekäläinen (rank 1 undiscounted, then 1/log2(rank))",
+    )
 
 
 class Collection(models.Model):
@@ -28,13 +31,19 @@ class Collection(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
     # Evaluation settings. Each EvaluationRun snapshots them so history never shifts silently.
-    ndcg_k = models.PositiveSmallIntegerField(default=10, validators=[MinValueValidator(1), MaxValueValidator(1000)])
+    ndcg_k = models.PositiveSmallIntegerField(
+        default=10, validators=[MinValueValidator(1), MaxValueValidator(1000)]
+    )
     gain_scheme = models.CharField(max_length=20, choices=GainScheme.choices, default=GainScheme.LINEAR)
     discount = models.CharField(max_length=30, choices=Discount.choices, default=Discount.LOG2)
     relevance_threshold = models.PositiveSmallIntegerField(
-        default=1, validators=[MinValueValidator(1), MaxValueValidator(3)], help_text="Stars that count as correct."
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(3)],
+        help_text="Stars that count as correct.",
     )
-    accuracy_k = models.PositiveSmallIntegerField(default=5, validators=[MinValueValidator(1), MaxValueValidator(1000)])
+    accuracy_k = models.PositiveSmallIntegerField(
+        default=5, validators=[MinValueValidator(1), MaxValueValidator(1000)]
+    )
     test_fraction = models.FloatField(
         default=0.3,
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
@@ -42,7 +51,9 @@ class Collection(models.Model):
     )
     target_raters = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
     overlap_target_raters = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
-    overlap_fraction = models.FloatField(default=0.1, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    overlap_fraction = models.FloatField(
+        default=0.1, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -58,7 +69,8 @@ class Collection(models.Model):
                 condition=Q(test_fraction__gte=0, test_fraction__lte=1), name="collection_test_fraction_0_1"
             ),
             models.CheckConstraint(
-                condition=Q(overlap_fraction__gte=0, overlap_fraction__lte=1), name="collection_overlap_fraction_0_1"
+                condition=Q(overlap_fraction__gte=0, overlap_fraction__lte=1),
+                name="collection_overlap_fraction_0_1",
             ),
         ]
 
@@ -146,7 +158,9 @@ class Ranker(models.Model):
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=10, choices=RankerKind.choices)
     config = models.JSONField(default=dict, blank=True)
-    is_default = models.BooleanField(default=False, help_text="The ranker whose results the rating queue uses.")
+    is_default = models.BooleanField(
+        default=False, help_text="The ranker whose results the rating queue uses."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -170,7 +184,9 @@ class RankerVersion(models.Model):
     label = models.CharField(max_length=100)
     notes = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    label_count = models.PositiveIntegerField(default=0, help_text="Training labels the version learned from.")
+    label_count = models.PositiveIntegerField(
+        default=0, help_text="Training labels the version learned from."
+    )
     feature_importances = models.JSONField(default=dict, blank=True)
     model_file = models.CharField(max_length=500, blank=True)
     # Cross-validated NDCG@k on training questions, for the model and for plain BM25 (builtin only).
@@ -182,7 +198,9 @@ class RankerVersion(models.Model):
     class Meta:
         ordering = ["ranker", "-created_at"]
         get_latest_by = "created_at"
-        constraints = [models.UniqueConstraint(fields=["ranker", "label"], name="ranker_version_unique_label")]
+        constraints = [
+            models.UniqueConstraint(fields=["ranker", "label"], name="ranker_version_unique_label")
+        ]
 
     def __str__(self) -> str:
         return f"{self.ranker.name} {self.label}"

@@ -19,9 +19,7 @@ def collection_role(*, user: AbstractBaseUser | AnonymousUser, collection: Colle
     if user.is_superuser:
         return Role.TRAINER
     # Views that check many collections should prefetch; a single check is one indexed query.
-    return (
-        Membership.objects.filter(user=user, collection=collection).values_list("role", flat=True).first()
-    )
+    return Membership.objects.filter(user=user, collection=collection).values_list("role", flat=True).first()
 
 
 def can_rate(*, user: AbstractBaseUser | AnonymousUser, collection: Collection) -> bool:

@@ -137,7 +137,10 @@ else:
     for _folder in ("queue", "processed"):
         (_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": VAR_DIR / "cache"}
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": VAR_DIR / "cache",
+        }
     }
 
 CELERY_TASK_SERIALIZER = "json"
@@ -155,7 +158,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "interval_step": 0.2,
     "interval_max": 0.5,
 }
-CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
 # How many ranker requests one evaluation worker keeps in flight (HTTP rankers are I/O-bound).
 EVALUATION_CONCURRENCY = env_int("EVALUATION_CONCURRENCY", 16, minimum=1)

@@ -119,7 +119,8 @@ def gains(labels: ArrayLike, gain: Gain = "linear") -> FloatArray:
     if gain == "linear":
         return np.where(positive, array, 0.0)
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(positive, np.exp2(np.where(positive, array, 0.0)) - 1.0, 0.0)
+        # expm1(l ln 2) == 2**l - 1, accurate for tiny labels too
+        return np.where(positive, np.expm1(np.where(positive, array, 0.0) * math.log(2.0)), 0.0)
 
 
 def discount_divisors(n: int, discount: Discount = "log2") -> FloatArray:

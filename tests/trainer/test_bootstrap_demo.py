@@ -13,8 +13,12 @@ def test_bootstrap_demo_twice_creates_nothing_twice_and_prints_same_logins(db, s
     first, second = StringIO(), StringIO()
     call_command("bootstrap_demo", "--url", "http://127.0.0.1:8000/", stdout=first)
     call_command("bootstrap_demo", "--url", "http://127.0.0.1:8000/", stdout=second)
-    assert (Collection.objects.count(), Answer.objects.count(), Question.objects.count(), Label.objects.count()) == (
-        1, 1400, 150, 1197)
+    assert (
+        Collection.objects.count(),
+        Answer.objects.count(),
+        Question.objects.count(),
+        Label.objects.count(),
+    ) == (1, 1400, 150, 1197)
     assert Ranker.objects.filter(is_default=True).count() == 1
     credentials = json.loads((tmp_path / "demo-credentials.json").read_text())
     for username, role in (("trainer", Role.TRAINER), ("rater", Role.RATER)):

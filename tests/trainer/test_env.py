@@ -13,8 +13,19 @@ from trainer.env import (
 )
 
 
-@pytest.mark.parametrize(("raw", "expected"), [("1", True), ("true", True), ("Yes", True), ("on", True),
-                                               ("0", False), ("false", False), ("no", False), ("", False)])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1", True),
+        ("true", True),
+        ("Yes", True),
+        ("on", True),
+        ("0", False),
+        ("false", False),
+        ("no", False),
+        ("", False),
+    ],
+)
 def test_env_bool_accepts_common_spellings(raw, expected):
     assert env_bool("DEBUG", not expected, environ={"DEBUG": raw}) is expected
 
@@ -50,20 +61,31 @@ def test_env_list_splits_and_rejects_empty_items():
 def test_parse_database_url_postgres():
     db = parse_database_url("postgres://u%40x:p%3Aw@db.example:6543/rank", base_dir=Path("/app"))
     assert db["ENGINE"] == "django.db.backends.postgresql"
-    assert (db["NAME"], db["USER"], db["PASSWORD"], db["HOST"], db["PORT"]) == ("rank", "u@x", "p:w", "db.example", "6543")
+    assert (db["NAME"], db["USER"], db["PASSWORD"], db["HOST"], db["PORT"]) == (
+        "rank",
+        "u@x",
+        "p:w",
+        "db.example",
+        "6543",
+    )
 
 
 def test_parse_database_url_sqlite_relative_and_absolute():
-    assert parse_database_url("sqlite:///var/x.sqlite3", base_dir=Path("/app"))["NAME"] == "/app/var/x.sqlite3"
+    assert (
+        parse_database_url("sqlite:///var/x.sqlite3", base_dir=Path("/app"))["NAME"] == "/app/var/x.sqlite3"
+    )
     assert parse_database_url("sqlite:////tmp/x.sqlite3", base_dir=Path("/app"))["NAME"] == "/tmp/x.sqlite3"
 
 
-@pytest.mark.parametrize(("url", "message"), [
-    ("mysql://u@h/db", "scheme 'mysql' is not supported"),
-    ("postgres://u@h:notaport/db", "bad port"),
-    ("postgres://u@h:5432/", "names no database"),
-    ("sqlite://", "names no SQLite file"),
-])
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql://u@h/db", "scheme 'mysql' is not supported"),
+        ("postgres://u@h:notaport/db", "bad port"),
+        ("postgres://u@h:5432/", "names no database"),
+        ("sqlite://", "names no SQLite file"),
+    ],
+)
 def test_parse_database_url_rejects_bad_values(url, message):
     with pytest.raises(ImproperlyConfiguredEnv, match=message):
         parse_database_url(url, base_dir=Path("/app"))

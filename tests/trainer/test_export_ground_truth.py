@@ -14,8 +14,15 @@ DEMO = Path(__file__).resolve().parents[2] / "trainer" / "demo_data"
 
 @pytest.fixture
 def cranfield(db):
-    call_command("import_collection", "cran", "--rnr-documents", str(DEMO / "cranfield-data.json"),
-                 "--rnr-ground-truth", str(DEMO / "cranfield-gt.csv"), stdout=StringIO())
+    call_command(
+        "import_collection",
+        "cran",
+        "--rnr-documents",
+        str(DEMO / "cranfield-data.json"),
+        "--rnr-ground-truth",
+        str(DEMO / "cranfield-gt.csv"),
+        stdout=StringIO(),
+    )
     return Collection.objects.get(slug="cran")
 
 
@@ -43,10 +50,13 @@ def test_export_split_train_only_has_train_questions(cranfield):
     assert text.count("\n") == Label.objects.filter(question__split="train").count()
 
 
-@pytest.mark.parametrize(("fmt", "import_args"), [
-    ("jsonl", ("--ground-truth-jsonl",)),
-    ("rnr-csv", ("--grade-map", "identity", "--rnr-ground-truth")),
-])
+@pytest.mark.parametrize(
+    ("fmt", "import_args"),
+    [
+        ("jsonl", ("--ground-truth-jsonl",)),
+        ("rnr-csv", ("--grade-map", "identity", "--rnr-ground-truth")),
+    ],
+)
 def test_export_then_import_reproduces_labels(cranfield, tmp_path, fmt, import_args):
     expected = labels()
     path = tmp_path / f"labels.{fmt}"
@@ -60,7 +70,9 @@ def test_export_then_import_reproduces_labels(cranfield, tmp_path, fmt, import_a
 def test_export_qrels_round_trip_through_import(cranfield, tmp_path):
     expected = labels()
     path = tmp_path / "qrels.txt"
-    call_command("export_ground_truth", "cran", "--format", "trec-qrels", "--split", "all", "--output", str(path))
+    call_command(
+        "export_ground_truth", "cran", "--format", "trec-qrels", "--split", "all", "--output", str(path)
+    )
     Rating.objects.all().delete()
     Label.objects.all().delete()
     call_command("import_collection", "cran", "--qrels", str(path), stdout=StringIO())

@@ -23,8 +23,13 @@ def import_(*args: str) -> str:
 
 
 def counts() -> tuple[int, int, int, int, int]:
-    return (Collection.objects.count(), Answer.objects.count(), Question.objects.count(),
-            Rating.objects.count(), Label.objects.count())
+    return (
+        Collection.objects.count(),
+        Answer.objects.count(),
+        Question.objects.count(),
+        Rating.objects.count(),
+        Label.objects.count(),
+    )
 
 
 @pytest.fixture
@@ -54,8 +59,13 @@ def test_import_cranfield_question_ids_come_from_text(cranfield):
     text = "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft."
     question = Question.objects.get(external_id=question_id_from_text(text))
     assert question.text == text
-    assert question_id_from_text("  What similarity laws must be obeyed when constructing aeroelastic models of "
-                                 "heated high speed aircraft .") == question.external_id
+    assert (
+        question_id_from_text(
+            "  What similarity laws must be obeyed when constructing aeroelastic models of "
+            "heated high speed aircraft ."
+        )
+        == question.external_id
+    )
 
 
 def test_import_same_files_again_changes_nothing(cranfield):
@@ -87,18 +97,33 @@ def write(tmp_path: Path, name: str, content: str | bytes) -> str:
 DOCS_OK = '{"add": {"doc": {"id": 1, "title": "lift", "body": "wing lift"}}, "add": {"doc": {"id": 2, "title": "drag", "body": "drag"}}}'
 
 
-@pytest.mark.parametrize(("docs", "gt", "message"), [
-    ('{"add": {"doc": {"id": 1, "title": "x"', '"q","1","2"', "docs.json line 1: invalid JSON"),
-    ('{"add": {"doc": {"title": "x"}}}', '"q","1","2"', 'docs.json: document 1: field "id" is missing'),
-    ('{"add": {"doc": {"id": 1}}, "add": {"doc": {"id": 1}}}', '"q","1","2"', "docs.json: document 2: duplicate id '1'"),
-    (DOCS_OK, '"what lifts","1","3"\n"what drags","9999","2"', "gt.csv line 2: answer id 9999 not in collection"),
-    (DOCS_OK, '"what lifts","1","3"\n"what drags","2","7"', "gt.csv line 2: grade 7 is out of range"),
-    (DOCS_OK, '"what lifts","1","three"', "gt.csv line 1: grade 'three' is not a whole number"),
-    (DOCS_OK, '"what lifts","1"', "gt.csv line 1: expected the question then answer_id,grade pairs"),
-    (DOCS_OK, '"what lifts","1","3","1","2"', "gt.csv line 1: answer id 1 appears twice"),
-    (DOCS_OK, '"what lifts","1","3"\n"What lifts .","2","2"', "gt.csv line 2: duplicate question (also on line 1)"),
-    (DOCS_OK, b'"what lifts","1","3"\n"caf\xe9","2","2"', "gt.csv line 2: not UTF-8 text (byte 0xe9)"),
-])
+@pytest.mark.parametrize(
+    ("docs", "gt", "message"),
+    [
+        ('{"add": {"doc": {"id": 1, "title": "x"', '"q","1","2"', "docs.json line 1: invalid JSON"),
+        ('{"add": {"doc": {"title": "x"}}}', '"q","1","2"', 'docs.json: document 1: field "id" is missing'),
+        (
+            '{"add": {"doc": {"id": 1}}, "add": {"doc": {"id": 1}}}',
+            '"q","1","2"',
+            "docs.json: document 2: duplicate id '1'",
+        ),
+        (
+            DOCS_OK,
+            '"what lifts","1","3"\n"what drags","9999","2"',
+            "gt.csv line 2: answer id 9999 not in collection",
+        ),
+        (DOCS_OK, '"what lifts","1","3"\n"what drags","2","7"', "gt.csv line 2: grade 7 is out of range"),
+        (DOCS_OK, '"what lifts","1","three"', "gt.csv line 1: grade 'three' is not a whole number"),
+        (DOCS_OK, '"what lifts","1"', "gt.csv line 1: expected the question then answer_id,grade pairs"),
+        (DOCS_OK, '"what lifts","1","3","1","2"', "gt.csv line 1: answer id 1 appears twice"),
+        (
+            DOCS_OK,
+            '"what lifts","1","3"\n"What lifts .","2","2"',
+            "gt.csv line 2: duplicate question (also on line 1)",
+        ),
+        (DOCS_OK, b'"what lifts","1","3"\n"caf\xe9","2","2"', "gt.csv line 2: not UTF-8 text (byte 0xe9)"),
+    ],
+)
 def test_import_malformed_files_give_clear_error_and_import_nothing(db, tmp_path, docs, gt, message):
     docs_path, gt_path = write(tmp_path, "docs.json", docs), write(tmp_path, "gt.csv", gt)
     with pytest.raises(CommandError) as excinfo:
@@ -118,28 +143,56 @@ def test_import_bad_file_into_existing_collection_leaves_it_unchanged(cranfield,
 
 
 def test_import_trec_layout_with_splits_from_topics(db, tmp_path):
-    corpus = write(tmp_path, "corpus.jsonl", "\n".join(json.dumps(d) for d in [
-        {"id": "d1", "title": "Wings", "text": "lift of wings", "year": 1958},
-        {"id": "d2", "title": "Drag", "text": "drag at speed"},
-    ]))
+    corpus = write(
+        tmp_path,
+        "corpus.jsonl",
+        "\n".join(
+            json.dumps(d)
+            for d in [
+                {"id": "d1", "title": "Wings", "text": "lift of wings", "year": 1958},
+                {"id": "d2", "title": "Drag", "text": "drag at speed"},
+            ]
+        ),
+    )
     topics = write(tmp_path, "topics.tsv", "t1\twhat gives lift\ttest\nt2\twhat causes drag\ttrain\n")
     qrels = write(tmp_path, "qrels.txt", "t1 0 d1 3\nt1 0 d2 -1\nt2 0 d2 2\n")
     output = import_("trec", "--corpus", corpus, "--topics", topics, "--qrels", qrels)
     assert "answers: 2 new" in output
     assert dict(Question.objects.values_list("external_id", "split")) == {"t1": "test", "t2": "train"}
     assert sorted(Label.objects.values_list("question__external_id", "answer__external_id", "gain")) == [
-        ("t1", "d1", 3), ("t1", "d2", 0), ("t2", "d2", 2)]
+        ("t1", "d1", 3),
+        ("t1", "d2", 0),
+        ("t2", "d2", 2),
+    ]
     assert Answer.objects.get(external_id="d1").metadata == {"year": 1958}
 
 
-@pytest.mark.parametrize(("name", "content", "option", "message"), [
-    ("corpus.jsonl", '{"id": "d1", "text": "x"}\nnot json\n', "--corpus", "corpus.jsonl line 2: invalid JSON"),
-    ("corpus.jsonl", '{"id": "d1"}\n{"id": "d1"}\n', "--corpus", "corpus.jsonl line 2: duplicate id 'd1' (also on line 1)"),
-    ("topics.tsv", "t1 what gives lift\n", "--topics", "topics.tsv line 1: expected qid<TAB>text"),
-    ("topics.tsv", "t1\tlift\tvalidation\n", "--topics", "topics.tsv line 1: split 'validation' must be train or test"),
-    ("qrels.txt", "t1 0 d1\n", "--qrels", "qrels.txt line 1: expected 4 columns"),
-    ("qrels.txt", "t1 0 d1 9\n", "--qrels", "qrels.txt line 1: grade 9 is out of range"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "option", "message"),
+    [
+        (
+            "corpus.jsonl",
+            '{"id": "d1", "text": "x"}\nnot json\n',
+            "--corpus",
+            "corpus.jsonl line 2: invalid JSON",
+        ),
+        (
+            "corpus.jsonl",
+            '{"id": "d1"}\n{"id": "d1"}\n',
+            "--corpus",
+            "corpus.jsonl line 2: duplicate id 'd1' (also on line 1)",
+        ),
+        ("topics.tsv", "t1 what gives lift\n", "--topics", "topics.tsv line 1: expected qid<TAB>text"),
+        (
+            "topics.tsv",
+            "t1\tlift\tvalidation\n",
+            "--topics",
+            "topics.tsv line 1: split 'validation' must be train or test",
+        ),
+        ("qrels.txt", "t1 0 d1\n", "--qrels", "qrels.txt line 1: expected 4 columns"),
+        ("qrels.txt", "t1 0 d1 9\n", "--qrels", "qrels.txt line 1: grade 9 is out of range"),
+    ],
+)
 def test_import_trec_malformed_lines_name_file_and_line(db, tmp_path, name, content, option, message):
     path = write(tmp_path, name, content)
     with pytest.raises(CommandError) as excinfo:

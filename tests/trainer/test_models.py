@@ -9,7 +9,9 @@ from trainer.models import Answer, Question, Ranker
 
 @pytest.fixture
 def pair(collection):
-    question = Question.objects.create(collection=collection, external_id="q1", text="what lifts", split="train")
+    question = Question.objects.create(
+        collection=collection, external_id="q1", text="what lifts", split="train"
+    )
     answer = Answer.objects.create(collection=collection, external_id="a1", title="Lift")
     return question, answer
 

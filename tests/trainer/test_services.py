@@ -1,11 +1,13 @@
+from trainer.formats import QuestionRecord
 from trainer.models import Question, Split
 from trainer.services import questions_upsert, split_for
-from trainer.formats import QuestionRecord
 
 
 def test_split_for_is_stable_and_near_fraction():
     splits = [split_for(collection_slug="c", external_id=str(i), test_fraction=0.3) for i in range(2000)]
-    assert splits == [split_for(collection_slug="c", external_id=str(i), test_fraction=0.3) for i in range(2000)]
+    assert splits == [
+        split_for(collection_slug="c", external_id=str(i), test_fraction=0.3) for i in range(2000)
+    ]
     assert 540 <= splits.count(Split.TEST) <= 660
 
 
@@ -16,6 +18,8 @@ def test_split_for_extremes():
 
 def test_questions_upsert_keeps_split_when_file_gives_none(collection):
     questions_upsert(collection=collection, records=[QuestionRecord("q1", "what lifts", "test")])
-    summary = questions_upsert(collection=collection, records=[QuestionRecord("q1", "what lifts a wing", None)])
+    summary = questions_upsert(
+        collection=collection, records=[QuestionRecord("q1", "what lifts a wing", None)]
+    )
     question = Question.objects.get(external_id="q1")
     assert (question.split, question.text, summary.updated) == ("test", "what lifts a wing", 1)

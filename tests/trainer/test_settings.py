@@ -14,8 +14,12 @@ PRINT = (
 
 
 def run(env: dict[str, str], code: str = PRINT, args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY",
-                                                               "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS"}}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS"}
+    }
     clean["DJANGO_SETTINGS_MODULE"] = "trainer.settings"
     command = [sys.executable, *args] if args else [sys.executable, "-c", code]
     return subprocess.run(command, cwd=ROOT, env={**clean, **env}, capture_output=True, text=True, timeout=60)
@@ -31,8 +35,13 @@ def test_settings_embedded_defaults_use_sqlite_and_filesystem_broker(tmp_path):
 
 
 def test_settings_use_postgres_and_redis_when_urls_set():
-    result = run({"DEBUG": "1", "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/test",
-                  "REDIS_URL": "redis://127.0.0.1:6379/2"})
+    result = run(
+        {
+            "DEBUG": "1",
+            "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/test",
+            "REDIS_URL": "redis://127.0.0.1:6379/2",
+        }
+    )
     assert result.returncode == 0, result.stderr
     assert '"engine": "django.db.backends.postgresql"' in result.stdout
     assert '"broker": "redis://127.0.0.1:6379/2"' in result.stdout
@@ -52,8 +61,12 @@ def test_settings_bad_redis_url_fails_loudly():
 
 
 def test_check_deploy_reports_nothing_with_debug_off(tmp_path):
-    env = {"DEBUG": "0", "SECRET_KEY": "k" * 30 + "-long-random-production-secret-value-123",
-           "ALLOWED_HOSTS": "rank.example.com", "RANK_TRAINER_VAR_DIR": str(tmp_path)}
+    env = {
+        "DEBUG": "0",
+        "SECRET_KEY": "k" * 30 + "-long-random-production-secret-value-123",
+        "ALLOWED_HOSTS": "rank.example.com",
+        "RANK_TRAINER_VAR_DIR": str(tmp_path),
+    }
     result = run(env, args=("manage.py", "check", "--deploy", "--fail-level", "WARNING"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues (0 silenced)." in result.stdout

@@ -12,7 +12,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 
 from trainer.models import Answer, Ranker, RankerKind, RankerVersion
-from trainer.rankers.base import RankerBackend, RankerError, RankerUnavailable, RankQuery, Ranking
+from trainer.rankers.base import RankerBackend, RankerError, RankerUnavailable, Ranking, RankQuery
 
 __all__ = ["RankQuery", "Ranking", "RankerBackend", "RankerError", "RankerUnavailable", "get_backend"]
 
@@ -42,6 +42,8 @@ def get_backend(ranker: Ranker, version: RankerVersion | None = None) -> RankerB
     if ranker.kind == RankerKind.HTTP:
         from trainer.rankers.http import HttpBackend
 
-        known = frozenset(Answer.objects.filter(collection_id=ranker.collection_id).values_list("external_id", flat=True))
+        known = frozenset(
+            Answer.objects.filter(collection_id=ranker.collection_id).values_list("external_id", flat=True)
+        )
         return HttpBackend(config=config, known_ids=known)
     raise RankerError(f"ranker {ranker.name!r} has unknown kind {ranker.kind!r}")

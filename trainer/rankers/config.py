@@ -63,7 +63,10 @@ def validate_ranker_config(*, kind: str, config: Any) -> dict[str, Any]:
                 errors["url"] = f"url must be an http:// or https:// address with a host, not {url[:200]!r}."
         headers = config.get("headers", {})
         if not isinstance(headers, dict) or not all(
-            isinstance(name, str) and _HEADER_NAME.match(name) and isinstance(value, str) and "\n" not in value
+            isinstance(name, str)
+            and _HEADER_NAME.match(name)
+            and isinstance(value, str)
+            and "\n" not in value
             for name, value in headers.items()
         ):
             errors["headers"] = "headers must be an object of header names to text values."
@@ -76,7 +79,11 @@ def validate_ranker_config(*, kind: str, config: Any) -> dict[str, Any]:
         retries = config.get("retries", HTTP_DEFAULTS["retries"])
         if not _whole(retries) or not 0 <= retries <= 5:
             errors["retries"] = "retries must be a whole number from 0 to 5."
-        cleaned = {"url": url.strip() if isinstance(url, str) else url, "timeout": timeout, "retries": retries}
+        cleaned = {
+            "url": url.strip() if isinstance(url, str) else url,
+            "timeout": timeout,
+            "retries": retries,
+        }
         if headers:
             cleaned["headers"] = headers
         if auth_header:

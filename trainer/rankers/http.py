@@ -109,7 +109,9 @@ class HttpBackend:
                 f"ranker at {self.url} answered {response.status_code}: {_snippet(response.text)}"
             )
         if response.status_code != 200:
-            raise RankerError(f"ranker at {self.url} answered {response.status_code}: {_snippet(response.text)}")
+            raise RankerError(
+                f"ranker at {self.url} answered {response.status_code}: {_snippet(response.text)}"
+            )
         return response
 
     def rank(self, query: RankQuery, k: int) -> Ranking:

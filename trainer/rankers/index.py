@@ -34,6 +34,8 @@ from trainer.models import Answer, Collection
 from trainer.rankers.text import TOKENIZER_VERSION, tokenize
 
 logger = logging.getLogger(__name__)
+# bm25s logs every index build at INFO; ours says it once, with the collection and the time taken.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 INDEX_FORMAT = "1"
 # Classic Okapi parameters; Lucene's IDF (never negative).
@@ -125,7 +127,11 @@ def build_index(*, collection: Collection, fingerprint: str | None = None) -> Co
     ids: list[str] = []
     titles: list[list[str]] = []
     bodies: list[list[str]] = []
-    rows = Answer.objects.filter(collection=collection).order_by("id").values_list("external_id", "title", "body")
+    rows = (
+        Answer.objects.filter(collection=collection)
+        .order_by("id")
+        .values_list("external_id", "title", "body")
+    )
     for external_id, title, body in rows.iterator(chunk_size=5000):
         ids.append(external_id)
         titles.append(tokenize(title))
@@ -242,7 +248,10 @@ def load_index(*, collection: Collection) -> CollectionIndex:
             index = build_index(collection=collection, fingerprint=fingerprint)
             save_index(index)
             logger.info(
-                "built BM25 index of %s (%d answers) in %.2f s", collection.slug, index.size, index.build_seconds
+                "built BM25 index of %s (%d answers) in %.2f s",
+                collection.slug,
+                index.size,
+                index.build_seconds,
             )
         _cache[collection.pk] = index
         return index

@@ -85,13 +85,19 @@ class TrainingResult:
 
 def training_questions(*, collection: Collection) -> list[Question]:
     """Training-split questions of the collection that have at least one label, in id order."""
-    ids = labels_for_collection(collection=collection, split=Split.TRAIN).values_list("question_id", flat=True)
+    ids = labels_for_collection(collection=collection, split=Split.TRAIN).values_list(
+        "question_id", flat=True
+    )
     return list(
-        Question.objects.filter(collection=collection, split=Split.TRAIN, id__in=ids).order_by("id").distinct()
+        Question.objects.filter(collection=collection, split=Split.TRAIN, id__in=ids)
+        .order_by("id")
+        .distinct()
     )
 
 
-def training_examples(*, collection: Collection, index: CollectionIndex, candidates: int) -> list[QuestionExample]:
+def training_examples(
+    *, collection: Collection, index: CollectionIndex, candidates: int
+) -> list[QuestionExample]:
     """One example per labelled training question: its BM25 candidates, their features and targets."""
     labels: dict[int, dict[str, int]] = {}
     rows = labels_for_collection(collection=collection, split=Split.TRAIN).values_list(
@@ -139,16 +145,24 @@ def _fit(examples: list[QuestionExample], params: dict[str, Any], *, collection:
     features = np.vstack([e.features for e in examples])
     targets = np.concatenate([e.targets for e in examples])
     groups = [len(e.candidate_ids) for e in examples]
-    dataset = lgb.Dataset(features, targets, group=groups, feature_name=list(FEATURE_NAMES), free_raw_data=True)
+    dataset = lgb.Dataset(
+        features, targets, group=groups, feature_name=list(FEATURE_NAMES), free_raw_data=True
+    )
     full = _lgb_params(params, collection=collection)
     rounds = full.pop("num_iterations")
     return lgb.train(full, dataset, num_boost_round=rounds)
 
 
-def _ndcg(rankings: list[list[str]], examples: list[QuestionExample], *, collection: Collection) -> np.ndarray:
+def _ndcg(
+    rankings: list[list[str]], examples: list[QuestionExample], *, collection: Collection
+) -> np.ndarray:
     arrays = label_arrays(rankings, [e.labels for e in examples])
     return ndcg_at_k(
-        arrays.retrieved, arrays.ideal, collection.ndcg_k, gain=collection.gain_scheme, discount=collection.discount
+        arrays.retrieved,
+        arrays.ideal,
+        collection.ndcg_k,
+        gain=collection.gain_scheme,
+        discount=collection.discount,
     )
 
 
@@ -227,7 +241,9 @@ def train(*, collection: Collection, index: CollectionIndex, candidates: int) ->
     booster = _fit(learnable, params, collection=collection)
     gains = booster.feature_importance(importance_type="gain")
     total = float(gains.sum()) or 1.0
-    result.feature_importances = {name: round(float(g) / total, 6) for name, g in zip(FEATURE_NAMES, gains, strict=True)}
+    result.feature_importances = {
+        name: round(float(g) / total, 6) for name, g in zip(FEATURE_NAMES, gains, strict=True)
+    }
     result.params = dict(params)
     result.model_text = booster.model_to_string()
     result.cv_ndcg_model = best_score

@@ -24,19 +24,25 @@ class Command(BaseCommand):
         parser.add_argument("slug", help="collection slug (created if it does not exist)")
         parser.add_argument("--name", help="collection name when creating it (default: the slug)")
         parser.add_argument("--description", default="")
-        parser.add_argument("--test-fraction", type=float, help="share of new questions put in the test split")
+        parser.add_argument(
+            "--test-fraction", type=float, help="share of new questions put in the test split"
+        )
         parser.add_argument("--rnr-documents", type=Path, metavar="JSON")
         parser.add_argument("--rnr-ground-truth", type=Path, metavar="CSV")
         parser.add_argument("--corpus", type=Path, metavar="JSONL")
         parser.add_argument("--topics", type=Path, metavar="TSV")
         parser.add_argument("--qrels", type=Path, metavar="QRELS")
-        parser.add_argument("--ground-truth-jsonl", type=Path, metavar="JSONL", help="export_ground_truth jsonl output")
+        parser.add_argument(
+            "--ground-truth-jsonl", type=Path, metavar="JSONL", help="export_ground_truth jsonl output"
+        )
         parser.add_argument(
             "--grade-map",
             help='grade→stars: "rnr" (max(grade-1,0); default for R&R CSV), "identity" (default for qrels) '
             'or pairs like "4:3,3:2,2:1,1:0,0:0"',
         )
-        parser.add_argument("--rater", default="ground-truth", help="username the imported judgments are rated by")
+        parser.add_argument(
+            "--rater", default="ground-truth", help="username the imported judgments are rated by"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         files = ImportFiles(
@@ -57,10 +63,14 @@ class Command(BaseCommand):
         try:
             self._progress("parsing files")
             answers, questions, judgments = parse_import_files(files)
-            self._progress(f"importing {len(answers)} answers, {len(questions)} questions, {len(judgments)} judgments")
+            self._progress(
+                f"importing {len(answers)} answers, {len(questions)} questions, {len(judgments)} judgments"
+            )
             collection = Collection.objects.filter(slug=options["slug"]).first()
             if collection is None:
-                extra = {} if options["test_fraction"] is None else {"test_fraction": options["test_fraction"]}
+                extra = (
+                    {} if options["test_fraction"] is None else {"test_fraction": options["test_fraction"]}
+                )
                 collection = collection_create(
                     name=options["name"] or options["slug"],
                     slug=options["slug"],
