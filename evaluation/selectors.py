@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus
 from ratings.models import Label, Rating
@@ -31,7 +31,9 @@ def runs_for_ranker(*, ranker: Ranker) -> QuerySet[EvaluationRun]:
 def run_detail(*, run_id: int) -> EvaluationRun | None:
     """One run with its ranker, version, collection and previous run, or None."""
     return (
-        EvaluationRun.objects.select_related("ranker", "ranker_version", "collection", "previous_run", "created_by")
+        EvaluationRun.objects.select_related(
+            "ranker", "ranker_version", "collection", "previous_run", "created_by"
+        )
         .filter(pk=run_id)
         .first()
     )
@@ -42,14 +44,8 @@ def question_results(*, run: EvaluationRun) -> QuerySet[QuestionResult]:
     return (
         QuestionResult.objects.filter(run=run)
         .select_related("question")
-        .order_by(models_nulls_last("ndcg"), "question_id")
+        .order_by(F("ndcg").asc(nulls_last=True), "question_id")
     )
-
-
-def models_nulls_last(name: str):
-    from django.db.models import F
-
-    return F(name).asc(nulls_last=True)
 
 
 @dataclass(frozen=True)
@@ -112,14 +108,18 @@ class Dashboard:
 RECENT_RUNS = 10
 
 
-def dashboard(*, collection: Collection, ranker: Ranker) -> Dashboard:
-    """Everything the dashboard shows for one ranker, in five queries."""
-    rankers = list(Ranker.objects.filter(collection=collection).order_by("-is_default", "name"))
+def rankers_for_dashboard(*, collection: Collection) -> list[Ranker]:
+    """The collection's rankers, the default one first."""
+    return list(Ranker.objects.filter(collection=collection).order_by("-is_default", "name", "id"))
+
+
+def dashboard(*, collection: Collection, ranker: Ranker, rankers: list[Ranker] | None = None) -> Dashboard:
+    """Everything the dashboard shows for one ranker, in three queries (four without ``rankers``)."""
+    if rankers is None:
+        rankers = rankers_for_dashboard(collection=collection)
     runs = runs_for_ranker(ranker=ranker)
     recent = list(runs[:RECENT_RUNS])
-    latest = next((r for r in recent if r.status == RunStatus.SUCCEEDED), None)
-    if latest is None:
-        latest = runs.filter(status=RunStatus.SUCCEEDED).first()
+    latest = runs.filter(status=RunStatus.SUCCEEDED).first()
     active = next((r for r in recent if r.status in ACTIVE), None)
     return Dashboard(
         collection=collection,
@@ -130,6 +130,33 @@ def dashboard(*, collection: Collection, ranker: Ranker) -> Dashboard:
         history=history(ranker=ranker),
         recent_runs=recent,
     )
+
+
+def worst_questions(*, run: EvaluationRun, limit: int) -> list[QuestionResult]:
+    """The run's questions with the lowest NDCG (only those with a known good answer)."""
+    return list(
+        QuestionResult.objects.filter(run=run, ndcg__isnull=False)
+        .select_related("question")
+        .order_by("ndcg", "question_id")[:limit]
+    )
+
+
+def no_good_answer_questions(*, run: EvaluationRun, limit: int = 50) -> list[QuestionResult]:
+    """Questions the ranker answered but where no answer is known to be relevant (NDCG undefined)."""
+    return list(
+        QuestionResult.objects.filter(run=run, ndcg__isnull=True, error="")
+        .select_related("question")
+        .order_by("question_id")[:limit]
+    )
+
+
+def run_in_collection(*, run_id: object, collection: Collection) -> EvaluationRun | None:
+    """The run with this id if it belongs to the collection (ids from a query string may be anything)."""
+    try:
+        pk = int(str(run_id))
+    except ValueError:
+        return None
+    return EvaluationRun.objects.select_related("ranker", "ranker_version").filter(pk=pk, collection=collection).first()
 
 
 @dataclass(frozen=True)
@@ -163,6 +190,10 @@ class QuestionDelta:
         if self.ndcg_a is None or self.ndcg_b is None:
             return None
         return self.ndcg_b - self.ndcg_a
+
+    @property
+    def delta_text(self) -> str:
+        return "–" if self.delta is None else f"{self.delta:+.3f}".replace("-", "−")
 
 
 def run_comparison(*, run_a: EvaluationRun, run_b: EvaluationRun) -> list[QuestionDelta]:

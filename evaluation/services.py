@@ -261,8 +261,12 @@ def _rank_with_retry(backend, question: Question, depth: int) -> _Outcome:
         else:
             ids = ranking.ids[:depth]
             if len(set(ids)) != len(ids):
-                return _Outcome(question, error="Ranker error: the ranking lists the same answer more than once")
-            return _Outcome(question, ranking=Ranking(answers=ranking.answers[:depth], unknown_ids=ranking.unknown_ids))
+                return _Outcome(
+                    question, error="Ranker error: the ranking lists the same answer more than once"
+                )
+            return _Outcome(
+                question, ranking=Ranking(answers=ranking.answers[:depth], unknown_ids=ranking.unknown_ids)
+            )
     raise AssertionError("unreachable")
 
 
@@ -336,7 +340,11 @@ def _progress_write(*, run_id: int, chunk_id: int, rows: list[QuestionResult]) -
 
 
 def _too_many_failures(run_id: int) -> bool:
-    run = EvaluationRun.objects.filter(pk=run_id).values("status", "questions_failed", "questions_total").first()
+    run = (
+        EvaluationRun.objects.filter(pk=run_id)
+        .values("status", "questions_failed", "questions_total")
+        .first()
+    )
     if run is None or run["status"] != RunStatus.RUNNING:
         return True
     return run["questions_failed"] > failure_allowance(run["questions_total"])
@@ -352,10 +360,14 @@ def chunk_evaluate(*, chunk_id: int, worker: str, token: str) -> None:
         if run_id is not None:
             run_finalise(run_id=run_id)
         return
-    chunk = EvaluationChunk.objects.select_related("run__ranker__collection", "run__ranker_version").get(pk=chunk_id)
+    chunk = EvaluationChunk.objects.select_related("run__ranker__collection", "run__ranker_version").get(
+        pk=chunk_id
+    )
     run = chunk.run
     done = set(
-        QuestionResult.objects.filter(run=run, question_id__in=chunk.question_ids).values_list("question_id", flat=True)
+        QuestionResult.objects.filter(run=run, question_id__in=chunk.question_ids).values_list(
+            "question_id", flat=True
+        )
     )
     todo = list(Question.objects.filter(pk__in=set(chunk.question_ids) - done).order_by("pk"))
     if todo and not _too_many_failures(run.pk):
@@ -428,7 +440,15 @@ def _results_aggregate(run: EvaluationRun) -> None:
     results = list(
         QuestionResult.objects.filter(run=run)
         .order_by("question_id")
-        .values("question_id", "ndcg", "accuracy_hit", "judged", "unlabelled_in_top_k", "error", "ranked_answer_ids")
+        .values(
+            "question_id",
+            "ndcg",
+            "accuracy_hit",
+            "judged",
+            "unlabelled_in_top_k",
+            "error",
+            "ranked_answer_ids",
+        )
     )
     answered = [r for r in results if not r["error"]]
     failed = run.questions_total - len(answered)
@@ -449,7 +469,11 @@ def _results_aggregate(run: EvaluationRun) -> None:
     ndcg = np.array([np.nan if r["ndcg"] is None else r["ndcg"] for r in answered], dtype=np.float64)
     scored = ~np.isnan(ndcg)
     ci = bootstrap_ci(ndcg, seed=STATS_SEED)
-    run.ndcg_mean, run.ndcg_ci_low, run.ndcg_ci_high = _nan_to_none(ci.mean), _nan_to_none(ci.low), _nan_to_none(ci.high)
+    run.ndcg_mean, run.ndcg_ci_low, run.ndcg_ci_high = (
+        _nan_to_none(ci.mean),
+        _nan_to_none(ci.low),
+        _nan_to_none(ci.high),
+    )
     hits = np.array([bool(r["accuracy_hit"]) for r in answered], dtype=np.float64)
     # accuracy@k over the same questions as NDCG (those with a known good answer), so the two compare.
     run.accuracy_mean = float(hits[scored].mean()) if scored.any() else None
@@ -471,7 +495,9 @@ def _compare_with_previous(run: EvaluationRun, answered: list[dict]) -> None:
     rankings, not new ratings (rating more answers alone moves NDCG).
     """
     previous = (
-        EvaluationRun.objects.filter(ranker_id=run.ranker_id, status=RunStatus.SUCCEEDED, created_at__lte=run.created_at)
+        EvaluationRun.objects.filter(
+            ranker_id=run.ranker_id, status=RunStatus.SUCCEEDED, created_at__lte=run.created_at
+        )
         .exclude(pk=run.pk)
         .order_by("-created_at", "-id")
         .first()
@@ -482,7 +508,11 @@ def _compare_with_previous(run: EvaluationRun, answered: list[dict]) -> None:
     before = dict(
         QuestionResult.objects.filter(run=previous, error="").values_list("question_id", "ranked_answer_ids")
     )
-    paired = [(r["question_id"], r["ranked_answer_ids"], before[r["question_id"]]) for r in answered if r["question_id"] in before]
+    paired = [
+        (r["question_id"], r["ranked_answer_ids"], before[r["question_id"]])
+        for r in answered
+        if r["question_id"] in before
+    ]
     if not paired:
         return
     labels = labels_by_question(question_ids=[q for q, _, _ in paired])
@@ -517,9 +547,9 @@ def evaluations_resume(*, worker: str, since: datetime) -> list[int]:
     ids = set(orphaned.values_list("pk", flat=True))
     orphaned.update(status=ChunkStatus.PENDING, claim_token="")
     ids |= set(running.filter(heartbeat_at__lt=stale).values_list("pk", flat=True))
-    for run_id in EvaluationRun.objects.filter(status=RunStatus.RUNNING, claimed_by=worker, started_at__lt=since).values_list(
-        "pk", flat=True
-    ):
+    for run_id in EvaluationRun.objects.filter(
+        status=RunStatus.RUNNING, claimed_by=worker, started_at__lt=since
+    ).values_list("pk", flat=True):
         ids |= set(_chunks_create(run_id=run_id))
     for run_id in EvaluationRun.objects.filter(
         status=RunStatus.RUNNING, chunks_total__gt=0, chunks_done__gte=F("chunks_total")
@@ -532,7 +562,11 @@ def evaluations_resume(*, worker: str, since: datetime) -> list[int]:
 def stale_pending_runs() -> list[int]:
     """PENDING runs whose message was lost (queued more than EVALUATION_STALE_SECONDS ago)."""
     stale = timezone.now() - timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
-    return list(EvaluationRun.objects.filter(status=RunStatus.PENDING, created_at__lt=stale).values_list("pk", flat=True))
+    return list(
+        EvaluationRun.objects.filter(status=RunStatus.PENDING, created_at__lt=stale).values_list(
+            "pk", flat=True
+        )
+    )
 
 
 def scheduled_evaluations_start() -> list[EvaluationRun]:

@@ -45,7 +45,9 @@ def evaluation_run(self, *, run_id: int) -> None:
 )
 def evaluation_chunk(self, *, chunk_id: int) -> None:
     """Evaluate one chunk of questions; the task that completes the last chunk finalises the run."""
-    services.chunk_evaluate(chunk_id=chunk_id, worker=self.request.hostname or "unknown", token=self.request.id or "")
+    services.chunk_evaluate(
+        chunk_id=chunk_id, worker=self.request.hostname or "unknown", token=self.request.id or ""
+    )
 
 
 @shared_task(name="evaluation.sweep", bind=True)
@@ -77,7 +79,9 @@ def evaluations_resume_on_start(sender=None, **kwargs) -> None:
         chunk_ids = services.evaluations_resume(worker=hostname, since=PROCESS_STARTED)
         _chunks_enqueue(chunk_ids)
         if chunk_ids:
-            logger.info("Resumed %d evaluation chunk(s) left running by a previous %s", len(chunk_ids), hostname)
+            logger.info(
+                "Resumed %d evaluation chunk(s) left running by a previous %s", len(chunk_ids), hostname
+            )
     except Exception:
         # A worker must start even when the database is briefly unreachable; beat's sweep retries.
         logger.exception("could not resume evaluations on worker start")

@@ -101,8 +101,56 @@ def _spread_key(rater_id: int, question_id: int) -> bytes:
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from has have how i in is it its of on or that the this to was "
-    "what when where which who why will with there their been were any some than then these those into".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "there",
+        "their",
+        "been",
+        "were",
+        "any",
+        "some",
+        "than",
+        "then",
+        "these",
+        "those",
+        "into",
+    ]
 )
 
 
@@ -168,7 +216,9 @@ def _ranker_table(
             logger.warning("ranker %s unavailable; term overlap for the remaining questions", ranker.pk)
             return table, False
         except RankerError:
-            logger.warning("ranker %s failed on question %s; term overlap", ranker.pk, question_id, exc_info=True)
+            logger.warning(
+                "ranker %s failed on question %s; term overlap", ranker.pk, question_id, exc_info=True
+            )
             continue
         table[question_id] = [ids_by_external[a] for a in ranking.ids if a in ids_by_external][:k]
     return table, True
@@ -182,7 +232,10 @@ def _candidates_key(collection: Collection, ranker: Ranker | None) -> str:
     answers = Answer.objects.filter(collection=collection).aggregate(n=Count("id"), t=Max("updated_at"))
     questions = Question.objects.filter(collection=collection).aggregate(n=Count("id"), t=Max("updated_at"))
     version = (
-        RankerVersion.objects.filter(ranker=ranker).order_by("-created_at", "-id").values_list("id", flat=True).first()
+        RankerVersion.objects.filter(ranker=ranker)
+        .order_by("-created_at", "-id")
+        .values_list("id", flat=True)
+        .first()
         if ranker
         else None
     )
@@ -210,7 +263,9 @@ def candidate_table(*, collection: Collection) -> dict[int, list[int]]:
     if missing:
         answers = [
             (a, f"{title} {body}")
-            for a, title, body in Answer.objects.filter(collection=collection).values_list("id", "title", "body")
+            for a, title, body in Answer.objects.filter(collection=collection).values_list(
+                "id", "title", "body"
+            )
         ]
         table.update(term_overlap_ranking(questions=missing, answers=answers, k=k))
     cache.set(key, table, CANDIDATES_CACHE_SECONDS if reachable else CANDIDATES_FALLBACK_CACHE_SECONDS)
@@ -280,9 +335,15 @@ def _load(collection: Collection, rater: AbstractBaseUser) -> _State:
     ):
         labels[q][a] = (count, spread)
     mine = set(
-        Rating.objects.filter(rater=rater, question__collection=collection).values_list("question_id", "answer_id")
+        Rating.objects.filter(rater=rater, question__collection=collection).values_list(
+            "question_id", "answer_id"
+        )
     )
-    skipped = set(Skip.objects.filter(rater=rater, question__collection=collection).values_list("question_id", flat=True))
+    skipped = set(
+        Skip.objects.filter(rater=rater, question__collection=collection).values_list(
+            "question_id", flat=True
+        )
+    )
     k = top_k(collection=collection)
     state = _State(
         collection=collection,
@@ -421,7 +482,9 @@ def task_for_question(*, collection: Collection, rater: AbstractBaseUser, questi
             (a for q, a in state.mine if q == question.pk),
         )
         to_show = pool
-        reason = reason or "You have rated every answer this question needs. You can still change your ratings."
+        reason = (
+            reason or "You have rated every answer this question needs. You can still change your ratings."
+        )
     elif priority is None:
         reason = reason or "This question needs nothing more from you, but you are welcome to rate it."
     return Task(question.pk, priority, reason, shuffled(to_show, rater_id=rater.pk, question_id=question.pk))

@@ -80,7 +80,9 @@ def ratings_per_day(*, collection: Collection, days: int = 30) -> list[DayCount]
 
 def multi_rated_ratings(*, collection: Collection) -> list[tuple[int, int, int, int]]:
     """(rater id, question id, answer id, stars) of every rating on a pair with 2 or more raters."""
-    shared = Label.objects.filter(question=OuterRef("question"), answer=OuterRef("answer"), rater_count__gte=2)
+    shared = Label.objects.filter(
+        question=OuterRef("question"), answer=OuterRef("answer"), rater_count__gte=2
+    )
     return list(
         Rating.objects.filter(question__collection=collection)
         .filter(Exists(shared))
@@ -129,7 +131,9 @@ class RaterSummary:
     shared_pairs: int
 
 
-def rater_summaries(*, collection: Collection, ratings: list[tuple[int, int, int, int]]) -> list[RaterSummary]:
+def rater_summaries(
+    *, collection: Collection, ratings: list[tuple[int, int, int, int]]
+) -> list[RaterSummary]:
     """Each rater's work in the collection (most ratings first), with their leniency on shared pairs."""
     leniency = leniency_by_rater(ratings=ratings)
     rows = (
@@ -154,8 +158,15 @@ def rater_summaries(*, collection: Collection, ratings: list[tuple[int, int, int
         lenient, shared = leniency.get(rater, (None, 0))
         summaries.append(
             RaterSummary(
-                rater, row["rater__username"], row["n"], row["questions"], row["mean"], skips.pop(rater, 0),
-                row["last"], lenient, shared,
+                rater,
+                row["rater__username"],
+                row["n"],
+                row["questions"],
+                row["mean"],
+                skips.pop(rater, 0),
+                row["last"],
+                lenient,
+                shared,
             )
         )
     for rater, username in get_user_model().objects.filter(pk__in=skips).values_list("pk", "username"):
@@ -178,7 +189,9 @@ class SplitCoverage:
 
     @property
     def pairs_percent(self) -> int:
-        return round(100 * self.candidate_pairs_labelled / self.candidate_pairs) if self.candidate_pairs else 0
+        return (
+            round(100 * self.candidate_pairs_labelled / self.candidate_pairs) if self.candidate_pairs else 0
+        )
 
 
 def coverage_by_split(*, collection: Collection, candidates: dict[int, list[int]]) -> list[SplitCoverage]:

@@ -56,7 +56,9 @@ class Refusal(Exception):
 
 
 def _wants_json(request: HttpRequest) -> bool:
-    return request.headers.get("HX-Request") == "true" or "application/json" in request.headers.get("Accept", "")
+    return request.headers.get("HX-Request") == "true" or "application/json" in request.headers.get(
+        "Accept", ""
+    )
 
 
 def _refusal_response(request: HttpRequest, refusal: Refusal) -> HttpResponse:
@@ -79,7 +81,8 @@ def collection_view(*, manage: bool = False) -> Callable:
             if not request.user.is_authenticated:
                 if _wants_json(request):
                     return JsonResponse(
-                        {"error": "You are logged out. Log in again to keep rating.", "field": None}, status=401
+                        {"error": "You are logged out. Log in again to keep rating.", "field": None},
+                        status=401,
                     )
                 return redirect_to_login(request.get_full_path())
             try:
@@ -102,7 +105,9 @@ def collection_view(*, manage: bool = False) -> Callable:
 def _question(collection: Collection, question_id: int) -> Question:
     question = Question.objects.filter(collection=collection, pk=question_id).first()
     if question is None:
-        raise Refusal(404, f"Question {question_id} is not in the collection “{collection.slug}”.", "question")
+        raise Refusal(
+            404, f"Question {question_id} is not in the collection “{collection.slug}”.", "question"
+        )
     return question
 
 
@@ -201,7 +206,9 @@ def rate_next(request: HttpRequest, collection: Collection) -> HttpResponse:
     if task is None and exclude:
         task = queue.next_task(collection=collection, rater=request.user)
     if task is None:
-        return render(request, "ratings/done.html", {"collection": collection, "role": request.collection_role})
+        return render(
+            request, "ratings/done.html", {"collection": collection, "role": request.collection_role}
+        )
     _remember_task(request, collection, task)
     return redirect("rate-question", slug=collection.slug, question_id=task.question_id)
 
@@ -224,7 +231,9 @@ class Card:
         return f"{self.stars} {STAR_WORDS[self.stars]}"
 
 
-def _card_response(request: HttpRequest, collection: Collection, question: Question, card: Card) -> HttpResponse:
+def _card_response(
+    request: HttpRequest, collection: Collection, question: Question, card: Card
+) -> HttpResponse:
     return render(
         request,
         "ratings/rate.html#answer-card",
@@ -242,7 +251,9 @@ def rate_question(request: HttpRequest, collection: Collection, question_id: int
     entry = _remembered_task(request, collection, question.pk)
     if entry is None:
         entry = _remember_task(
-            request, collection, queue.task_for_question(collection=collection, rater=request.user, question=question)
+            request,
+            collection,
+            queue.task_for_question(collection=collection, rater=request.user, question=question),
         )
     answers = Answer.objects.filter(collection=collection).in_bulk(entry["answers"])
     mine = dict(
@@ -271,9 +282,13 @@ def rate_question(request: HttpRequest, collection: Collection, question_id: int
 
 def _save_form(request: HttpRequest, collection: Collection, question: Question) -> HttpResponse:
     """Without JavaScript the whole page is one form: fields ``stars-<answer id>``; all saved or none."""
-    submitted = [(key.removeprefix("stars-"), request.POST[key]) for key in request.POST if key.startswith("stars-")]
+    submitted = [
+        (key.removeprefix("stars-"), request.POST[key]) for key in request.POST if key.startswith("stars-")
+    ]
     if not submitted:
-        raise Refusal(400, "Choose a rating from 0 (incorrect) to 3 (perfect) for at least one answer.", "stars")
+        raise Refusal(
+            400, "Choose a rating from 0 (incorrect) to 3 (perfect) for at least one answer.", "stars"
+        )
     parsed = []
     for answer_key, raw in submitted:
         if not answer_key.isdigit():
@@ -288,14 +303,17 @@ def _save_form(request: HttpRequest, collection: Collection, question: Question)
             _record(request, question, answer, stars)
     count = len(changed)
     messages.success(
-        request, f"Saved {count} rating{'s' if count != 1 else ''}." if count else "Your ratings were already saved."
+        request,
+        f"Saved {count} rating{'s' if count != 1 else ''}." if count else "Your ratings were already saved.",
     )
     return redirect("rate-question", slug=collection.slug, question_id=question.pk)
 
 
 @require_POST
 @collection_view()
-def rate_answer(request: HttpRequest, collection: Collection, question_id: int, answer_id: int) -> HttpResponse:
+def rate_answer(
+    request: HttpRequest, collection: Collection, question_id: int, answer_id: int
+) -> HttpResponse:
     """Save one rating (htmx: returns the answer's card; plain post: back to the question)."""
     question = _question(collection, question_id)
     answer = _answer(collection, answer_id)
@@ -358,7 +376,9 @@ def training_progress(request: HttpRequest, collection: Collection) -> HttpRespo
             "collection": collection,
             "per_day": ratings_per_day(collection=collection),
             "raters": rater_summaries(collection=collection, ratings=shared),
-            "coverage": coverage_by_split(collection=collection, candidates=queue.candidate_table(collection=collection)),
+            "coverage": coverage_by_split(
+                collection=collection, candidates=queue.candidate_table(collection=collection)
+            ),
             "alpha": alpha,
             "alpha_pairs": len(units),
             "alpha_ratings": sum(len(u) for u in units),

@@ -355,6 +355,8 @@ def ranker_version_announce(
     from evaluation.models import RunTrigger
     from evaluation.services import evaluation_start
 
+    if ranker.kind != RankerKind.HTTP:
+        raise ValidationError({"ranker": "Builtin rankers get versions by training here, not by announcing."})
     label = (label or "").strip()
     if not label:
         raise ValidationError({"label": "A version needs a label, e.g. the model's build id."})

@@ -170,7 +170,7 @@ EVALUATION_CONCURRENCY = env_int("EVALUATION_CONCURRENCY", 16, minimum=1)
 # Test questions per Celery task when an evaluation fans out over the workers.
 EVALUATION_CHUNK_SIZE = env_int("EVALUATION_CHUNK_SIZE", 250, minimum=1)
 # Attempts per question after a transient ranker error (timeout, refused, 5xx), with doubling backoff.
-EVALUATION_RETRIES = env_int("EVALUATION_RETRIES", 3)
+EVALUATION_RETRIES = env_int("EVALUATION_RETRIES", 2)
 EVALUATION_RETRY_BACKOFF_MS = env_int("EVALUATION_RETRY_BACKOFF_MS", 250)
 # A running chunk whose worker has not reported for this long is taken over by another worker.
 EVALUATION_STALE_SECONDS = env_int("EVALUATION_STALE_SECONDS", 120, minimum=1)
@@ -189,8 +189,11 @@ if EVALUATION_SCHEDULE:
 # --- REST API ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Token first: a request without credentials then gets 401 + WWW-Authenticate, not 403.
+        "trainer.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    "EXCEPTION_HANDLER": "trainer.api.exceptions.exception_handler",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,

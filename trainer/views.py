@@ -1,6 +1,29 @@
+"""Trainer pages: create a collection, change its settings and members, import files into it."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
-from django.views.decorators.http import require_GET
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from trainer.formats import FormatError
+from trainer.forms import CollectionForm, ImportForm, MemberForm
+from trainer.models import Collection, Membership
+from trainer.permissions import can_create_collections, can_manage, can_rate
+from trainer.services import (
+    ImportFiles,
+    collection_create,
+    collection_import,
+    membership_set,
+    parse_import_files,
+)
 
 
 @require_GET
@@ -9,3 +32,118 @@ def healthz(request: HttpRequest) -> JsonResponse:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"status": "ok"})
+
+
+def _managed_collection(request: HttpRequest, slug: str) -> Collection:
+    """The collection if the user trains it; 404 for non-members (don't reveal it exists), 403 for raters."""
+    collection = get_object_or_404(Collection, slug=slug)
+    if can_manage(user=request.user, collection=collection):
+        return collection
+    if can_rate(user=request.user, collection=collection):
+        raise PermissionDenied("Only trainers of this collection can manage it.")
+    raise Http404("No such collection.")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def collection_new(request: HttpRequest) -> HttpResponse:
+    if not can_create_collections(user=request.user):
+        raise PermissionDenied("Only trainers and staff can create collections.")
+    form = CollectionForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        collection = collection_create(created_by=request.user, **form.cleaned_data)
+        messages.success(request, f"Created {collection.name}. Import its answers and questions next.")
+        return redirect("collection-manage", slug=collection.slug)
+    return render(request, "trainer/collection_new.html", {"form": form})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def collection_manage(request: HttpRequest, slug: str) -> HttpResponse:
+    collection = _managed_collection(request, slug)
+    form = CollectionForm(request.POST or None, instance=collection)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, "Settings saved. New evaluations use them; past runs keep theirs.")
+        return redirect("collection-manage", slug=collection.slug)
+    return render(request, "trainer/collection_manage.html", _context(collection, settings_form=form))
+
+
+def _context(collection: Collection, **forms: object) -> dict:
+    return {
+        "collection": collection,
+        "settings_form": forms.get("settings_form") or CollectionForm(instance=collection),
+        "member_form": forms.get("member_form") or MemberForm(),
+        "import_form": forms.get("import_form") or ImportForm(),
+        "members": Membership.objects.filter(collection=collection)
+        .select_related("user")
+        .order_by("user__username"),
+        "rankers": collection.rankers.all(),
+        "counts": {
+            "answers": collection.answers.count(),
+            "questions": collection.questions.count(),
+            "test_questions": collection.questions.filter(split="test").count(),
+        },
+    }
+
+
+@login_required
+@require_POST
+def collection_member_set(request: HttpRequest, slug: str) -> HttpResponse:
+    collection = _managed_collection(request, slug)
+    form = MemberForm(request.POST)
+    if not form.is_valid():
+        response = render(request, "trainer/collection_manage.html", _context(collection, member_form=form))
+        response.status_code = 400
+        return response
+    membership_set(collection=collection, user=form.cleaned_data["username"], role=form.cleaned_data["role"])
+    messages.success(request, f"{form.cleaned_data['username']} is now a {form.cleaned_data['role']}.")
+    return redirect("collection-manage", slug=collection.slug)
+
+
+@login_required
+@require_POST
+def collection_member_remove(request: HttpRequest, slug: str, membership_id: int) -> HttpResponse:
+    collection = _managed_collection(request, slug)
+    membership = get_object_or_404(Membership, pk=membership_id, collection=collection)
+    if membership.user_id == request.user.pk:
+        messages.error(request, "You cannot remove yourself; ask another trainer.")
+    else:
+        membership.delete()
+        messages.success(request, f"Removed {membership.user}. Their ratings are kept.")
+    return redirect("collection-manage", slug=collection.slug)
+
+
+@login_required
+@require_POST
+def collection_import_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    collection = _managed_collection(request, slug)
+    form = ImportForm(request.POST, request.FILES)
+    if form.is_valid():
+        with tempfile.TemporaryDirectory() as folder:
+            paths: dict[str, Path] = {}
+            for name in ("rnr_documents", "rnr_ground_truth", "corpus", "topics", "qrels"):
+                upload = form.cleaned_data.get(name)
+                if upload:
+                    # Keep the uploaded file name so errors name the file the user chose.
+                    path = Path(folder) / name / Path(upload.name).name
+                    path.parent.mkdir()
+                    with path.open("wb") as out:
+                        for chunk in upload.chunks():
+                            out.write(chunk)
+                    paths[name] = path
+            try:
+                records = parse_import_files(
+                    ImportFiles(**paths, grade_map=form.cleaned_data["grade_map"] or None)
+                )
+                summary = collection_import(
+                    collection=collection, answers=records[0], questions=records[1], judgments=records[2]
+                )
+            except (FormatError, ValueError) as exc:
+                form.add_error(None, f"{exc}. Nothing was imported.")
+            else:
+                messages.success(request, f"Imported: {summary}.")
+                return redirect("collection-manage", slug=collection.slug)
+    response = render(request, "trainer/collection_manage.html", _context(collection, import_form=form))
+    response.status_code = 400
+    return response

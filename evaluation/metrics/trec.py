@@ -217,55 +217,124 @@ def qrels_from_arrays(
 # ============================================================================================ parsing
 
 
-def _blocks(path: str | os.PathLike[str]) -> Iterator[tuple[bytes, int]]:
-    """Yield blocks of whole lines (each ending in a newline) and the number of lines before each."""
-    line = 0
-    rest = b""
+_PAD = 64  # readable slack after each block, so fixed-width token records never run off the end
+
+
+def _last_newline(buffer: NDArray[np.uint8], low: int, high: int) -> int:
+    """Index just after the last newline in ``buffer[low:high]``, or -1."""
+    step = 1 << 16
+    end = high
+    while end > low:
+        start = max(low, end - step)
+        found = np.flatnonzero(buffer[start:end] == 10)
+        if found.size:
+            return start + int(found[-1]) + 1
+        end = start
+        step *= 4
+    return -1
+
+
+def _blocks(path: str | os.PathLike[str]) -> Iterator[tuple[NDArray[np.uint8], int]]:
+    """Yield ``(buffer, end)``: ``buffer[:end]`` is whole lines, the last one ending in a newline.
+
+    One buffer is reused for every block (no per-block allocation); it extends at least ``_PAD``
+    readable bytes past ``end``.
+    """
+    buffer = np.empty(_BLOCK_BYTES + _PAD + 1, dtype=np.uint8)
+    kept = 0  # bytes of an unfinished line carried over to the next block
     with open(path, "rb") as handle:
         while True:
-            data = handle.read(_BLOCK_BYTES)
-            if not data:
-                break
-            data = rest + data
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                rest = data
+            if buffer.size - _PAD - 1 - kept < _BLOCK_BYTES // 2:  # a very long line: grow
+                bigger = np.empty(2 * buffer.size, dtype=np.uint8)
+                bigger[:kept] = buffer[:kept]
+                buffer = bigger
+            got = handle.readinto(memoryview(buffer)[kept : buffer.size - _PAD - 1])  # type: ignore[arg-type]
+            if not got:
+                if kept:
+                    buffer[kept] = 10  # the last line has no newline
+                    yield buffer, kept + 1
+                return
+            total = kept + got
+            cut = _last_newline(buffer, kept, total)
+            if cut < 0:
+                kept = total
                 continue
-            block, rest = data[:cut], data[cut:]
-            yield block, line
-            line += block.count(b"\n")
-    if rest:
-        yield rest + b"\n", line
+            yield buffer, cut
+            kept = total - cut
+            buffer[:kept] = buffer[cut:total].copy()
 
 
 @dataclass
 class _Block:
     """Tokens of one block: the fields of each content line."""
 
-    buffer: NDArray[np.uint8]  # the block, zero padded at the end
+    buffer: NDArray[np.uint8]  # the block and at least _PAD readable bytes after it
     starts: IntArray  # token start offsets
     ends: IntArray  # token end offsets (exclusive)
     first: IntArray  # per content line: index of its first token
     line_numbers: IntArray  # per content line: 1-based line number in the file
+    lines: int  # lines in the block (content or not)
 
 
-def _tokenize(block: bytes, first_line: int, name: str, columns: int, exact: bool) -> _Block:
-    raw = np.frombuffer(block, dtype=np.uint8)
-    word = ~_SPACE[raw]
-    start_mask = word.copy()
-    start_mask[1:] &= ~word[:-1]
-    end_mask = word
-    end_mask[:-1] &= ~word[1:]
-    starts = np.flatnonzero(start_mask)
-    ends = np.flatnonzero(end_mask) + 1
-    del start_mask, end_mask, word
-    newlines = np.flatnonzero(raw == 10)
+class _Scratch:
+    """Reusable boolean work arrays (fresh multi-megabyte arrays cost page faults every block)."""
+
+    def __init__(self) -> None:
+        self.word = np.empty(0, dtype=bool)
+        self.other = np.empty(0, dtype=bool)
+
+    def get(self, size: int) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        if self.word.size < size:
+            self.word = np.empty(size, dtype=bool)
+            self.other = np.empty(size, dtype=bool)
+        return self.word[:size], self.other[:size]
+
+
+def _tokenize(
+    buffer: NDArray[np.uint8],
+    end: int,
+    first_line: int,
+    name: str,
+    columns: int,
+    exact: bool,
+    scratch: _Scratch,
+) -> _Block:
+    raw = buffer[:end]
+    word, other = scratch.get(end)
+    np.equal(raw, 10, out=other)
+    newlines = np.flatnonzero(other)
+    np.less(raw, 32, out=other)
+    controls = np.count_nonzero(other)
+    np.equal(raw, 9, out=other)
+    if controls != newlines.size + np.count_nonzero(other):
+        np.logical_not(_SPACE[raw], out=word)  # rare: \r, \v, \f or other control bytes
+    else:
+        np.greater(raw, 32, out=word)
+    np.not_equal(word[1:], word[:-1], out=other[1:])
+    other[0] = word[0]
+    # the block ends with a newline, so every token ends: edges alternate start, end
+    bounds = np.flatnonzero(other).reshape(-1, 2)
+    starts = bounds[:, 0]
+    ends = bounds[:, 1]
+    n_lines = int(newlines.size)
+    line_numbers = np.arange(first_line + 1, first_line + 1 + n_lines)
+    if starts.size == columns * n_lines:
+        # fast path: every line has exactly `columns` tokens and none is a comment
+        first = np.arange(0, starts.size, columns)
+        line_start = np.empty_like(newlines)
+        line_start[0] = -1
+        line_start[1:] = newlines[:-1]
+        if (
+            (starts[first] > line_start).all()
+            and (ends[first + columns - 1] <= newlines).all()
+            and (raw[starts[first]] != ord("#")).all()
+        ):
+            return _Block(buffer, starts, ends, first, line_numbers, n_lines)
     tokens_before = np.searchsorted(starts, newlines)
     first = np.empty_like(tokens_before)
     first[0] = 0
     first[1:] = tokens_before[:-1]
     counts = tokens_before - first
-    line_numbers = np.arange(first_line + 1, first_line + 1 + newlines.size)
     content = counts > 0
     if content.any():
         content[content] = raw[starts[first[content]]] != ord("#")
@@ -277,9 +346,7 @@ def _tokenize(block: bytes, first_line: int, name: str, columns: int, exact: boo
         raise TrecFormatError(
             f"{name} line {line_numbers[i]}: expected {expected} columns ({layout}), found {counts[i]}"
         )
-    longest = int((ends - starts).max()) if starts.size else 0
-    buffer = np.concatenate([raw, np.zeros(longest + 8, dtype=np.uint8)])
-    return _Block(buffer, starts, ends, first[content], line_numbers[content])
+    return _Block(buffer, starts, ends, first[content], line_numbers[content], n_lines)
 
 
 def _gather(block: _Block, token: IntArray) -> NDArray[np.uint8]:
@@ -287,11 +354,15 @@ def _gather(block: _Block, token: IntArray) -> NDArray[np.uint8]:
     starts = block.starts[token]
     lengths = block.ends[token] - starts
     width = int(lengths.max()) if lengths.size else 1
-    windows = np.lib.stride_tricks.as_strided(
-        block.buffer, shape=(block.buffer.size - width + 1, width), strides=(1, 1), writeable=False
-    )
-    matrix = windows[starts]
-    matrix *= np.arange(width) < lengths[:, None]
+    buffer = block.buffer
+    if width > _PAD:
+        buffer = np.concatenate([buffer, np.zeros(width, dtype=np.uint8)])
+    # overlapping fixed-width records starting at every byte; indexing copies `width` bytes each
+    records = np.ndarray(shape=(buffer.size - width + 1,), dtype=f"V{width}", buffer=buffer, strides=(1,))
+    matrix = records[starts].view(np.uint8).reshape(-1, width)
+    shortest = int(lengths.min()) if lengths.size else width
+    for j in range(shortest, width):
+        matrix[lengths <= j, j] = 0
     return matrix
 
 
@@ -307,32 +378,34 @@ def _parse_numbers(matrix: NDArray[np.uint8], fraction: bool) -> tuple[FloatArra
     """Vectorised parse of plain decimals ``[+-]digits[.digits]`` with at most 15 digits.
 
     Returns the values (exactly what ``strtod`` gives: mantissa / 10**fraction_digits, both exact
-    doubles) and a mask of the tokens handled; other tokens need the slow path.
+    doubles, one correctly rounded division) and a mask of the tokens handled; the others need the
+    slow path.
     """
+    n, width = matrix.shape
     columns = np.ascontiguousarray(matrix.T)
     digit = (columns >= 48) & (columns <= 57)
-    n = matrix.shape[0]
-    ok = np.ones(n, dtype=bool)
-    negative = columns[0] == 45 if n else np.zeros(0, dtype=bool)
-    signed = negative | (columns[0] == 43) if n else negative
+    if n == 0:
+        return np.zeros(0), np.zeros(0, dtype=bool)
+    negative = columns[0] == 45
     allowed = digit | (columns == 0)
+    allowed[0] |= negative | (columns[0] == 43)
+    ok = allowed.all(axis=0) if not fraction else np.ones(n, dtype=bool)
     if fraction:
         dot = columns == 46
         allowed |= dot
-        ok &= dot.sum(axis=0) <= 1
-    if n:
-        allowed[0] |= signed
-    ok &= allowed.all(axis=0)
+        ok = allowed.all(axis=0) & (dot.sum(axis=0) <= 1)
     n_digits = digit.sum(axis=0)
     ok &= (n_digits >= 1) & (n_digits <= _DIGITS_MAX)
     mantissa = np.zeros(n, dtype=np.int64)
-    for j in range(columns.shape[0]):
+    for j in range(width):
         np.copyto(mantissa, mantissa * 10 + (columns[j].astype(np.int64) - 48), where=digit[j])
     values = mantissa.astype(np.float64)
     if fraction:
-        after_dot = np.logical_or.accumulate(dot, axis=0)
-        scale = np.float64(10.0) ** (digit & after_dot).sum(axis=0)
-        values /= scale
+        # valid tokens are [sign]digits[.digits]: the digits after the dot are the rest of the token
+        length = width - (columns[::-1] == 0).argmin(axis=0)
+        dot_at = dot.argmax(axis=0)
+        decimals = np.where(dot.any(axis=0), length - 1 - dot_at, 0)
+        values /= np.float64(10.0) ** np.minimum(decimals, 22)
     np.negative(values, out=values, where=negative)
     return values, ok
 
@@ -413,14 +486,17 @@ def read_run(path: str | os.PathLike[str], name: str | None = None) -> TrecRun:
     builder = _DocsBuilder()
     scores: list[FloatArray] = []
     run_id = ""
-    for data, first_line in _blocks(path):
-        block = _tokenize(data, first_line, name, 6, exact=False)
+    scratch = _Scratch()
+    first_line = 0
+    for buffer, end in _blocks(path):
+        block = _tokenize(buffer, end, first_line, name, 6, False, scratch)
+        first_line += block.lines
         if block.first.size == 0:
             continue
         builder.add(block, block.first, block.first + 2)
         scores.append(_parse_scores(block, block.first + 4, name))
         last = int(block.first[-1] + 5)
-        run_id = _decode(data[block.starts[last] : block.ends[last]])
+        run_id = _decode(buffer[block.starts[last] : block.ends[last]].tobytes())
     unique, qid_index, words, hashes = builder.finish()
     if qid_index.size == 0:
         raise TrecFormatError(f"{name}: the run has no results")
@@ -432,8 +508,11 @@ def read_qrels(path: str | os.PathLike[str], name: str | None = None) -> TrecQre
     name = name if name is not None else os.fspath(path)
     builder = _DocsBuilder()
     grades: list[IntArray] = []
-    for data, first_line in _blocks(path):
-        block = _tokenize(data, first_line, name, 4, exact=True)
+    scratch = _Scratch()
+    first_line = 0
+    for buffer, end in _blocks(path):
+        block = _tokenize(buffer, end, first_line, name, 4, True, scratch)
+        first_line += block.lines
         if block.first.size == 0:
             continue
         builder.add(block, block.first, block.first + 2)
@@ -522,156 +601,198 @@ class TrecEvaluation:
         return float(np.cumsum(values)[-1] / values.size) if values.size else math.nan
 
 
+@dataclass
+class _Source:
+    """One file's lines grouped by query (query = index into the qrels' query ids)."""
+
+    docs: _Docs
+    lines: IntArray | None  # line ids in query order; None when the file is already grouped
+    starts: IntArray  # per query: position of its first line in ``lines``
+    counts: IntArray  # per query: number of lines
+
+    @property
+    def scores(self) -> FloatArray:
+        return self.docs.scores  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def grades(self) -> IntArray:
+        return self.docs.grades  # type: ignore[attr-defined,no-any-return]
+
+
 def _ranges(starts: IntArray, lengths: IntArray) -> IntArray:
     """Concatenation of ``arange(s, s + n)`` for each (s, n)."""
-    total = int(lengths.sum())
     offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return offsets + np.arange(total, dtype=np.int64)
+    return offsets + np.arange(int(lengths.sum()), dtype=np.int64)
 
 
-def _group(qid_index: NDArray, n_queries: int) -> tuple[IntArray, IntArray, IntArray]:
-    """Lines grouped by query: (line ids in query order, start of each query, count of each query)."""
+def _group(docs: _Docs, qid_index: NDArray, n_queries: int) -> _Source:
+    """Group lines by query index (negative: dropped).
+
+    Files normally hold each query in one block of consecutive lines: then nothing is moved and
+    ``starts`` point into the file.  Otherwise the blocks are put in query order (a stable sort of the
+    blocks, not of the lines).
+    """
     keep = qid_index >= 0
-    lines = np.flatnonzero(keep) if not keep.all() else np.arange(qid_index.size, dtype=np.int64)
-    queries = qid_index[lines]
-    if queries.size > 1 and (np.diff(queries) < 0).any():
-        order = np.argsort(queries, kind="stable")
-        lines = lines[order]
-        queries = queries[order]
-    counts = np.bincount(queries, minlength=n_queries).astype(np.int64)
-    starts = np.cumsum(counts) - counts
-    return lines, starts, counts
+    base: IntArray | None = None
+    if keep.all():
+        queries = qid_index
+    else:
+        base = np.flatnonzero(keep)
+        queries = qid_index[base]
+    n = queries.size
+    if n == 0:
+        zeros = np.zeros(n_queries, dtype=np.int64)
+        return _Source(docs, base, zeros, zeros.copy())
+    block_starts = np.concatenate([[0], np.flatnonzero(queries[1:] != queries[:-1]) + 1])
+    block_queries = queries[block_starts].astype(np.int64)
+    block_counts = np.diff(np.append(block_starts, n))
+    counts = np.zeros(n_queries, dtype=np.int64)
+    np.add.at(counts, block_queries, block_counts)
+    if np.bincount(block_queries, minlength=n_queries).max() <= 1:  # one block per query
+        starts = np.zeros(n_queries, dtype=np.int64)
+        starts[block_queries] = block_starts
+        return _Source(docs, base, starts, counts)
+    order = np.argsort(block_queries, kind="stable")
+    lines = _ranges(block_starts[order], block_counts[order])
+    return _Source(docs, lines if base is None else base[lines], np.cumsum(counts) - counts, counts)
 
 
-def _dense(
-    lines: IntArray, starts: IntArray, counts: IntArray
-) -> tuple[IntArray, IntArray, IntArray, NDArray[np.bool_]]:
-    """Rows/columns for scattering the selected queries' lines into a (queries, longest) matrix."""
-    width = int(counts.max()) if counts.size else 0
-    row = np.repeat(np.arange(counts.size), counts)
-    ids = lines[_ranges(starts, counts)]
-    col = np.arange(ids.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    valid = np.zeros((counts.size, width), dtype=bool)
-    valid[row, col] = True
-    return ids, row, col, valid
+@dataclass
+class _Layout:
+    """Dense (queries x longest) view of the selected queries' lines."""
+
+    ids: IntArray  # (m, W) line ids (arbitrary where not valid)
+    valid: NDArray[np.bool_] | None  # None: every cell is valid
+    contiguous: slice | None  # the lines are exactly ``slice`` of the file, row after row
+
+    def take(self, values: NDArray, fill: object) -> NDArray:
+        if self.contiguous is not None:
+            return values[self.contiguous].reshape(self.ids.shape)
+        out = values[self.ids]
+        if self.valid is not None:
+            out[~self.valid] = fill
+        return out
 
 
-def _check_duplicates(docs: _Docs, hashes: WordArray, line: IntArray, valid: NDArray[np.bool_], what: str) -> None:
+def _layout(source: _Source, queries: IntArray) -> _Layout:
+    counts = source.counts[queries]
+    starts = source.starts[queries]
+    width = int(counts.max())
+    uniform = bool((counts == width).all())
+    if uniform and source.lines is None and bool((np.diff(starts) == width).all()):
+        lo = int(starts[0])
+        ids = np.arange(lo, lo + width * queries.size, dtype=np.int64).reshape(queries.size, width)
+        return _Layout(ids, None, slice(lo, lo + width * queries.size))
+    positions = starts[:, None] + np.arange(width)
+    valid = None if uniform else np.arange(width) < counts[:, None]
+    if valid is not None:
+        positions = np.where(valid, positions, starts[:, None])
+    ids = positions if source.lines is None else source.lines[positions]
+    return _Layout(ids, valid, None)
+
+
+def _check_duplicates(docs: _Docs, hashes: WordArray, layout: _Layout, what: str) -> None:
     """Refuse the same docno twice for one query (trec_eval does too)."""
-    masked = np.where(valid, hashes, np.uint64(0))
-    ordered = np.sort(masked, axis=1)
+    ordered = np.sort(hashes, axis=1)  # invalid cells hold hash 0
     suspicious = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] != 0)).any(axis=1)
     for r in np.flatnonzero(suspicious):
-        ids = line[r][valid[r]]
-        raw = [_words_to_bytes(docs.words[i]) for i in ids]
+        ids = layout.ids[r] if layout.valid is None else layout.ids[r][layout.valid[r]]
         seen: set[bytes] = set()
-        for value in raw:
+        for i in ids:
+            value = _words_to_bytes(docs.words[i])
             if value in seen:
                 qid = _decode(bytes(docs.qids[docs.qid_index[ids[0]]]))
                 raise TrecFormatError(f"{what}: query {qid} lists document {_decode(value)} more than once")
             seen.add(value)
 
 
-@dataclass
-class _Source:
-    """Lines of one file restricted to evaluated queries: arrays to gather from, grouped by query."""
+def _top_columns(neg: FloatArray, words: WordArray, ids: IntArray, k: int) -> IntArray:
+    """Columns of the ``k`` best documents per row (score desc, docno desc), -1 past the end.
 
-    docs: _Docs
-    lines: IntArray
-    starts: IntArray
-    counts: IntArray
-
-
-def _top_columns(neg: FloatArray, words: WordArray, line: IntArray, k: int) -> IntArray:
-    """Columns of the ``k`` best documents per row (score desc, docno desc), -1 past the end."""
+    Only documents scoring at least the k-th best score are candidates (a row-wise partition finds
+    it); those few are then fully ordered with the docno tie-break.
+    """
     n_rows, width = neg.shape
     k = min(k, width)
-    present = ~np.isnan(neg)
     if k < width:
         boundary = np.partition(neg, k - 1, axis=1)[:, k - 1]
-        candidate = neg <= boundary[:, None]  # everything at least as good as the k-th score
+        candidate = neg <= boundary[:, None]  # NaN (padding) is never a candidate
         short = np.isnan(boundary)
         if short.any():
-            candidate[short] = present[short]
+            candidate[short] = ~np.isnan(neg[short])
     else:
-        candidate = present
+        candidate = ~np.isnan(neg)
     counts = candidate.sum(axis=1)
     out = np.full((n_rows, k), -1, dtype=np.int64)
     cap = 2 * k + 16
-    groups = [np.flatnonzero(counts <= cap), np.flatnonzero(counts > cap)]
-    for rows in groups:
+    for rows in (np.flatnonzero(counts <= cap), np.flatnonzero(counts > cap)):
         if rows.size == 0:
             continue
-        sub = candidate[rows]
-        rr, cc = np.nonzero(sub)
         sub_counts = counts[rows]
         c_width = max(1, int(sub_counts.max()))
+        if rows.size == n_rows:
+            rr, cc = np.nonzero(candidate)
+            rows_rr = rr
+        else:
+            rr, cc = np.nonzero(candidate[rows])
+            rows_rr = rows[rr]
         pos = np.arange(rr.size) - np.repeat(np.cumsum(sub_counts) - sub_counts, sub_counts)
-        cand_col = np.full((rows.size, c_width), -1, dtype=np.int64)
-        cand_col[rr, pos] = cc
-        key_score = np.full((rows.size, c_width), np.nan)
-        key_score[rr, pos] = neg[rows[rr], cc]
-        cand_words = words[line[rows[rr], cc]]
+        flat = rr * c_width + pos
+        cand_col = np.full(rows.size * c_width, -1, dtype=np.int64)
+        cand_col[flat] = cc
+        key_score = np.full(rows.size * c_width, np.nan)
+        key_score[flat] = neg[rows_rr, cc]
+        cand_words = words[ids[rows_rr, cc]]
         keys: list[NDArray] = []
         for j in range(cand_words.shape[1] - 1, -1, -1):
-            key = np.zeros((rows.size, c_width), dtype=np.uint64)
-            key[rr, pos] = ~cand_words[:, j]  # descending docno
-            keys.append(key)
-        keys.append(key_score)  # primary key: score descending (NaN padding last)
+            key = np.zeros(rows.size * c_width, dtype=np.uint64)
+            key[flat] = ~cand_words[:, j]  # docno descending
+            keys.append(key.reshape(rows.size, c_width))
+        keys.append(key_score.reshape(rows.size, c_width))  # primary: score descending, padding last
         order = np.lexsort(keys, axis=-1)[:, :k]
-        out[rows] = np.take_along_axis(cand_col, order, axis=1)
+        out[rows] = np.take_along_axis(cand_col.reshape(rows.size, c_width), order, axis=1)
     return out
 
 
 def _evaluate_chunk(
-    run: _Source,
-    qrels: _Source,
-    run_sel: IntArray,
-    qrels_sel: IntArray,
-    depth: int,
-    relevance_level: int,
+    run: _Source, qrels: _Source, queries: IntArray, depth: int, relevance_level: int
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     """Relevance of the top ``depth`` documents, sorted ideal gains and number relevant per query."""
-    n = run_sel.size
     # ---- run: dense -score matrix, pick and order the top documents
-    r_ids, r_row, r_col, r_valid = _dense(run.lines, run.starts[run_sel], run.counts[run_sel])
-    width = r_valid.shape[1]
-    neg = np.full((n, width), np.nan)
-    neg[r_row, r_col] = -run.docs.scores[r_ids]  # type: ignore[attr-defined]
-    line = np.full((n, width), -1, dtype=np.int64)
-    line[r_row, r_col] = r_ids
-    hashes = np.zeros((n, width), dtype=np.uint64)
-    hashes[r_row, r_col] = run.docs.hashes[r_ids]
-    _check_duplicates(run.docs, hashes, line, r_valid, getattr(run.docs, "name", "run"))
-    top = _top_columns(neg, run.docs.words, line, depth)
+    r_layout = _layout(run, queries)
+    neg = -r_layout.take(run.scores, 0.0)
+    if r_layout.valid is not None:
+        neg[~r_layout.valid] = np.nan
+    r_hash = r_layout.take(run.docs.hashes, np.uint64(0))
+    _check_duplicates(run.docs, r_hash, r_layout, getattr(run.docs, "name", "run"))
+    top = _top_columns(neg, run.docs.words, r_layout.ids, depth)
     kept = top >= 0
     top_safe = np.where(kept, top, 0)
-    top_line = np.take_along_axis(line, top_safe, axis=1)
-    top_hash = np.take_along_axis(hashes, top_safe, axis=1)
+    top_ids = np.take_along_axis(r_layout.ids, top_safe, axis=1)
+    top_hash = np.take_along_axis(r_hash, top_safe, axis=1)
 
     # ---- qrels: dense grade matrix
-    q_ids, q_row, q_col, q_valid = _dense(qrels.lines, qrels.starts[qrels_sel], qrels.counts[qrels_sel])
-    q_width = q_valid.shape[1]
-    grades = np.zeros((n, q_width), dtype=np.int64)
-    grades[q_row, q_col] = qrels.docs.grades[q_ids]  # type: ignore[attr-defined]
-    q_line = np.full((n, q_width), -1, dtype=np.int64)
-    q_line[q_row, q_col] = q_ids
-    q_hash = np.zeros((n, q_width), dtype=np.uint64)
-    q_hash[q_row, q_col] = qrels.docs.hashes[q_ids]
-    _check_duplicates(qrels.docs, q_hash, q_line, q_valid, getattr(qrels.docs, "name", "qrels"))
+    q_layout = _layout(qrels, queries)
+    grades = q_layout.take(qrels.grades, 0)
+    q_hash = q_layout.take(qrels.docs.hashes, np.uint64(0))
+    _check_duplicates(qrels.docs, q_hash, q_layout, getattr(qrels.docs, "name", "qrels"))
+    q_valid = q_layout.valid if q_layout.valid is not None else np.ones(grades.shape, dtype=bool)
 
     # ---- relevance of the top documents: hash match inside the query, verified byte for byte
     labels = np.where(kept, -1.0, np.nan)  # -1: not in the qrels (trec_eval RELVALUE_NONPOOL)
-    match = (top_hash[:, :, None] == q_hash[:, None, :]) & kept[:, :, None] & q_valid[:, None, :]
+    match = top_hash[:, :, None] == q_hash[:, None, :]
+    match &= kept[:, :, None]
+    match &= q_valid[:, None, :]
     i, j, m = np.nonzero(match)
     if i.size:
-        same = _words_equal(run.docs.words[top_line[i, j]], qrels.docs.words[q_line[i, m]])
+        same = _words_equal(run.docs.words[top_ids[i, j]], qrels.docs.words[q_layout.ids[i, m]])
         i, j, m = i[same], j[same], m[same]
         matched = grades[i, m]
         labels[i, j] = np.where(matched < 0, -2.0, matched)  # -2: pooled but unjudged
 
     # ---- ideal ranking: every positive grade of the query, descending
     positive = np.where(q_valid & (grades > 0), grades, 0).astype(np.float64)
+    q_width = positive.shape[1]
     ideal_depth = min(depth, q_width)
     if ideal_depth < q_width:
         positive = -np.partition(-positive, ideal_depth - 1, axis=1)[:, :ideal_depth]
@@ -748,35 +869,38 @@ def evaluate(
     position = np.searchsorted(qrels.qids, run.qids)
     clipped = np.minimum(position, max(n_queries - 1, 0))
     known = (position < n_queries) & (qrels.qids[clipped] == run.qids)
-    run_query = np.where(known, clipped, -1).astype(np.int32)[run.qid_index]
-    run_lines, run_starts, run_counts = _group(run_query, n_queries)
+    mapping = np.where(known, clipped, -1).astype(np.int32)
+    if mapping.size == n_queries and (mapping == np.arange(n_queries)).all():
+        run_query = run.qid_index  # same queries in both files: no translation needed
+    else:
+        run_query = mapping[run.qid_index]
+    run_source = _group(run, run_query, n_queries)
     del run_query
-    qrels_lines, qrels_starts, qrels_counts = _group(qrels.qid_index, n_queries)
+    qrels_source = _group(qrels, qrels.qid_index, n_queries)
 
-    has_run = run_counts > 0
+    has_run = run_source.counts > 0
     evaluated = np.arange(n_queries) if complete else np.flatnonzero(has_run)
     if evaluated.size == 0:
         raise ValueError("No queries with both results and relevance info")
 
-    run_source = _Source(run, run_lines, run_starts, run_counts)
-    qrels_source = _Source(qrels, qrels_lines, qrels_starts, qrels_counts)
     bogus_words = _strings_to_words([BOGUS_DOCNO])
     bogus = TrecRun(
         qrels.qids, np.zeros(1, np.int32), bogus_words, _hash_words(bogus_words), np.ones(1), run.run_id, run.name
     )
+    # every missing query "retrieves" line 0 of the bogus run
     bogus_source = _Source(bogus, np.zeros(1, np.int64), np.zeros(n_queries, np.int64), np.ones(n_queries, np.int64))
 
-    values: dict[str, FloatArray] = {
-        name: np.zeros(evaluated.size) for m in value_measures for name in m.value_names
-    }
-    for source, subset in ((run_source, np.flatnonzero(has_run[evaluated])), (bogus_source, np.flatnonzero(~has_run[evaluated]))):
+    values: dict[str, FloatArray] = {name: np.zeros(evaluated.size) for m in value_measures for name in m.value_names}
+    parts = ((run_source, np.flatnonzero(has_run[evaluated])), (bogus_source, np.flatnonzero(~has_run[evaluated])))
+    for source, subset in parts:
         if subset.size == 0 or not value_measures:
             continue
+        # file order, so that consecutive queries are consecutive lines (no gathering needed)
+        subset = subset[np.argsort(source.starts[evaluated[subset]], kind="stable")]
         queries = evaluated[subset]
-        for start, stop in _chunk_bounds(source.counts[queries], qrels_counts[queries], depth):
-            chunk = queries[start:stop]
+        for start, stop in _chunk_bounds(source.counts[queries], qrels_source.counts[queries], depth):
             labels, ideal, num_rel = _evaluate_chunk(
-                source, qrels_source, chunk, chunk, depth, relevance_level
+                source, qrels_source, queries[start:stop], depth, relevance_level
             )
             for measure in value_measures:
                 for name, value in _values_for(measure, labels, ideal, num_rel, relevance_level).items():

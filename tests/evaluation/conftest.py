@@ -106,13 +106,16 @@ class FakeRankerServer:
     """A real HTTP server on loopback speaking the ranker protocol, scripted per question id.
 
     ``rankings`` maps question id to answer ids; ``fail`` lists question ids answered with HTTP 500;
-    ``fail_first`` answers the first N requests of every question with 500 (then it recovers).
+    ``fail_first`` answers the first N requests of every question with 500 (then it recovers);
+    ``slow_first`` makes the first request of every question take that many seconds (a timeout);
+    ``delay`` is added to every request.
     """
 
     rankings: dict[str, list[str]]
     fail: set[str] = field(default_factory=set)
     fail_first: int = 0
     delay: float = 0.0
+    slow_first: float = 0.0
     requests: list[str] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
 
@@ -123,6 +126,8 @@ class FakeRankerServer:
     def handle(self, body: dict) -> tuple[int, dict]:
         question_id = body["question"]["id"]
         self.requests.append(question_id)
+        if self.slow_first and self.requests.count(question_id) == 1:
+            threading.Event().wait(self.slow_first)
         if self.delay:
             threading.Event().wait(self.delay)
         if question_id in self.fail or self.requests.count(question_id) <= self.fail_first:

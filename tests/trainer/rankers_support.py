@@ -93,6 +93,33 @@ def tiny_answers(collection: Collection) -> None:
     collection_import(collection=collection, answers=TINY_ANSWERS)
 
 
+@dataclass
+class Served:
+    slug: str
+    model_dir: Path
+    log_dir: Path
+
+    def start(self, *args: str) -> RankerServer:
+        return start_ranker_server(self.slug, self.log_dir, *args, model_dir=self.model_dir)
+
+
+@pytest.fixture(scope="module")
+def served(django_db_setup, django_db_blocker, tmp_path_factory) -> Served:
+    """A committed collection "served" with the tiny answers, for ranker_server subprocesses to read."""
+    with django_db_blocker.unblock():
+        collection = collection_create(name="Served", slug="served")
+        tiny_answers(collection)
+    try:
+        yield Served(
+            slug="served",
+            model_dir=tmp_path_factory.mktemp("models"),
+            log_dir=tmp_path_factory.mktemp("logs"),
+        )
+    finally:
+        with django_db_blocker.unblock():
+            collection.delete()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -120,13 +147,16 @@ class RankerServer:
         return self.log_path.read_text(errors="replace")[-5000:]
 
 
-def start_ranker_server(slug: str, log_dir: Path, *args: str) -> RankerServer:
+def start_ranker_server(slug: str, log_dir: Path, *args: str, model_dir: Path | None = None) -> RankerServer:
+    """Start the server for the collection (its data must be committed) and wait until /healthz answers."""
     port = free_port()
     env = {
         **os.environ,
         "DATABASE_URL": _database_url_for_tests(),
         "DJANGO_SETTINGS_MODULE": "trainer.settings",
     }
+    if model_dir is not None:
+        env["MODEL_DIR"] = str(model_dir)
     log_path = log_dir / f"ranker-server-{port}.log"
     with log_path.open("ab") as log:
         process = subprocess.Popen(

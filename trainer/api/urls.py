@@ -1,7 +1,28 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from trainer.api import views
+
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("collections/", views.CollectionListView.as_view(), name="api-collections"),
+    path("collections/<slug:slug>/", views.CollectionDetailView.as_view(), name="api-collection"),
+    path("collections/<slug:slug>/questions/", views.QuestionListView.as_view(), name="api-questions"),
+    path("collections/<slug:slug>/answers/", views.AnswerListView.as_view(), name="api-answers"),
+    path("collections/<slug:slug>/ratings/", views.RatingCreateView.as_view(), name="api-ratings"),
+    path("collections/<slug:slug>/ground-truth/", views.GroundTruthView.as_view(), name="api-ground-truth"),
+    path("rankers/", views.RankerListView.as_view(), name="api-rankers"),
+    path("rankers/<int:ranker_id>/", views.RankerDetailView.as_view(), name="api-ranker"),
+    path(
+        "rankers/<int:ranker_id>/versions/",
+        views.RankerVersionCreateView.as_view(),
+        name="api-ranker-versions",
+    ),
+    path(
+        "rankers/<int:ranker_id>/evaluations/",
+        views.RankerEvaluationsView.as_view(),
+        name="api-ranker-evaluations",
+    ),
+    path("evaluations/<int:run_id>/", views.EvaluationDetailView.as_view(), name="api-evaluation-detail"),
 ]

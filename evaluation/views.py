@@ -1,0 +1,381 @@
+"""The training dashboard: one headline score, its history, what to rate next, and the drilldown.
+
+Access: anonymous users are sent to log in; non-members get 404 (we do not reveal which collections
+exist); raters see the simplified dashboard (headline, chart, their own contribution); trainers see
+everything and may start evaluations (raters get 403 on those pages).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from evaluation import selectors
+from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
+from evaluation.services import EvaluationUnavailable, evaluation_start
+from ratings.models import STAR_WORDS
+from trainer.models import Answer, Collection, GainScheme, Ranker, Role
+from trainer.permissions import collection_role
+from trainer.selectors import collections_for_user
+
+# Below this share of judged answers in the top k, the headline is uncertain: say so and link to rating.
+JUDGED_WARNING = 0.9
+WORST_SHOWN = 10
+DRILLDOWN_PAGE = 100
+
+
+def _role_or_404(request: HttpRequest, collection: Collection, *, manage: bool) -> str:
+    role = collection_role(user=request.user, collection=collection)
+    if role is None:
+        raise Http404("No such collection.")
+    if manage and role != Role.TRAINER:
+        raise PermissionDenied("Only the collection's trainers can see this page or start evaluations.")
+    return role
+
+
+def collection_page(*, manage: bool = False) -> Callable:
+    """Resolve ``slug`` to a collection the user may see (or manage) and pass it and the role on."""
+
+    def decorator(view: Callable) -> Callable:
+        @login_required
+        @functools.wraps(view)
+        def wrapped(request: HttpRequest, slug: str, **kwargs) -> HttpResponse:
+            collection = get_object_or_404(Collection, slug=slug)
+            role = _role_or_404(request, collection, manage=manage)
+            return view(request, collection=collection, role=role, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+def run_page(*, manage: bool = False) -> Callable:
+    """Resolve ``run_id`` to a run of a collection the user may see (or manage)."""
+
+    def decorator(view: Callable) -> Callable:
+        @login_required
+        @functools.wraps(view)
+        def wrapped(request: HttpRequest, run_id: int, **kwargs) -> HttpResponse:
+            run = selectors.run_detail(run_id=run_id)
+            if run is None:
+                raise Http404("No such evaluation run.")
+            role = _role_or_404(request, run.collection, manage=manage)
+            return view(request, run=run, role=role, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+# ----------------------------------------------------------------------------------------- presentation
+
+
+def signed(value: float | None, digits: int = 3) -> str:
+    if value is None or math.isnan(value):
+        return "–"
+    return f"{value:+.{digits}f}".replace("-", "−")
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The headline number and the words around it."""
+
+    run: EvaluationRun
+
+    @property
+    def ndcg(self) -> str:
+        return f"{self.run.ndcg_mean:.3f}" if self.run.ndcg_mean is not None else "–"
+
+    @property
+    def percent(self) -> int | None:
+        return round(100 * self.run.ndcg_mean) if self.run.ndcg_mean is not None else None
+
+    @property
+    def accuracy_percent(self) -> int | None:
+        return round(100 * self.run.accuracy_mean) if self.run.accuracy_mean is not None else None
+
+    @property
+    def judged_percent(self) -> int | None:
+        return round(100 * self.run.judged_mean) if self.run.judged_mean is not None else None
+
+    @property
+    def ci(self) -> str:
+        if self.run.ndcg_ci_low is None:
+            return ""
+        return f"{self.run.ndcg_ci_low:.3f}–{self.run.ndcg_ci_high:.3f}"
+
+    @property
+    def delta(self) -> str:
+        return signed(self.run.delta)
+
+    @property
+    def delta_ci(self) -> str:
+        if self.run.delta_ci_low is None:
+            return ""
+        return f"{signed(self.run.delta_ci_low)} to {signed(self.run.delta_ci_high)}"
+
+    @property
+    def p_value(self) -> str:
+        p = self.run.p_value
+        if p is None:
+            return ""
+        return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+    @property
+    def verdict_class(self) -> str:
+        return {"real improvement": "up", "real drop": "down"}.get(self.run.verdict, "flat")
+
+    @property
+    def low_judged(self) -> bool:
+        return self.run.judged_mean is not None and self.run.judged_mean < JUDGED_WARNING
+
+
+def stars(label: int | None) -> str:
+    if label is None:
+        return "unrated"
+    return "★" * label + "☆" * (3 - label)
+
+
+def gain_of(label: int | None, scheme: str) -> float:
+    if label is None or label <= 0:
+        return 0.0
+    return float(2**label - 1) if scheme == GainScheme.EXPONENTIAL else float(label)
+
+
+def discount_of(rank: int, discount: str) -> float:
+    if discount == "log2":
+        return math.log2(rank + 1)
+    return max(1.0, math.log2(rank))
+
+
+def disagreement(result: QuestionResult, run: EvaluationRun) -> str:
+    """Why accuracy@k and NDCG@k disagree on this question, in words ("" when they agree)."""
+    if result.error or result.ndcg is None:
+        return ""
+    k, acc_k, threshold = run.ndcg_k, run.accuracy_k, run.relevance_threshold
+    labels = result.labels
+    if result.accuracy_hit and result.ndcg < 0.5:
+        first = next(i for i, label in enumerate(labels[:acc_k], 1) if label is not None and label >= threshold)
+        best = result.ideal[0][1] if result.ideal else None
+        return (
+            f"Accuracy@{acc_k} counts this question as a success because the answer at rank {first} is rated "
+            f"{labels[first - 1]} star{'s' if labels[first - 1] != 1 else ''} (at least {threshold} counts as "
+            f"correct). NDCG@{k} is only {result.ndcg:.2f} because it also weighs how good the answers are and "
+            f"where they are: the best known answers ({best} stars) are ranked low or missing from the top {k}, "
+            f"and weaker or unrated answers sit above them."
+        )
+    if not result.accuracy_hit and result.ndcg > 0:
+        first = next(
+            (i for i, label in enumerate(labels[:k], 1) if label is not None and label > 0), None
+        )
+        where = f"at rank {first}" if first else f"in the top {k}"
+        return (
+            f"Accuracy@{acc_k} counts this question as a miss: no answer in the top {acc_k} is rated at least "
+            f"{threshold} star{'s' if threshold != 1 else ''}. NDCG@{k} is still {result.ndcg:.2f} because a "
+            f"relevant answer appears {where}; NDCG gives it credit, less the lower it is ranked."
+        )
+    return ""
+
+
+@dataclass(frozen=True)
+class RankedRow:
+    rank: int
+    answer_id: str
+    title: str
+    label: int | None
+    stars: str
+    gain: float
+    discount: float
+    contribution: float
+    unknown: bool = False
+
+
+def ranked_rows(
+    ids_labels: list[tuple[str, int | None]], run: EvaluationRun, titles: dict[str, str], unknown: set[str]
+) -> list[RankedRow]:
+    rows = []
+    for rank, (answer_id, label) in enumerate(ids_labels, 1):
+        gain = gain_of(label, run.gain_scheme)
+        discount = discount_of(rank, run.discount)
+        rows.append(
+            RankedRow(
+                rank=rank,
+                answer_id=answer_id,
+                title=titles.get(answer_id, ""),
+                label=label,
+                stars=stars(label),
+                gain=gain,
+                discount=discount,
+                contribution=gain / discount,
+                unknown=answer_id in unknown,
+            )
+        )
+    return rows
+
+
+# ----------------------------------------------------------------------------------------- pages
+
+
+@login_required
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    """The collections whose dashboards the user may see."""
+    collections = list(collections_for_user(user=request.user).order_by("name"))
+    return render(request, "evaluation/index.html", {"collections": collections})
+
+
+def _ranker_for(request: HttpRequest, dashboard_rankers: list[Ranker]) -> Ranker | None:
+    wanted = request.GET.get("ranker")
+    if wanted:
+        ranker = next((r for r in dashboard_rankers if str(r.pk) == wanted), None)
+        if ranker is None:
+            raise Http404("No such ranker in this collection.")
+        return ranker
+    return dashboard_rankers[0] if dashboard_rankers else None
+
+
+@collection_page()
+@require_GET
+def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> HttpResponse:
+    """Headline NDCG@k with its change and verdict, the history chart, warnings and the worst questions."""
+    rankers = selectors.rankers_for_dashboard(collection=collection)
+    ranker = _ranker_for(request, rankers)
+    context: dict = {"collection": collection, "role": role, "is_trainer": role == Role.TRAINER, "rankers": rankers}
+    if ranker is not None:
+        board = selectors.dashboard(collection=collection, ranker=ranker, rankers=rankers)
+        context.update(
+            ranker=ranker,
+            board=board,
+            headline=Headline(board.latest) if board.latest else None,
+            chart=[p.as_json() for p in board.history],
+        )
+        if role == Role.TRAINER and board.latest is not None:
+            context.update(
+                worst=selectors.worst_questions(run=board.latest, limit=WORST_SHOWN),
+                no_good_answer=selectors.no_good_answer_questions(run=board.latest),
+            )
+    if role != Role.TRAINER:
+        context["contribution"] = selectors.rater_contribution(user=request.user, collection=collection)
+    return render(request, "evaluation/dashboard.html", context)
+
+
+@collection_page(manage=True)
+@require_POST
+def run_start(request: HttpRequest, *, collection: Collection, role: str, ranker_id: int) -> HttpResponse:
+    """Start an evaluation of the ranker; htmx gets the live progress bar, a plain form a redirect."""
+    ranker = get_object_or_404(Ranker, pk=ranker_id, collection=collection)
+    try:
+        run = evaluation_start(ranker=ranker, trigger=RunTrigger.UI, created_by=request.user)
+    except EvaluationUnavailable as exc:
+        return render(
+            request,
+            "evaluation/unavailable.html" if not request.htmx else "evaluation/dashboard.html#start-error",
+            {"collection": collection, "ranker": ranker, "message": str(exc)},
+            status=503,
+        )
+    if request.htmx:
+        return render(request, "evaluation/run.html#progress", {"run": run, "polling": True})
+    return redirect(f"{reverse('evaluation:dashboard', args=[collection.slug])}?ranker={ranker.pk}", status=303)
+
+
+@run_page()
+@require_GET
+def run_progress(request: HttpRequest, *, run: EvaluationRun, role: str) -> HttpResponse:
+    """The progress bar of a run (polled by htmx every second until the run has finished)."""
+    response = render(request, "evaluation/run.html#progress", {"run": run, "polling": not run.is_finished})
+    if run.is_finished and request.htmx and request.GET.get("reload") == "1":
+        # The page that polled shows stale results: reload it now that the run is over.
+        response["HX-Refresh"] = "true"
+    return response
+
+
+@run_page(manage=True)
+@require_GET
+def run_detail(request: HttpRequest, *, run: EvaluationRun, role: str) -> HttpResponse:
+    """A run: status or failure reason, its numbers, and every question worst first (paginated)."""
+    page = Paginator(selectors.question_results(run=run), DRILLDOWN_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "evaluation/run.html",
+        {
+            "run": run,
+            "collection": run.collection,
+            "headline": Headline(run) if run.status == RunStatus.SUCCEEDED else None,
+            "page": page,
+            "polling": not run.is_finished,
+        },
+    )
+
+
+@run_page(manage=True)
+@require_GET
+def question_detail(request: HttpRequest, *, run: EvaluationRun, role: str, question_id: int) -> HttpResponse:
+    """One question of a run: the ranker's top k with stars and gains beside the ideal order."""
+    result = get_object_or_404(QuestionResult.objects.select_related("question"), run=run, question_id=question_id)
+    k = run.ndcg_k
+    top = list(zip(result.ranked_answer_ids[:k], result.labels[:k], strict=False))
+    ideal = [(a, g) for a, g in result.ideal[:k]]
+    titles = dict(
+        Answer.objects.filter(
+            collection_id=run.collection_id, external_id__in={a for a, _ in top} | {a for a, _ in ideal}
+        ).values_list("external_id", "title")
+    )
+    unknown = set(result.unknown_answer_ids)
+    return render(
+        request,
+        "evaluation/question.html",
+        {
+            "run": run,
+            "collection": run.collection,
+            "result": result,
+            "question": result.question,
+            "top": ranked_rows(top, run, titles, unknown),
+            "ideal": ranked_rows(ideal, run, titles, set()),
+            "explanation": disagreement(result, run),
+            "star_words": STAR_WORDS,
+        },
+    )
+
+
+@collection_page(manage=True)
+@require_GET
+def compare(request: HttpRequest, *, collection: Collection, role: str) -> HttpResponse:
+    """Two runs side by side: their numbers and per-question NDCG changes, biggest winners and losers first."""
+    runs = {
+        str(r.pk): r
+        for r in EvaluationRun.objects.filter(collection=collection)
+        .select_related("ranker", "ranker_version")
+        .order_by("-created_at", "-id")[:200]
+    }
+    a_id, b_id = request.GET.get("a", ""), request.GET.get("b", "")
+    context: dict = {"collection": collection, "runs": list(runs.values()), "a_id": a_id, "b_id": b_id}
+    if a_id or b_id:
+        pair = [selectors.run_in_collection(run_id=x, collection=collection) for x in (a_id, b_id)]
+        if None in pair:
+            context["error"] = "Choose two evaluation runs of this collection to compare (fields a and b)."
+            return render(request, "evaluation/compare.html", context, status=400)
+        run_a, run_b = pair
+        deltas = selectors.run_comparison(run_a=run_a, run_b=run_b)
+        changed = [d for d in deltas if d.delta is not None]
+        context.update(
+            run_a=run_a,
+            run_b=run_b,
+            winners=[d for d in changed if d.delta > 0],
+            losers=sorted((d for d in changed if d.delta < 0), key=lambda d: (d.delta, d.question_id)),
+            unchanged=sum(1 for d in changed if d.delta == 0),
+            unpaired=[d for d in deltas if d.delta is None],
+            mean_delta=signed(run_b.ndcg_mean - run_a.ndcg_mean)
+            if run_a.ndcg_mean is not None and run_b.ndcg_mean is not None
+            else "–",
+        )
+    return render(request, "evaluation/compare.html", context)

@@ -1,0 +1,182 @@
+/* Rating page: keyboard control, save states and retries on top of htmx.
+ *
+ * Saving itself is htmx (each star choice posts at once and the server returns the answer's card);
+ * this script adds keys (0–3 rate and move on, j/k or arrows move, u undo, n next question, s skip),
+ * shows "Saving…"/"Saved"/"Not saved" on each card, and retries a save that failed on the network
+ * (or with a server error) with growing delays, with a "Retry now" button meanwhile.
+ */
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+  var form = document.getElementById("rating-form");
+  if (!form || !window.htmx) return;
+
+  var RETRY_DELAYS_MS = [2000, 4000, 8000, 15000, 30000];
+  var attempts = {}; // answer id -> failed attempts in a row
+  var timers = {}; // answer id -> pending retry timer
+  var undoStack = []; // answer ids in the order they were rated on this page
+  var unratedAtLoad = {}; // answer id -> true when it had no rating when the page loaded
+  var counted = {};
+  var current = null; // answer id of the highlighted card
+
+  function cards() { return Array.prototype.slice.call(form.querySelectorAll(".answer-card")); }
+  function cardOf(id) { return document.getElementById("answer-" + id); }
+  function currentCard() { return (current && cardOf(current)) || cards()[0] || null; }
+
+  function setCurrent(card, focus) {
+    if (!card) return;
+    current = card.dataset.answer;
+    cards().forEach(function (c) { c.classList.toggle("is-current", c === card); });
+    if (focus) {
+      card.focus({ preventScroll: true });
+      card.scrollIntoView({ block: "nearest" });
+    }
+  }
+
+  function move(delta) {
+    var list = cards();
+    if (!list.length) return;
+    var i = list.indexOf(currentCard());
+    setCurrent(list[Math.min(list.length - 1, Math.max(0, i + delta))], true);
+  }
+
+  function setState(card, state, text, retry) {
+    var p = card.querySelector(".save-state");
+    if (!p) return;
+    p.dataset.state = state;
+    p.textContent = text;
+    if (retry) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "link retry";
+      button.textContent = "Retry now";
+      button.addEventListener("click", retry);
+      p.appendChild(button);
+    }
+  }
+
+  function updateProgress() {
+    var list = cards();
+    var rated = list.filter(function (c) { return c.dataset.stars !== ""; }).length;
+    var bar = document.getElementById("task-progress");
+    var text = document.getElementById("task-progress-text");
+    if (bar) { bar.value = rated; bar.textContent = rated + " of " + list.length; }
+    if (text) text.textContent = rated + " of " + list.length;
+  }
+
+  function rate(card, value) {
+    var input = card.querySelector('input[type=radio][value="' + value + '"]');
+    if (!input) return;
+    input.checked = true;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  function undo() {
+    var card = null;
+    while (undoStack.length && !card) card = cardOf(undoStack.pop());
+    card = card || currentCard();
+    var button = card && card.querySelector("button.undo:not([hidden])");
+    if (!button) return;
+    setCurrent(card, true);
+    button.click();
+  }
+
+  // The element that made a request: the card's star fieldset, or its undo button.
+  function resend(elt) {
+    if (elt.matches("fieldset")) htmx.trigger(elt, "change");
+    else elt.click();
+  }
+
+  function failed(elt, message, retryable) {
+    var card = elt.closest(".answer-card");
+    if (!card) return;
+    var id = card.dataset.answer;
+    clearTimeout(timers[id]);
+    if (!retryable) {
+      setState(card, "failed", "Not saved: " + message);
+      return;
+    }
+    var n = attempts[id] = (attempts[id] || 0) + 1;
+    var delay = RETRY_DELAYS_MS[Math.min(n - 1, RETRY_DELAYS_MS.length - 1)];
+    var retry = function () { clearTimeout(timers[id]); resend(elt); };
+    timers[id] = setTimeout(retry, delay);
+    setState(card, "failed", "Not saved: " + message + " Retrying in " + Math.round(delay / 1000) + " s.", retry);
+  }
+
+  cards().forEach(function (c) { if (c.dataset.stars === "") unratedAtLoad[c.dataset.answer] = true; });
+  setCurrent(cards()[0], false);
+
+  form.addEventListener("focusin", function (event) {
+    var card = event.target.closest(".answer-card");
+    if (card) setCurrent(card, false);
+  });
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    var target = event.target;
+    if (target.closest && target.closest("input[type=text], textarea, select, [contenteditable]")) return;
+    var key = event.key;
+    if (/^[0-3]$/.test(key)) {
+      var card = currentCard();
+      if (!card) return;
+      event.preventDefault();
+      rate(card, key);
+      move(1);
+      return;
+    }
+    switch (key) {
+      case "j": case "ArrowDown": event.preventDefault(); move(1); break;
+      case "k": case "ArrowUp": event.preventDefault(); move(-1); break;
+      case "u": event.preventDefault(); undo(); break;
+      case "n": event.preventDefault(); document.getElementById("next-question").click(); break;
+      case "s": {
+        event.preventDefault();
+        var details = document.getElementById("skip-details");
+        details.open = true;
+        details.querySelector("input[name=reason]").focus();
+        break;
+      }
+      default: break;
+    }
+  });
+
+  document.body.addEventListener("htmx:beforeRequest", function (event) {
+    var card = event.detail.elt.closest(".answer-card");
+    if (card) setState(card, "saving", "Saving…");
+  });
+
+  document.body.addEventListener("htmx:sendError", function (event) {
+    failed(event.detail.elt, "no connection to the server.", true);
+  });
+
+  document.body.addEventListener("htmx:responseError", function (event) {
+    var xhr = event.detail.xhr;
+    var message = "the server answered " + xhr.status + ".";
+    try { message = JSON.parse(xhr.responseText).error || message; } catch (e) { /* not JSON */ }
+    failed(event.detail.elt, message, xhr.status >= 500);
+  });
+
+  // A card came back from the server (saved or undone): keep it highlighted, track undo and progress.
+  document.body.addEventListener("htmx:load", function (event) {
+    var card = event.detail.elt;
+    if (!card.classList || !card.classList.contains("answer-card")) return;
+    var id = card.dataset.answer;
+    attempts[id] = 0;
+    clearTimeout(timers[id]);
+    var state = card.querySelector(".save-state").dataset.state;
+    undoStack = undoStack.filter(function (x) { return x !== id; });
+    if (state === "saved") {
+      undoStack.push(id);
+      if (unratedAtLoad[id] && !counted[id]) {
+        counted[id] = true;
+        var count = document.getElementById("session-count");
+        if (count) count.textContent = String(parseInt(count.textContent, 10) + 1);
+      }
+    }
+    if (id === current) {
+      card.classList.add("is-current");
+      if (document.activeElement === document.body || !document.activeElement) card.focus({ preventScroll: true });
+    }
+    updateProgress();
+  });
+})();

@@ -1,0 +1,89 @@
+import pytest
+from django.core.exceptions import ValidationError
+
+from ratings.models import Label, Rating, RatingHistory, Skip
+from ratings.services import question_skip, rating_record, rating_undo
+from trainer.models import Answer, Role
+
+pytestmark = pytest.mark.django_db
+
+
+def label_of(question, answer):
+    return Label.objects.values_list("gain", "rater_count", "mean_stars", "disagreement").get(
+        question=question, answer=answer
+    )
+
+
+@pytest.mark.parametrize(
+    ("stars", "expected"),
+    [
+        ([2], (2, 1, 2.0, 0)),
+        ([2, 3], (2, 2, 2.5, 1)),
+        ([0, 3], (1, 2, 1.5, 3)),
+        ([1, 2, 3], (2, 3, 2.0, 2)),
+        ([3, 3, 0], (3, 3, 2.0, 3)),
+    ],
+)
+def test_rating_record_label_aggregates_one_two_three_raters(corpus, make_user, stars, expected):
+    q, a = corpus.q["q1"], corpus.a["d1"]
+    for i, value in enumerate(stars):
+        rater = make_user(f"r{i}", collection=corpus.collection, role=Role.RATER)
+        rating_record(rater=rater, question=q, answer=a, stars=value)
+
+    assert label_of(q, a) == expected
+
+
+def test_rating_record_rerating_changes_rating_and_keeps_history(corpus, rater):
+    q, a = corpus.q["q1"], corpus.a["d1"]
+    rating_record(rater=rater, question=q, answer=a, stars=1)
+
+    rating_record(rater=rater, question=q, answer=a, stars=3)
+
+    assert Rating.objects.get(rater=rater, question=q, answer=a).stars == 3
+    assert list(RatingHistory.objects.values_list("previous_stars", "new_stars")) == [(1, 3)]
+    assert label_of(q, a) == (3, 1, 3.0, 0)
+
+
+def test_rating_undo_restores_previous_then_removes(corpus, rater):
+    q, a = corpus.q["q1"], corpus.a["d1"]
+    rating_record(rater=rater, question=q, answer=a, stars=1)
+    rating_record(rater=rater, question=q, answer=a, stars=3)
+
+    assert rating_undo(rater=rater, question=q, answer=a).stars == 1
+    assert label_of(q, a) == (1, 1, 1.0, 0)
+    assert rating_undo(rater=rater, question=q, answer=a) is None
+    assert not Label.objects.filter(question=q, answer=a).exists()
+
+
+def test_rating_record_pair_from_another_collection_rejected(corpus, rater, other_collection):
+    foreign = Answer.objects.create(collection=other_collection, external_id="x", title="x", body="x")
+
+    with pytest.raises(ValidationError) as error:
+        rating_record(rater=rater, question=corpus.q["q1"], answer=foreign, stars=2)
+
+    assert error.value.message_dict == {
+        "answer": ["This answer belongs to another collection than the question."]
+    }
+    assert Rating.objects.count() == 0
+
+
+def test_question_skip_records_reason(corpus, rater):
+    skip = question_skip(rater=rater, question=corpus.q["q1"], reason="  too technical  ")
+
+    assert (skip.rater, skip.question, skip.reason) == (rater, corpus.q["q1"], "too technical")
+
+
+def test_question_skip_twice_keeps_one_row_and_updates_reason(corpus, rater):
+    question_skip(rater=rater, question=corpus.q["q1"])
+    question_skip(rater=rater, question=corpus.q["q1"], reason="no idea")
+    question_skip(rater=rater, question=corpus.q["q1"])
+
+    assert list(Skip.objects.values_list("reason", flat=True)) == ["no idea"]
+
+
+def test_question_skip_reason_too_long_rejected(corpus, rater):
+    with pytest.raises(ValidationError) as error:
+        question_skip(rater=rater, question=corpus.q["q1"], reason="x" * 501)
+
+    assert error.value.message_dict == {"reason": ["The reason can be at most 500 characters, not 501."]}
+    assert Skip.objects.count() == 0

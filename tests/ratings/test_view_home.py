@@ -1,0 +1,64 @@
+import pytest
+from django.urls import reverse
+
+from ratings.services import rating_record
+
+pytestmark = pytest.mark.django_db
+
+
+def test_home_lists_collections_with_progress_and_start_button(client, corpus, rater, trainer):
+    rating_record(rater=trainer, question=corpus.q["q1"], answer=corpus.a["d1"], stars=2)
+    client.force_login(rater)
+
+    html = client.get(reverse("home")).content.decode()
+
+    assert "<strong>1 of 6 pairs rated</strong>;" in html
+    assert "<strong>3 questions waiting</strong> for you." in html
+    assert (
+        f'<a class="button primary start" href="{reverse("rate-next", args=["tiny"])}">Start rating</a>'
+        in html
+    )
+    assert "Training progress" not in html
+
+
+def test_home_trainer_sees_progress_link(client, corpus, trainer):
+    client.force_login(trainer)
+
+    html = client.get(reverse("home")).content.decode()
+
+    assert f'<a href="{reverse("rating-progress", args=["tiny"])}">Training progress</a>' in html
+
+
+def test_home_only_own_collections(client, corpus, outsider):
+    client.force_login(outsider)
+
+    html = client.get(reverse("home")).content.decode()
+
+    assert "Other" in html and "Tiny" not in html
+
+
+def test_home_nothing_waiting_no_start_button(client, corpus, rater):
+    a, q = corpus.a, corpus.q
+    for question, answers in ((q["q1"], ("d1", "d2")), (q["q2"], ("d3", "d4")), (q["q3"], ("d5", "d2"))):
+        for key in answers:
+            rating_record(rater=rater, question=question, answer=a[key], stars=1)
+    client.force_login(rater)
+
+    html = client.get(reverse("home")).content.decode()
+
+    assert "<strong>0 questions waiting</strong>" in html
+    assert "Start rating" not in html
+
+
+def test_home_anonymous_redirected_to_login(client):
+    response = client.get(reverse("home"))
+
+    assert (response.status_code, response["Location"]) == (302, "/login/?next=/")
+
+
+def test_home_no_membership_message(client, make_user):
+    client.force_login(make_user("nobody"))
+
+    html = client.get(reverse("home")).content.decode()
+
+    assert "You are not a member of any collection yet. Ask a trainer to add you." in html

@@ -1,0 +1,172 @@
+"""Training the builtin reranker: CV-guarded model choice, no test-label leakage, persistence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from ratings.models import Label
+from ratings.services import rating_record
+from tests.trainer.rankers_support import learnable_collection, model_dir  # noqa: F401 - fixture
+from trainer.models import Answer, Question, Ranker, RankerKind, Split
+from trainer.rankers import RankQuery, get_backend
+from trainer.rankers.index import clear_index_cache, load_index
+from trainer.rankers.training import MIN_CV_GAIN, training_examples, training_questions
+from trainer.services import demo_collection_load, import_rater, ranker_create, ranker_train
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def learnable(model_dir):  # noqa: F811
+    data = learnable_collection()
+    data.ranker = Ranker.objects.create(collection=data.collection, name="Built-in", kind=RankerKind.BUILTIN)
+    return data
+
+
+def test_ranker_train_learnable_collection_uses_model_that_beats_bm25(learnable):
+    version = ranker_train(ranker=learnable.ranker)
+
+    assert version.label == "v1"
+    assert version.uses_model is True
+    assert version.cv_ndcg_model >= version.cv_ndcg_bm25 + MIN_CV_GAIN
+    # 30 training questions, each with its relevant answer (3) and one distractor (0) labelled.
+    assert version.label_count == 60
+    assert version.details["training_questions"] == 30
+    assert set(version.feature_importances) >= {"bm25", "title_coverage", "bigram_overlap"}
+    assert sum(version.feature_importances.values()) == pytest.approx(1.0, abs=1e-4)
+    assert version.model_file.startswith("models/ranker-")
+
+
+def test_ranker_train_model_reranks_bm25_order(learnable):
+    query = RankQuery("q0", "zorpaaa quixaaa")  # a TEST question: the model never saw its labels
+    before = get_backend(learnable.ranker).rank(query, 5)  # no version yet: plain BM25
+
+    version = ranker_train(ranker=learnable.ranker)
+    reranked = get_backend(learnable.ranker, version).rank(query, 5)
+    latest = get_backend(learnable.ranker).rank(query, 5)  # version None = the latest version
+
+    assert before.ids[0] != "r0"  # BM25 prefers the distractors that repeat the terms
+    assert reranked.ids[0] == "r0"
+    assert sorted(reranked.ids) == sorted(before.ids)  # same candidates, another order
+    assert latest.answers == reranked.answers
+
+
+def test_ranker_train_cranfield_keeps_bm25_when_model_does_not_win(model_dir):  # noqa: F811
+    collection = demo_collection_load()
+    ranker = Ranker.objects.create(collection=collection, name="Built-in", kind=RankerKind.BUILTIN)
+
+    version = ranker_train(ranker=ranker)
+
+    train_labels = Label.objects.filter(question__collection=collection, question__split=Split.TRAIN).count()
+    assert version.label_count == train_labels == 751
+    assert version.cv_ndcg_bm25 == pytest.approx(0.379037, abs=1e-6)
+    assert version.cv_ndcg_model is not None
+    assert version.uses_model is False
+    assert "keeps BM25's order" in version.details["reason"]
+    query = Question.objects.filter(collection=collection, split=Split.TEST).order_by("id").first()
+    with_version = get_backend(ranker, version).rank(RankQuery(query.external_id, query.text), 10)
+    plain = get_backend(Ranker.objects.create(collection=collection, name="BM25", kind="builtin"))
+    assert with_version.answers == plain.rank(RankQuery(query.external_id, query.text), 10).answers
+
+
+def test_ranker_train_few_labels_is_plain_bm25_with_reason(collection, model_dir):  # noqa: F811
+    data = learnable_collection(slug="few", questions=8)
+    ranker = Ranker.objects.create(collection=data.collection, name="Built-in", kind=RankerKind.BUILTIN)
+
+    version = ranker_train(ranker=ranker)
+
+    assert version.uses_model is False
+    assert version.model_file == ""
+    assert version.cv_ndcg_model is None
+    assert version.details["learnable_questions"] == 6
+    assert "at least 10 are needed" in version.details["reason"]
+
+
+def test_training_set_has_no_test_question(learnable):
+    questions = training_questions(collection=learnable.collection)
+    index = load_index(collection=learnable.collection)
+    examples = training_examples(collection=learnable.collection, index=index, candidates=100)
+
+    assert {q.split for q in questions} == {Split.TRAIN}
+    assert sorted(q.external_id for q in questions) == sorted(learnable.train_ids)
+    assert sorted(e.external_id for e in examples) == sorted(learnable.train_ids)
+    assert not set(learnable.test_ids) & {e.external_id for e in examples}
+
+
+def test_training_leakage_changing_test_labels_does_not_change_model(learnable, model_dir):  # noqa: F811
+    first = ranker_train(ranker=learnable.ranker)
+    # Rewrite every test question's labels: the relevant answer becomes 0, all distractors 3.
+    rater = import_rater()
+    for qid in learnable.test_ids:
+        question = Question.objects.get(collection=learnable.collection, external_id=qid)
+        n = qid[1:]
+        rating_record(rater=rater, question=question, answer=Answer.objects.get(external_id=f"r{n}"), stars=0)
+        for d in range(4):
+            answer = Answer.objects.get(collection=learnable.collection, external_id=f"d{n}-{d}")
+            rating_record(rater=rater, question=question, answer=answer, stars=3)
+
+    second = ranker_train(ranker=learnable.ranker)
+
+    assert second.label == "v2"
+    model_first = (model_dir / first.model_file).read_bytes()
+    model_second = (model_dir / second.model_file).read_bytes()
+    assert model_first == model_second
+    assert (second.label_count, second.cv_ndcg_model, second.cv_ndcg_bm25, second.uses_model) == (
+        first.label_count,
+        first.cv_ndcg_model,
+        first.cv_ndcg_bm25,
+        first.uses_model,
+    )
+    assert second.feature_importances == first.feature_importances
+
+
+def test_training_changing_train_labels_changes_figures(learnable):
+    first = ranker_train(ranker=learnable.ranker)
+    rater = import_rater()
+    question = Question.objects.get(collection=learnable.collection, external_id=learnable.train_ids[0])
+    answer = Answer.objects.get(
+        collection=learnable.collection, external_id=f"d{learnable.train_ids[0][1:]}-1"
+    )
+    rating_record(rater=rater, question=question, answer=answer, stars=2)
+
+    second = ranker_train(ranker=learnable.ranker)
+
+    assert second.label_count == first.label_count + 1
+    assert second.cv_ndcg_bm25 != first.cv_ndcg_bm25
+
+
+def test_trained_model_persists_across_restart(learnable, model_dir):  # noqa: F811
+    version = ranker_train(ranker=learnable.ranker)
+    query = RankQuery("q4", "zorpaae quixaae")
+    before = get_backend(learnable.ranker, version).rank(query, 5)
+
+    clear_index_cache()  # a restarted process: nothing in memory, the model and index come from disk
+    after = get_backend(learnable.ranker, version).rank(query, 5)
+
+    assert Path(model_dir / version.model_file).exists()
+    assert after.answers == before.answers
+    assert after.ids[0] == "r4"
+
+
+def test_backend_with_missing_model_file_raises_ranker_error(learnable, model_dir):  # noqa: F811
+    from trainer.rankers import RankerError
+
+    version = ranker_train(ranker=learnable.ranker)
+    (model_dir / version.model_file).unlink()
+
+    with pytest.raises(RankerError, match="cannot be loaded"):
+        get_backend(learnable.ranker, version)
+
+
+def test_ranker_train_http_ranker_is_refused(collection):
+    ranker = ranker_create(
+        collection=collection, name="Service", kind="http", config={"url": "http://x.test/"}
+    )
+
+    with pytest.raises(ValidationError) as info:
+        ranker_train(ranker=ranker)
+
+    assert "announces its versions" in info.value.message_dict["ranker"][0]

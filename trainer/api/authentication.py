@@ -1,0 +1,62 @@
+"""``Authorization: Token <key>`` for services, against ``trainer.models.ApiToken``.
+
+A token acts as its user, but only in its one collection and with at most its role (see
+``trainer.api.access``). Only the SHA-256 of a key is stored, so a key is checked by hashing it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.exceptions import AuthenticationFailed
+
+from trainer.models import ApiToken
+
+KEYWORD = "Token"
+# last_used_at is informational; writing it on every request would turn each read into a write.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class ApiTokenAuthentication(BaseAuthentication):
+    def authenticate(self, request):
+        parts = get_authorization_header(request).split()
+        if not parts or parts[0].lower() != KEYWORD.lower().encode():
+            return None
+        if len(parts) != 2:
+            raise AuthenticationFailed("Malformed Authorization header: use 'Authorization: Token <key>'.")
+        try:
+            key = parts[1].decode("ascii")
+        except UnicodeDecodeError:
+            raise AuthenticationFailed("Invalid token.") from None
+        token = (
+            ApiToken.objects.select_related("user", "collection")
+            .filter(key_hash=ApiToken.hash_key(key), revoked=False)
+            .first()
+        )
+        if token is None or not token.user.is_active:
+            raise AuthenticationFailed("Invalid or revoked token.")
+        now = timezone.now()
+        if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        return token.user, token
+
+    def authenticate_header(self, request) -> str:
+        # Makes DRF answer 401 (with WWW-Authenticate) rather than 403 to a request without credentials.
+        return KEYWORD
+
+
+class ApiTokenScheme(OpenApiAuthenticationExtension):
+    target_class = "trainer.api.authentication.ApiTokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "A collection-scoped service token: `Token <key>` (create one with "
+            "`manage.py create_api_token`).",
+        }

@@ -1,0 +1,362 @@
+"""Request and response shapes of the REST API. External ids appear as ``id``; database ids never do,
+except for rankers and evaluation runs, which have no external id."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from evaluation.models import EvaluationRun, QuestionResult
+from ratings.services import validate_stars
+from trainer.models import Collection, Discount, GainScheme, RankerKind, RankerVersion, Split
+from trainer.rankers.config import redacted_config, validate_ranker_config
+
+MAX_BULK = 10_000
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="What went wrong, in words.")
+
+
+class ValidationErrorSerializer(serializers.Serializer):
+    """``{"field": ["message", ...]}``; for a list body, ``{"<item index>": {"field": [...]}}``."""
+
+    non_field_errors = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+def external_id_field(**kwargs):
+    return serializers.CharField(max_length=200, trim_whitespace=True, **kwargs)
+
+
+# --- collections ---------------------------------------------------------------------------------
+
+
+class CollectionSerializer(serializers.ModelSerializer):
+    role = serializers.SerializerMethodField(help_text="Your role here: trainer or rater.")
+    answer_count = serializers.IntegerField(read_only=True)
+    train_question_count = serializers.IntegerField(read_only=True)
+    test_question_count = serializers.IntegerField(read_only=True)
+    label_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Collection
+        fields = [
+            "slug",
+            "name",
+            "description",
+            "ndcg_k",
+            "gain_scheme",
+            "discount",
+            "relevance_threshold",
+            "accuracy_k",
+            "test_fraction",
+            "created_at",
+            "role",
+            "answer_count",
+            "train_question_count",
+            "test_question_count",
+            "label_count",
+        ]
+        read_only_fields = fields
+
+    def get_role(self, obj: Collection) -> str | None:
+        return self.context["roles"].get(obj.pk)
+
+
+class CollectionCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    slug = serializers.SlugField(max_length=100, required=False, allow_blank=True)
+    description = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
+    ndcg_k = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+    gain_scheme = serializers.ChoiceField(choices=GainScheme.choices, required=False)
+    discount = serializers.ChoiceField(choices=Discount.choices, required=False)
+    relevance_threshold = serializers.IntegerField(required=False, min_value=1, max_value=3)
+    accuracy_k = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+    test_fraction = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
+
+    def validate_name(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("A collection needs a name.")
+        return value.strip()
+
+
+# --- questions and answers -----------------------------------------------------------------------
+
+
+class QuestionSerializer(serializers.Serializer):
+    id = external_id_field(help_text="Your id for the question (unique in the collection).")
+    text = serializers.CharField(max_length=10_000)
+    split = serializers.ChoiceField(
+        choices=Split.choices,
+        required=False,
+        help_text="train or test. Omitted: an existing question keeps its split; a new one is assigned "
+        "by a stable hash and the collection's test fraction.",
+    )
+    created_at = serializers.DateTimeField(read_only=True)
+    updated_at = serializers.DateTimeField(read_only=True)
+
+    def to_representation(self, instance):
+        return {
+            "id": instance.external_id,
+            "text": instance.text,
+            "split": instance.split,
+            "created_at": serializers.DateTimeField().to_representation(instance.created_at),
+            "updated_at": serializers.DateTimeField().to_representation(instance.updated_at),
+        }
+
+
+class AnswerSerializer(serializers.Serializer):
+    id = external_id_field(help_text="Your id for the answer (unique in the collection).")
+    title = serializers.CharField(max_length=10_000, allow_blank=True, required=False, default="")
+    body = serializers.CharField(max_length=1_000_000, allow_blank=True, required=False, default="")
+    metadata = serializers.DictField(required=False, default=dict)
+    created_at = serializers.DateTimeField(read_only=True)
+    updated_at = serializers.DateTimeField(read_only=True)
+
+    def to_representation(self, instance):
+        return {
+            "id": instance.external_id,
+            "title": instance.title,
+            "body": instance.body,
+            "metadata": instance.metadata,
+            "created_at": serializers.DateTimeField().to_representation(instance.created_at),
+            "updated_at": serializers.DateTimeField().to_representation(instance.updated_at),
+        }
+
+
+class UpsertSummarySerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+
+
+# --- ratings ---------------------------------------------------------------------------------------
+
+
+@extend_schema_field({"type": "integer", "minimum": 0, "maximum": 3})
+class StarsField(serializers.Field):
+    """0–3 stars, checked by ratings.services.validate_stars: the same rule and message as the web UI."""
+
+    def to_internal_value(self, data):
+        try:
+            return validate_stars(data)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict["stars"]) from None
+
+    def to_representation(self, value):
+        return value
+
+
+class RatingSerializer(serializers.Serializer):
+    question_id = external_id_field()
+    answer_id = external_id_field()
+    stars = StarsField(help_text="0 incorrect, 1 right topic, 2 good, 3 perfect.")
+
+
+class RecordedRatingSerializer(serializers.Serializer):
+    question_id = serializers.CharField()
+    answer_id = serializers.CharField()
+    stars = serializers.IntegerField()
+    label = serializers.IntegerField(help_text="The pair's gain label now: the median of its raters' stars.")
+    rater_count = serializers.IntegerField()
+
+
+class RatingsResultSerializer(serializers.Serializer):
+    recorded = serializers.IntegerField()
+    ratings = RecordedRatingSerializer(many=True)
+
+
+# --- rankers -----------------------------------------------------------------------------------------
+
+
+class RankerVersionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RankerVersion
+        fields = [
+            "id",
+            "label",
+            "notes",
+            "created_at",
+            "label_count",
+            "uses_model",
+            "cv_ndcg_model",
+            "cv_ndcg_bm25",
+            "feature_importances",
+        ]
+        read_only_fields = fields
+
+
+class RankerSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    collection = serializers.SlugField(max_length=100, help_text="Slug of the collection the ranker ranks.")
+    name = serializers.CharField(max_length=200)
+    kind = serializers.ChoiceField(choices=RankerKind.choices)
+    config = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="builtin: {candidates}. http: {url (required), headers, auth_header, timeout, retries}. "
+        "Secrets (auth_header, header values) are shown masked.",
+    )
+    is_default = serializers.BooleanField(required=False, default=False)
+    created_at = serializers.DateTimeField(read_only=True)
+    versions = RankerVersionSerializer(many=True, read_only=True, help_text="Newest first (at most 20).")
+
+    def validate(self, attrs):
+        try:
+            attrs["config"] = validate_ranker_config(kind=attrs["kind"], config=attrs.get("config", {}))
+        except DjangoValidationError as exc:  # one message per config key
+            raise serializers.ValidationError({"config": exc.message_dict}) from None
+        return attrs
+
+    def to_representation(self, instance):
+        versions = sorted(instance.versions.all(), key=lambda v: (v.created_at, v.pk), reverse=True)[:20]
+        return {
+            "id": instance.pk,
+            "collection": instance.collection.slug,
+            "name": instance.name,
+            "kind": instance.kind,
+            "config": redacted_config(instance.config),
+            "is_default": instance.is_default,
+            "created_at": serializers.DateTimeField().to_representation(instance.created_at),
+            "versions": RankerVersionSerializer(versions, many=True).data,
+        }
+
+
+class VersionAnnounceSerializer(serializers.Serializer):
+    label = serializers.CharField(max_length=100, help_text="The deployed model's label, e.g. its build id.")
+    notes = serializers.CharField(max_length=10_000, required=False, allow_blank=True, default="")
+
+
+class EvaluationStartSerializer(serializers.Serializer):
+    version = serializers.CharField(
+        max_length=100, required=False, help_text="Label of the version to evaluate (default: the latest)."
+    )
+
+
+# --- evaluations -------------------------------------------------------------------------------------
+
+
+class EvaluationRunSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+    ranker = serializers.IntegerField(source="ranker_id")
+    version = serializers.SerializerMethodField()
+    collection = serializers.CharField(source="collection.slug")
+    progress_percent = serializers.IntegerField()
+
+    class Meta:
+        model = EvaluationRun
+        fields = [
+            "id",
+            "url",
+            "ranker",
+            "version",
+            "collection",
+            "status",
+            "trigger",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "error",
+            "questions_total",
+            "questions_done",
+            "questions_failed",
+            "progress_percent",
+            "ndcg_k",
+            "gain_scheme",
+            "discount",
+            "relevance_threshold",
+            "accuracy_k",
+            "label_count",
+            "ndcg_mean",
+            "ndcg_ci_low",
+            "ndcg_ci_high",
+            "accuracy_mean",
+            "judged_mean",
+            "unlabelled_in_top_k",
+            "no_good_answer_count",
+            "previous_run",
+            "delta",
+            "delta_ci_low",
+            "delta_ci_high",
+            "p_value",
+            "verdict",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "ndcg_mean": {"help_text": "Mean NDCG@k over test questions with a known good answer (0–1)."},
+            "accuracy_mean": {
+                "help_text": "Share of those questions with a correct answer in the top accuracy_k."
+            },
+        }
+
+    def get_url(self, obj: EvaluationRun) -> str:
+        request = self.context.get("request")
+        path = reverse("api-evaluation-detail", args=[obj.pk])
+        return request.build_absolute_uri(path) if request else path
+
+    def get_version(self, obj: EvaluationRun) -> str | None:
+        return obj.ranker_version.label if obj.ranker_version else None
+
+
+class QuestionResultSerializer(serializers.ModelSerializer):
+    question_id = serializers.CharField(source="question.external_id")
+    question = serializers.CharField(source="question.text")
+
+    class Meta:
+        model = QuestionResult
+        fields = [
+            "question_id",
+            "question",
+            "ndcg",
+            "dcg",
+            "ideal_dcg",
+            "accuracy_hit",
+            "ranked_answer_ids",
+            "labels",
+            "unlabelled_in_top_k",
+            "unknown_answer_ids",
+            "error",
+        ]
+        read_only_fields = fields
+
+
+class EvaluationDetailSerializer(EvaluationRunSerializer):
+    questions = serializers.SerializerMethodField()
+
+    class Meta(EvaluationRunSerializer.Meta):
+        fields = [*EvaluationRunSerializer.Meta.fields, "questions"]
+        read_only_fields = fields
+
+    @extend_schema_field(QuestionResultSerializer(many=True))
+    def get_questions(self, obj: EvaluationRun):
+        return QuestionResultSerializer(self.context["question_results"], many=True).data
+
+
+class EvaluationStartedSerializer(serializers.Serializer):
+    evaluation = EvaluationRunSerializer()
+    version = RankerVersionSerializer(required=False)
+
+
+class GroundTruthRowSerializer(serializers.Serializer):
+    question_id = serializers.CharField()
+    question = serializers.CharField()
+    split = serializers.CharField()
+    answer_id = serializers.CharField()
+    stars = serializers.IntegerField(help_text="The pair's gain label (0–3).")
+    rater_count = serializers.IntegerField()
+    disagreement = serializers.IntegerField(
+        help_text="Highest minus lowest stars given; 2 or more: raters disagree."
+    )
+
+    def to_representation(self, row):
+        return {
+            "question_id": row.question_id,
+            "question": row.question_text,
+            "split": row.split,
+            "answer_id": row.answer_id,
+            "stars": row.stars,
+            "rater_count": row.rater_count,
+            "disagreement": row.disagreement,
+        }

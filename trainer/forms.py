@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from trainer.models import Collection, Role
+
+
+class CollectionForm(forms.ModelForm):
+    class Meta:
+        model = Collection
+        fields = [
+            "name",
+            "slug",
+            "description",
+            "ndcg_k",
+            "accuracy_k",
+            "relevance_threshold",
+            "gain_scheme",
+            "discount",
+            "test_fraction",
+            "target_raters",
+            "overlap_target_raters",
+            "overlap_fraction",
+        ]
+        labels = {
+            "ndcg_k": "NDCG cutoff k",
+            "accuracy_k": "Accuracy cutoff",
+            "relevance_threshold": "Stars that count as correct for accuracy",
+        }
+
+
+class MemberForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=Role.choices)
+
+    def clean_username(self) -> object:
+        username = self.cleaned_data["username"].strip()
+        user = get_user_model().objects.filter(username=username, is_active=True).first()
+        if user is None:
+            raise forms.ValidationError(f"No active user named {username!r}.")
+        return user
+
+
+class ImportForm(forms.Form):
+    """Files of one import; the same parsers and all-or-nothing service as `manage.py import_collection`."""
+
+    rnr_documents = forms.FileField(required=False, label="R&R documents (Solr bulk-add JSON)")
+    rnr_ground_truth = forms.FileField(required=False, label="R&R ground truth (CSV)")
+    corpus = forms.FileField(required=False, label="TREC corpus (JSONL: id, title, text)")
+    topics = forms.FileField(required=False, label="TREC topics (TSV: qid, text[, train|test])")
+    qrels = forms.FileField(required=False, label="TREC qrels (qid 0 docid grade)")
+    grade_map = forms.CharField(
+        required=False,
+        label="Grade → stars",
+        help_text='Leave empty for the defaults ("rnr" for R&R CSV: max(grade−1, 0); "identity" for qrels) '
+        'or give pairs like "4:3,3:2,2:1,1:0,0:0".',
+    )
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if not any(
+            data.get(name) for name in ("rnr_documents", "rnr_ground_truth", "corpus", "topics", "qrels")
+        ):
+            raise forms.ValidationError("Choose at least one file to import.")
+        return data
