@@ -156,7 +156,11 @@ def run_in_collection(*, run_id: object, collection: Collection) -> EvaluationRu
         pk = int(str(run_id))
     except ValueError:
         return None
-    return EvaluationRun.objects.select_related("ranker", "ranker_version").filter(pk=pk, collection=collection).first()
+    return (
+        EvaluationRun.objects.select_related("ranker", "ranker_version")
+        .filter(pk=pk, collection=collection)
+        .first()
+    )
 
 
 @dataclass(frozen=True)

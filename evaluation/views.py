@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -165,7 +165,9 @@ def disagreement(result: QuestionResult, run: EvaluationRun) -> str:
     k, acc_k, threshold = run.ndcg_k, run.accuracy_k, run.relevance_threshold
     labels = result.labels
     if result.accuracy_hit and result.ndcg < 0.5:
-        first = next(i for i, label in enumerate(labels[:acc_k], 1) if label is not None and label >= threshold)
+        first = next(
+            i for i, label in enumerate(labels[:acc_k], 1) if label is not None and label >= threshold
+        )
         best = result.ideal[0][1] if result.ideal else None
         return (
             f"Accuracy@{acc_k} counts this question as a success because the answer at rank {first} is rated "
@@ -175,9 +177,7 @@ def disagreement(result: QuestionResult, run: EvaluationRun) -> str:
             f"and weaker or unrated answers sit above them."
         )
     if not result.accuracy_hit and result.ndcg > 0:
-        first = next(
-            (i for i, label in enumerate(labels[:k], 1) if label is not None and label > 0), None
-        )
+        first = next((i for i, label in enumerate(labels[:k], 1) if label is not None and label > 0), None)
         where = f"at rank {first}" if first else f"in the top {k}"
         return (
             f"Accuracy@{acc_k} counts this question as a miss: no answer in the top {acc_k} is rated at least "
@@ -250,7 +250,12 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
     """Headline NDCG@k with its change and verdict, the history chart, warnings and the worst questions."""
     rankers = selectors.rankers_for_dashboard(collection=collection)
     ranker = _ranker_for(request, rankers)
-    context: dict = {"collection": collection, "role": role, "is_trainer": role == Role.TRAINER, "rankers": rankers}
+    context: dict = {
+        "collection": collection,
+        "role": role,
+        "is_trainer": role == Role.TRAINER,
+        "rankers": rankers,
+    }
     if ranker is not None:
         board = selectors.dashboard(collection=collection, ranker=ranker, rankers=rankers)
         context.update(
@@ -285,7 +290,11 @@ def run_start(request: HttpRequest, *, collection: Collection, role: str, ranker
         )
     if request.htmx:
         return render(request, "evaluation/run.html#progress", {"run": run, "polling": True})
-    return redirect(f"{reverse('evaluation:dashboard', args=[collection.slug])}?ranker={ranker.pk}", status=303)
+    response = HttpResponseRedirect(
+        f"{reverse('evaluation:dashboard', args=[collection.slug])}?ranker={ranker.pk}"
+    )
+    response.status_code = 303  # See Other: the browser GETs the dashboard
+    return response
 
 
 @run_page()
@@ -321,7 +330,9 @@ def run_detail(request: HttpRequest, *, run: EvaluationRun, role: str) -> HttpRe
 @require_GET
 def question_detail(request: HttpRequest, *, run: EvaluationRun, role: str, question_id: int) -> HttpResponse:
     """One question of a run: the ranker's top k with stars and gains beside the ideal order."""
-    result = get_object_or_404(QuestionResult.objects.select_related("question"), run=run, question_id=question_id)
+    result = get_object_or_404(
+        QuestionResult.objects.select_related("question"), run=run, question_id=question_id
+    )
     k = run.ndcg_k
     top = list(zip(result.ranked_answer_ids[:k], result.labels[:k], strict=False))
     ideal = [(a, g) for a, g in result.ideal[:k]]

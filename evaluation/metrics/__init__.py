@@ -24,7 +24,14 @@ from .ranking import (
     reciprocal_rank_at_k,
     success_at_k,
 )
-from .stats import ConfidenceInterval, PairedComparison, bootstrap_ci, compare_runs, paired_randomization_test, verdict
+from .stats import (
+    ConfidenceInterval,
+    PairedComparison,
+    bootstrap_ci,
+    compare_runs,
+    paired_randomization_test,
+    verdict,
+)
 
 __all__ = [
     "ConfidenceInterval",

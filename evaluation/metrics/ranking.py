@@ -168,7 +168,9 @@ def sorted_ideal(ideal: FloatArray, k: int | None = None) -> FloatArray:
 # ----------------------------------------------------------------------------------------- metrics
 
 
-def dcg_at_k(retrieved: ArrayLike, k: int, *, gain: Gain = "linear", discount: Discount = "log2") -> FloatArray:
+def dcg_at_k(
+    retrieved: ArrayLike, k: int, *, gain: Gain = "linear", discount: Discount = "log2"
+) -> FloatArray:
     """Discounted cumulative gain at ``k``: ``DCG@k = sum_{r=1..k} g(l_r) / d(r)``.
 
     With the defaults this is trec_eval's DCG: ``sum_{r<=k, l_r>0} l_r / log2(r + 1)``.
@@ -230,7 +232,8 @@ def success_at_k(retrieved: ArrayLike, k: int, threshold: float = 1) -> FloatArr
     trec_eval ``success.k`` with ``-l threshold``.
     """
     k = check_k(k)
-    return _relevant(as_label_matrix(retrieved), k, threshold).any(axis=1).astype(np.float64)
+    hit = np.asarray(_relevant(as_label_matrix(retrieved), k, threshold).any(axis=1))
+    return hit.astype(np.float64)
 
 
 def precision_at_k(retrieved: ArrayLike, k: int, threshold: float = 1) -> FloatArray:
@@ -356,9 +359,7 @@ def label_arrays(
                 )
             if np.isnan(row_scores).any():
                 raise ValueError(f"question {q}: scores contain NaN")
-            ranking = [
-                doc for _, doc in sorted(zip(row_scores.tolist(), ranking, strict=True), reverse=True)
-            ]
+            ranking = [doc for _, doc in sorted(zip(row_scores.tolist(), ranking, strict=True), reverse=True)]
         if len(set(ranking)) != len(ranking):
             raise ValueError(f"question {q}: the ranking lists the same answer more than once")
         ordered.append(ranking)
@@ -373,7 +374,7 @@ def label_arrays(
             raise ValueError(f"question {q}: labels must be a mapping of answer id to label")
         row = [_check_label(v, q, a) for a, v in known.items()]
         ideal[q, : len(row)] = row
-        retrieved[q, : len(ranking)] = [known[a] if a in known else np.nan for a in ranking]
+        retrieved[q, : len(ranking)] = [known.get(a, np.nan) for a in ranking]
     if ideal.shape[1]:
         ideal = sorted_ideal(ideal)
     return LabelArrays(retrieved=retrieved, lengths=lengths, ideal=ideal)

@@ -132,7 +132,9 @@ def bootstrap_ci(
     alpha = (1 - confidence) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
     # Guard against rounding pushing a degenerate interval past the mean.
-    return ConfidenceInterval(mean, min(float(low), mean), max(float(high), mean), int(array.size), confidence)
+    return ConfidenceInterval(
+        mean, min(float(low), mean), max(float(high), mean), int(array.size), confidence
+    )
 
 
 def paired_randomization_test(

@@ -37,8 +37,10 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -76,7 +78,7 @@ _DEFAULT_CUTOFFS: dict[str, tuple[int, ...]] = {
 #: trec_eval's stand-in ranking for a query missing from the run under ``-c``.
 BOGUS_DOCNO = b"ceci_nest_pas_un_docno"
 
-_BLOCK_BYTES = 8 << 20
+_BLOCK_BYTES = 1 << 20  # small blocks keep the work arrays in cache
 _CELL_BUDGET = 4_000_000
 _SPACE = np.zeros(256, dtype=bool)
 _SPACE[[9, 10, 11, 12, 13, 32]] = True  # C isspace()
@@ -84,6 +86,7 @@ _HASH_MULTIPLIERS = np.array(
     [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93], dtype=np.uint64
 )
 
+T = TypeVar("T")
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 WordArray = NDArray[np.uint64]
@@ -151,11 +154,18 @@ def _bytes_matrix_to_words(matrix: NDArray[np.uint8]) -> WordArray:
 def _hash_words(words: WordArray) -> WordArray:
     """64-bit hash of each row, unchanged by trailing zero words (so widths need not agree)."""
     h = np.zeros(words.shape[0], dtype=np.uint64)
+    term = np.empty_like(h)
     for j in range(words.shape[1]):
-        h += words[:, j] * _HASH_MULTIPLIERS[j % _HASH_MULTIPLIERS.size] * np.uint64(2 * (j // 4) + 1)
-    h ^= h >> np.uint64(31)
+        multiplier = np.uint64(
+            int(_HASH_MULTIPLIERS[j % _HASH_MULTIPLIERS.size]) * (2 * (j // 4) + 1) % 2**64
+        )
+        np.multiply(words[:, j], multiplier, out=term)
+        h += term
+    np.right_shift(h, np.uint64(31), out=term)
+    h ^= term
     h *= np.uint64(0xBF58476D1CE4E5B9)
-    h ^= h >> np.uint64(29)
+    np.right_shift(h, np.uint64(29), out=term)
+    h ^= term
     return h
 
 
@@ -170,7 +180,7 @@ def _words_equal(a: WordArray, b: WordArray) -> NDArray[np.bool_]:
     return equal
 
 
-def _strings_to_words(values: Sequence[str] | NDArray) -> WordArray:
+def _strings_to_words(values: Sequence[str] | Sequence[bytes] | NDArray) -> WordArray:
     array = np.asarray([v.encode() if isinstance(v, str) else v for v in values], dtype=np.bytes_)
     if array.size == 0:
         return np.zeros((0, 1), dtype=np.uint64)
@@ -206,9 +216,12 @@ def qrels_from_arrays(
     grade_array = np.asarray(grades)
     if not len(qids) == len(docnos) == grade_array.size:
         raise ValueError("qids, docnos and grades must have the same length")
-    if grade_array.size and not np.issubdtype(grade_array.dtype, np.integer):
-        if not np.array_equal(grade_array, np.trunc(grade_array)):
-            raise ValueError("grades must be integers")
+    if (
+        grade_array.size
+        and not np.issubdtype(grade_array.dtype, np.integer)
+        and not np.array_equal(grade_array, np.trunc(grade_array))
+    ):
+        raise ValueError("grades must be integers")
     unique, index = _factorize(qids)
     words = _strings_to_words(docnos)
     return TrecQrels(unique, index, words, _hash_words(words), grade_array.astype(np.int64))
@@ -349,21 +362,38 @@ def _tokenize(
     return _Block(buffer, starts, ends, first[content], line_numbers[content], n_lines)
 
 
-def _gather(block: _Block, token: IntArray) -> NDArray[np.uint8]:
-    """(n, W) matrix with the bytes of the given tokens, zero padded to the longest."""
+def _gather(block: _Block, token: IntArray, multiple: int = 1) -> NDArray[np.uint8]:
+    """(n, W) matrix with the bytes of the given tokens, zero padded; W is the longest token rounded
+    up to a multiple of ``multiple``."""
     starts = block.starts[token]
     lengths = block.ends[token] - starts
-    width = int(lengths.max()) if lengths.size else 1
+    longest = int(lengths.max()) if lengths.size else 1
+    width = -(-longest // multiple) * multiple
     buffer = block.buffer
     if width > _PAD:
         buffer = np.concatenate([buffer, np.zeros(width, dtype=np.uint8)])
     # overlapping fixed-width records starting at every byte; indexing copies `width` bytes each
     records = np.ndarray(shape=(buffer.size - width + 1,), dtype=f"V{width}", buffer=buffer, strides=(1,))
     matrix = records[starts].view(np.uint8).reshape(-1, width)
-    shortest = int(lengths.min()) if lengths.size else width
-    for j in range(shortest, width):
+    matrix[:, longest:] = 0
+    shortest = int(lengths.min()) if lengths.size else longest
+    for j in range(shortest, longest):
         matrix[lengths <= j, j] = 0
     return matrix
+
+
+def _short_keys(block: _Block, token: IntArray) -> WordArray | None:
+    """Tokens of at most 7 bytes as exact integer keys (bytes and length), else None."""
+    starts = block.starts[token]
+    lengths = block.ends[token] - starts
+    if lengths.size == 0 or int(lengths.max()) > 7:
+        return None
+    records = np.ndarray(shape=(block.buffer.size - 7,), dtype=">u8", buffer=block.buffer, strides=(1,))
+    keys = records[starts].astype(np.uint64)
+    keys >>= ((8 - lengths) * 8).astype(np.uint64)  # drop the bytes after the token
+    keys <<= np.uint64(8)
+    keys |= lengths.astype(np.uint64)
+    return keys
 
 
 def _as_strings(matrix: NDArray[np.uint8]) -> NDArray[np.bytes_]:
@@ -397,15 +427,16 @@ def _parse_numbers(matrix: NDArray[np.uint8], fraction: bool) -> tuple[FloatArra
     n_digits = digit.sum(axis=0)
     ok &= (n_digits >= 1) & (n_digits <= _DIGITS_MAX)
     mantissa = np.zeros(n, dtype=np.int64)
+    decimals = np.zeros(n, dtype=np.int64)
+    seen_dot = np.zeros(n, dtype=bool)
     for j in range(width):
         np.copyto(mantissa, mantissa * 10 + (columns[j].astype(np.int64) - 48), where=digit[j])
+        if fraction:
+            seen_dot |= dot[j]
+            decimals += digit[j] & seen_dot
     values = mantissa.astype(np.float64)
     if fraction:
-        # valid tokens are [sign]digits[.digits]: the digits after the dot are the rest of the token
-        length = width - (columns[::-1] == 0).argmin(axis=0)
-        dot_at = dot.argmax(axis=0)
-        decimals = np.where(dot.any(axis=0), length - 1 - dot_at, 0)
-        values /= np.float64(10.0) ** np.minimum(decimals, 22)
+        values /= np.float64(10.0) ** decimals
     np.negative(values, out=values, where=negative)
     return values, ok
 
@@ -449,42 +480,73 @@ def _parse_grades(block: _Block, token: IntArray, name: str) -> IntArray:
 
 
 class _DocsBuilder:
-    """Accumulates qid blocks, docno words and hashes over the blocks of a file."""
+    """Collects per-line query ids, docno words and hashes and one value column over the blocks.
 
-    def __init__(self) -> None:
+    Output columns are preallocated from the file size and filled block by block (growing if the
+    estimate was short), so no large array is built twice.
+    """
+
+    def __init__(self, file_size: int, dtype: type) -> None:
+        self.file_size = file_size
+        self.dtype = dtype
+        self.size = 0
+        self.bytes_seen = 0
         self.qid_runs: list[NDArray[np.bytes_]] = []
         self.run_lengths: list[IntArray] = []
-        self.words: list[WordArray] = []
+        self.words = np.zeros((0, 1), dtype=np.uint64)
+        self.hashes = np.zeros(0, dtype=np.uint64)
+        self.values = np.zeros(0, dtype=dtype)
 
-    def add(self, block: _Block, qid_token: IntArray, doc_token: IntArray) -> None:
-        qids = _as_strings(_gather(block, qid_token))
-        change = np.ones(qids.size, dtype=bool)
-        change[1:] = qids[1:] != qids[:-1]
+    def _reserve(self, rows: int, width: int, block_bytes: int) -> None:
+        self.bytes_seen += block_bytes
+        needed = self.size + rows
+        capacity = self.hashes.size
+        if needed > capacity:
+            # lines still to come, at the density seen so far, plus 5 %
+            remaining = max(0, self.file_size - self.bytes_seen) * needed / max(self.bytes_seen, 1)
+            capacity = max(needed + int(remaining * 1.05) + 1024, 2 * capacity if capacity else 0)
+        if needed > self.hashes.size or width > self.words.shape[1]:
+            width = max(width, self.words.shape[1])
+            words = np.zeros((capacity, width), dtype=np.uint64)
+            words[: self.size, : self.words.shape[1]] = self.words[: self.size]
+            hashes = np.empty(capacity, dtype=np.uint64)
+            hashes[: self.size] = self.hashes[: self.size]
+            values = np.empty(capacity, dtype=self.dtype)
+            values[: self.size] = self.values[: self.size]
+            self.words, self.hashes, self.values = words, hashes, values
+
+    def add(
+        self, block: _Block, qid_token: IntArray, doc_token: IntArray, values: NDArray, nbytes: int
+    ) -> None:
+        keys: NDArray = _short_keys(block, qid_token)  # type: ignore[assignment]
+        if keys is None:  # long query ids: compare the strings themselves
+            keys = _as_strings(_gather(block, qid_token))
+        change = np.ones(keys.size, dtype=bool)
+        np.not_equal(keys[1:], keys[:-1], out=change[1:])
         run_starts = np.flatnonzero(change)
-        self.qid_runs.append(qids[run_starts])
-        self.run_lengths.append(np.diff(np.append(run_starts, qids.size)))
-        self.words.append(_bytes_matrix_to_words(_gather(block, doc_token)))
+        self.qid_runs.append(_as_strings(_gather(block, qid_token[run_starts])))
+        self.run_lengths.append(np.diff(np.append(run_starts, keys.size)))
+        words = _gather(block, doc_token, multiple=8).view(">u8")
+        self._reserve(words.shape[0], words.shape[1], nbytes)
+        rows = slice(self.size, self.size + words.shape[0])
+        self.words[rows, : words.shape[1]] = words  # big-endian to native while copying
+        self.hashes[rows] = _hash_words(self.words[rows])
+        self.values[rows] = values
+        self.size = rows.stop
 
-    def finish(self) -> tuple[NDArray[np.bytes_], NDArray[np.int32], WordArray, WordArray]:
+    def finish(self) -> tuple[NDArray[np.bytes_], NDArray[np.int32], WordArray, WordArray, NDArray]:
         if not self.qid_runs:
-            return np.zeros(0, dtype="S1"), np.zeros(0, np.int32), np.zeros((0, 1), np.uint64), np.zeros(0, np.uint64)
+            return np.zeros(0, "S1"), np.zeros(0, np.int32), self.words, self.hashes, self.values
         unique, inverse = np.unique(np.concatenate(self.qid_runs), return_inverse=True)
         qid_index = np.repeat(inverse.astype(np.int32).ravel(), np.concatenate(self.run_lengths))
-        width = max(w.shape[1] for w in self.words)
-        words = np.zeros((qid_index.size, width), dtype=np.uint64)
-        offset = 0
-        for chunk in self.words:
-            words[offset : offset + chunk.shape[0], : chunk.shape[1]] = chunk
-            offset += chunk.shape[0]
-        self.words.clear()
-        return unique, qid_index, words, _hash_words(words)
+        n = self.size
+        return unique, qid_index, self.words[:n], self.hashes[:n], self.values[:n]
 
 
 def read_run(path: str | os.PathLike[str], name: str | None = None) -> TrecRun:
     """Parse a TREC run file (``qid Q0 docno rank score tag``); ``TrecFormatError`` names a bad line."""
     name = name if name is not None else os.fspath(path)
-    builder = _DocsBuilder()
-    scores: list[FloatArray] = []
+    builder = _DocsBuilder(os.path.getsize(path), np.float64)
     run_id = ""
     scratch = _Scratch()
     first_line = 0
@@ -493,21 +555,20 @@ def read_run(path: str | os.PathLike[str], name: str | None = None) -> TrecRun:
         first_line += block.lines
         if block.first.size == 0:
             continue
-        builder.add(block, block.first, block.first + 2)
-        scores.append(_parse_scores(block, block.first + 4, name))
+        scores = _parse_scores(block, block.first + 4, name)
+        builder.add(block, block.first, block.first + 2, scores, end)
         last = int(block.first[-1] + 5)
         run_id = _decode(buffer[block.starts[last] : block.ends[last]].tobytes())
-    unique, qid_index, words, hashes = builder.finish()
+    unique, qid_index, words, hashes, values = builder.finish()
     if qid_index.size == 0:
         raise TrecFormatError(f"{name}: the run has no results")
-    return TrecRun(unique, qid_index, words, hashes, np.concatenate(scores), run_id, name)
+    return TrecRun(unique, qid_index, words, hashes, values, run_id, name)
 
 
 def read_qrels(path: str | os.PathLike[str], name: str | None = None) -> TrecQrels:
     """Parse a TREC qrels file (``qid iter docno grade``); ``TrecFormatError`` names a bad line."""
     name = name if name is not None else os.fspath(path)
-    builder = _DocsBuilder()
-    grades: list[IntArray] = []
+    builder = _DocsBuilder(os.path.getsize(path), np.int64)
     scratch = _Scratch()
     first_line = 0
     for buffer, end in _blocks(path):
@@ -515,12 +576,12 @@ def read_qrels(path: str | os.PathLike[str], name: str | None = None) -> TrecQre
         first_line += block.lines
         if block.first.size == 0:
             continue
-        builder.add(block, block.first, block.first + 2)
-        grades.append(_parse_grades(block, block.first + 3, name))
-    unique, qid_index, words, hashes = builder.finish()
+        grades = _parse_grades(block, block.first + 3, name)
+        builder.add(block, block.first, block.first + 2, grades, end)
+    unique, qid_index, words, hashes, values = builder.finish()
     if qid_index.size == 0:
         raise TrecFormatError(f"{name}: the qrels file has no judgements")
-    return TrecQrels(unique, qid_index, words, hashes, np.concatenate(grades), name)
+    return TrecQrels(unique, qid_index, words, hashes, values, name)
 
 
 # ============================================================================================ measures
@@ -551,13 +612,13 @@ def parse_measures(specs: Sequence[str]) -> list[Measure]:
     """
     params: dict[str, str | None] = {}
     for spec in specs:
-        name, dot, param = spec.partition(".")
+        name, dot, given = spec.partition(".")
         if name not in MEASURE_ORDER:
             raise ValueError(f"unknown measure {name!r}; supported: {', '.join(MEASURE_ORDER)}")
-        if dot and not param:
+        if dot and not given:
             raise ValueError(f"improper measure {spec!r}: no parameters after '.'")
         if params.get(name) is None:
-            params[name] = param if dot else None
+            params[name] = given if dot else None
     measures = []
     for name in MEASURE_ORDER:
         if name not in params:
@@ -566,6 +627,7 @@ def parse_measures(specs: Sequence[str]) -> list[Measure]:
             measures.append(Measure(name))
             continue
         param = params[name]
+        cutoffs: tuple[int, ...]
         if param is None:
             cutoffs = _DEFAULT_CUTOFFS[name]
         else:
@@ -730,19 +792,18 @@ def _top_columns(neg: FloatArray, words: WordArray, ids: IntArray, k: int) -> In
             continue
         sub_counts = counts[rows]
         c_width = max(1, int(sub_counts.max()))
-        if rows.size == n_rows:
-            rr, cc = np.nonzero(candidate)
-            rows_rr = rr
-        else:
-            rr, cc = np.nonzero(candidate[rows])
-            rows_rr = rows[rr]
+        flat_hits = np.flatnonzero(candidate if rows.size == n_rows else candidate[rows])
+        rr = np.repeat(np.arange(rows.size), sub_counts)
+        cc = flat_hits - rr * width
+        rows_rr = rr if rows.size == n_rows else rows[rr]
+        source = rows_rr * width + cc  # flat index into the (n_rows, width) matrices
         pos = np.arange(rr.size) - np.repeat(np.cumsum(sub_counts) - sub_counts, sub_counts)
         flat = rr * c_width + pos
         cand_col = np.full(rows.size * c_width, -1, dtype=np.int64)
         cand_col[flat] = cc
         key_score = np.full(rows.size * c_width, np.nan)
-        key_score[flat] = neg[rows_rr, cc]
-        cand_words = words[ids[rows_rr, cc]]
+        key_score[flat] = neg.ravel()[source]
+        cand_words = words[ids.ravel()[source]]
         keys: list[NDArray] = []
         for j in range(cand_words.shape[1] - 1, -1, -1):
             key = np.zeros(rows.size * c_width, dtype=np.uint64)
@@ -781,11 +842,25 @@ def _evaluate_chunk(
     # ---- relevance of the top documents: hash match inside the query, verified byte for byte
     labels = np.where(kept, -1.0, np.nan)  # -1: not in the qrels (trec_eval RELVALUE_NONPOOL)
     match = top_hash[:, :, None] == q_hash[:, None, :]
-    match &= kept[:, :, None]
     match &= q_valid[:, None, :]
-    i, j, m = np.nonzero(match)
+    found = match.any(axis=2) & kept
+    i, j = np.nonzero(found)
     if i.size:
+        m = match[i, j].argmax(axis=1)  # qrels are free of duplicates: at most one true match
         same = _words_equal(run.docs.words[top_ids[i, j]], qrels.docs.words[q_layout.ids[i, m]])
+        if not same.all():  # a hash collision: look for the true match the slow way
+            for r, c in zip(i[~same].tolist(), j[~same].tolist(), strict=True):
+                target = run.docs.words[top_ids[r, c]][None, :]
+                cols = np.flatnonzero(q_valid[r])
+                hits = cols[
+                    _words_equal(
+                        np.broadcast_to(target, (cols.size, target.shape[1])),
+                        qrels.docs.words[q_layout.ids[r, cols]],
+                    )
+                ]
+                if hits.size:
+                    m[np.flatnonzero((i == r) & (j == c))] = hits[0]
+            same = _words_equal(run.docs.words[top_ids[i, j]], qrels.docs.words[q_layout.ids[i, m]])
         i, j, m = i[same], j[same], m[same]
         matched = grades[i, m]
         labels[i, j] = np.where(matched < 0, -2.0, matched)  # -2: pooled but unjudged
@@ -845,6 +920,26 @@ def _values_for(
     return out
 
 
+def default_threads() -> int:
+    """Worker threads for parsing and evaluation: ``RANK_TRAINER_METRICS_THREADS`` or the CPU count
+    (at most 4).  numpy releases the GIL in its loops, so blocks and chunks run truly in parallel."""
+    configured = os.environ.get("RANK_TRAINER_METRICS_THREADS")
+    if configured:
+        return max(1, int(configured))
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _run_parallel(work: Callable[[T], None], items: Sequence[T], threads: int | None) -> None:
+    threads = default_threads() if threads is None else max(1, threads)
+    if threads == 1 or len(items) < 2:
+        for item in items:
+            work(item)
+        return
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for future in [pool.submit(work, item) for item in items]:
+            future.result()
+
+
 def evaluate(
     qrels: TrecQrels,
     run: TrecRun,
@@ -852,6 +947,7 @@ def evaluate(
     *,
     relevance_level: int = 1,
     complete: bool = False,
+    threads: int | None = None,
 ) -> TrecEvaluation:
     """Score a parsed run against parsed qrels exactly as trec_eval 10 does (see the module docstring).
 
@@ -885,27 +981,53 @@ def evaluate(
 
     bogus_words = _strings_to_words([BOGUS_DOCNO])
     bogus = TrecRun(
-        qrels.qids, np.zeros(1, np.int32), bogus_words, _hash_words(bogus_words), np.ones(1), run.run_id, run.name
+        qrels.qids,
+        np.zeros(1, np.int32),
+        bogus_words,
+        _hash_words(bogus_words),
+        np.ones(1),
+        run.run_id,
+        run.name,
     )
     # every missing query "retrieves" line 0 of the bogus run
-    bogus_source = _Source(bogus, np.zeros(1, np.int64), np.zeros(n_queries, np.int64), np.ones(n_queries, np.int64))
+    bogus_source = _Source(
+        bogus, np.zeros(1, np.int64), np.zeros(n_queries, np.int64), np.ones(n_queries, np.int64)
+    )
 
-    values: dict[str, FloatArray] = {name: np.zeros(evaluated.size) for m in value_measures for name in m.value_names}
-    parts = ((run_source, np.flatnonzero(has_run[evaluated])), (bogus_source, np.flatnonzero(~has_run[evaluated])))
+    values: dict[str, FloatArray] = {
+        name: np.zeros(evaluated.size) for m in value_measures for name in m.value_names
+    }
+    parts = (
+        (run_source, np.flatnonzero(has_run[evaluated])),
+        (bogus_source, np.flatnonzero(~has_run[evaluated])),
+    )
     for source, subset in parts:
         if subset.size == 0 or not value_measures:
             continue
         # file order, so that consecutive queries are consecutive lines (no gathering needed)
         subset = subset[np.argsort(source.starts[evaluated[subset]], kind="stable")]
         queries = evaluated[subset]
-        for start, stop in _chunk_bounds(source.counts[queries], qrels_source.counts[queries], depth):
+
+        def work(
+            bounds: tuple[int, int],
+            source: _Source = source,
+            queries: IntArray = queries,
+            subset: IntArray = subset,
+        ) -> None:
+            start, stop = bounds
             labels, ideal, num_rel = _evaluate_chunk(
                 source, qrels_source, queries[start:stop], depth, relevance_level
             )
             for measure in value_measures:
                 for name, value in _values_for(measure, labels, ideal, num_rel, relevance_level).items():
                     values[name][subset[start:stop]] = value
-    qids = [_decode(bytes(q)) for q in qrels.qids[evaluated]]
+
+        chunks = list(_chunk_bounds(source.counts[queries], qrels_source.counts[queries], depth))
+        _run_parallel(work, chunks, threads)
+    try:
+        qids = qrels.qids[evaluated].astype(str).tolist()
+    except UnicodeDecodeError:
+        qids = [_decode(bytes(q)) for q in qrels.qids[evaluated]]
     return TrecEvaluation(qids=qids, measures=parsed, values=values, run_id=run.run_id)
 
 

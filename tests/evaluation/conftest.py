@@ -211,17 +211,26 @@ def broker_queue() -> Iterator[BrokerQueue]:
             conn.SimpleQueue(name).queue.delete()
 
 
+def broker_url_set(url: str) -> None:
+    """Point the Celery app at another broker: forget (don't close: kombu shares them) its cached pools."""
+    celery_app.conf.broker_url = url
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
+
+
 @pytest.fixture
-def dead_broker(settings) -> Iterator[str]:
+def dead_broker() -> Iterator[str]:
     """Point the Celery app at a port where nothing listens: an honest stand-in for Redis being down."""
     url = "redis://127.0.0.1:1/0"
     previous = celery_app.conf.broker_url
-    celery_app.conf.broker_url = url
-    celery_app.pool.force_close_all()
-    celery_app._pool = None
+    broker_url_set(url)
     try:
         yield url
     finally:
-        celery_app.conf.broker_url = previous
-        celery_app.pool.force_close_all()
-        celery_app._pool = None
+        broker_url_set(previous)
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Users are created in most tests here; PBKDF2 would make each take a third of a second."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -33,20 +33,46 @@ def test_score_command_complete_matches_out_test_aqc():
 
 
 def test_score_command_relevance_level_matches_out_test_aql():
-    got = score("-q", "-l2", "-m", "ndcg_cut", "-m", "success", str(DATA / "qrels.rel_level"), str(DATA / "results.test"))
+    got = score(
+        "-q",
+        "-l2",
+        "-m",
+        "ndcg_cut",
+        "-m",
+        "success",
+        str(DATA / "qrels.rel_level"),
+        str(DATA / "results.test"),
+    )
     assert got == expected("out.test.aql")
 
 
 def test_score_command_cutoff_lists_match_out_test_meas_params():
     got = score(
-        "-q", "-m", "ndcg_cut.10,20,23.4", "-m", "success.2,5,20", str(DATA / "qrels.test"), str(DATA / "results.test")
+        "-q",
+        "-m",
+        "ndcg_cut.10,20,23.4",
+        "-m",
+        "success.2,5,20",
+        str(DATA / "qrels.test"),
+        str(DATA / "results.test"),
     )
     assert got == expected("out.test.meas_params")
 
 
 def test_score_command_runid_and_num_q_match_trec_eval():
-    got = score("-m", "num_q", "-m", "runid", "-m", "ndcg_cut.10", str(DATA / "qrels.test"), str(DATA / "results.test"))
-    summary = [line for line in expected("out.test.aq", ("runid", "num_q", "ndcg_cut_10 ")) if "\tall\t" in line]
+    got = score(
+        "-m",
+        "num_q",
+        "-m",
+        "runid",
+        "-m",
+        "ndcg_cut.10",
+        str(DATA / "qrels.test"),
+        str(DATA / "results.test"),
+    )
+    summary = [
+        line for line in expected("out.test.aq", ("runid", "num_q", "ndcg_cut_10 ")) if "\tall\t" in line
+    ]
     assert got == summary
     assert got[0] == "runid                 \tall\tSTANDARD"
 

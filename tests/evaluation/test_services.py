@@ -18,7 +18,7 @@ from evaluation.models import (
 from evaluation.services import EvaluationUnavailable, evaluation_start
 from ratings.selectors import labels_by_question
 from ratings.services import rating_record
-from tests.evaluation.conftest import http_ranker
+from tests.evaluation.conftest import broker_url_set, http_ranker
 from tests.evaluation.helpers import evaluate_inline
 from trainer.formats import AnswerRecord, QuestionRecord
 from trainer.models import Answer, Question, Ranker, RankerKind, RankerVersion, Split
@@ -87,23 +87,19 @@ def test_evaluation_start_broker_down_raises_clear_error_and_stores_nothing(buil
 
 
 def test_evaluation_start_broker_lost_before_publish_marks_run_failed(
-    builtin_ranker, django_capture_on_commit_callbacks, settings
+    builtin_ranker, django_capture_on_commit_callbacks
 ):
     from trainer.celery import app
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         run = evaluation_start(ranker=builtin_ranker, trigger=RunTrigger.UI)
     previous = app.conf.broker_url
-    app.conf.broker_url = "redis://127.0.0.1:1/0"
-    app.pool.force_close_all()
-    app._pool = None
+    broker_url_set("redis://127.0.0.1:1/0")
     try:
         with pytest.raises(EvaluationUnavailable):
             callbacks[0]()
     finally:
-        app.conf.broker_url = previous
-        app.pool.force_close_all()
-        app._pool = None
+        broker_url_set(previous)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
     assert "not reachable" in run.error

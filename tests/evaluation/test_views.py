@@ -81,9 +81,15 @@ def test_dashboard_trainer_sees_headline_change_verdict_and_warnings(client, tra
     assert response.status_code == 200
     body = text(response)
     assert f'data-testid="headline">{second.ndcg_mean:.3f}<' in body
-    assert f"The ranking is <strong>{round(100 * second.ndcg_mean)}%</strong> as good as the best possible ordering" in body
+    assert (
+        f"The ranking is <strong>{round(100 * second.ndcg_mean)}%</strong> as good as the best possible ordering"
+        in body
+    )
     delta = f"{second.delta:+.3f}".replace("-", "−")
-    assert f'<span class="delta">{delta}</span> since the previous run: <strong class="verdict">within noise</strong>' in body
+    assert (
+        f'<span class="delta">{delta}</span> since the previous run: <strong class="verdict">within noise</strong>'
+        in body
+    )
     assert "version v2" in body
     # judged@10 is 13% here: the warning counts the unrated answers and links to the rating queue.
     assert second.judged_mean < 0.9
@@ -104,8 +110,15 @@ def test_dashboard_trainer_sees_headline_change_verdict_and_warnings(client, tra
 def test_dashboard_chart_data_has_both_series_and_point_labels(client, trainer, evaluated):
     ranker, first, second = evaluated
     response = login(client, trainer).get(reverse("evaluation:dashboard", args=["tiny"]))
-    data = json.loads(re.search(r'<script id="history-data" type="application/json">(.*?)</script>', response.content.decode()).group(1))
-    assert [(p["run"], p["version"], p["labels"]) for p in data] == [(first.pk, "v1", 14), (second.pk, "v2", 14)]
+    data = json.loads(
+        re.search(
+            r'<script id="history-data" type="application/json">(.*?)</script>', response.content.decode()
+        ).group(1)
+    )
+    assert [(p["run"], p["version"], p["labels"]) for p in data] == [
+        (first.pk, "v1", 14),
+        (second.pk, "v2", 14),
+    ]
     assert [p["ndcg"] for p in data] == [first.ndcg_mean, second.ndcg_mean]
     assert [p["accuracy"] for p in data] == [first.accuracy_mean, second.accuracy_mean]
     body = text(response)
@@ -127,7 +140,10 @@ def test_dashboard_rater_sees_simplified_version_with_contribution(client, rater
     body = text(login(client, rater).get(reverse("evaluation:dashboard", args=["tiny"])))
     assert f'data-testid="headline">{second.ndcg_mean:.3f}<' in body
     assert 'id="history-data"' in body
-    assert "You have rated <strong>2</strong> answers in this collection; 1 of them are for test questions" in body
+    assert (
+        "You have rated <strong>2</strong> answers in this collection; 1 of them are for test questions"
+        in body
+    )
     assert "Run evaluation" not in body
     assert "rate them" not in body
     assert "Worst questions" not in body
@@ -161,9 +177,16 @@ def test_dashboard_lists_failed_run_with_reason_but_not_in_history(client, train
 def test_dashboard_other_ranker_by_query_string(client, trainer, evaluated):
     ranker, first, second = evaluated
     other = Ranker.objects.create(collection=ranker.collection, name="Zeta", kind=RankerKind.BUILTIN)
-    body = text(login(client, trainer).get(reverse("evaluation:dashboard", args=["tiny"]) + f"?ranker={other.pk}"))
+    body = text(
+        login(client, trainer).get(reverse("evaluation:dashboard", args=["tiny"]) + f"?ranker={other.pk}")
+    )
     assert "No successful evaluation of <strong>Zeta</strong> yet." in body
-    assert login(client, trainer).get(reverse("evaluation:dashboard", args=["tiny"]) + "?ranker=999999").status_code == 404
+    assert (
+        login(client, trainer)
+        .get(reverse("evaluation:dashboard", args=["tiny"]) + "?ranker=999999")
+        .status_code
+        == 404
+    )
 
 
 # ----------------------------------------------------------------------------------------- starting a run
@@ -212,7 +235,10 @@ def test_run_start_trainer_queues_run_and_redirects(
     with django_capture_on_commit_callbacks(execute=True):
         response = login(client, trainer).post(start_url(builtin_ranker))
     assert response.status_code == 303
-    assert response["Location"] == reverse("evaluation:dashboard", args=["tiny"]) + f"?ranker={builtin_ranker.pk}"
+    assert (
+        response["Location"]
+        == reverse("evaluation:dashboard", args=["tiny"]) + f"?ranker={builtin_ranker.pk}"
+    )
     run = EvaluationRun.objects.get()
     assert (run.status, run.trigger, run.created_by) == (RunStatus.PENDING, RunTrigger.UI, trainer)
     assert broker_queue.messages() == [{"task": "evaluation.run", "kwargs": {"run_id": run.pk}}]
@@ -228,10 +254,14 @@ def test_run_start_htmx_returns_polling_progress_bar(client, trainer, builtin_ra
     run = EvaluationRun.objects.get()
     body = text(response)
     assert body.lstrip().startswith(f'<div id="run-progress-{run.pk}"')
-    assert f'hx-get="{reverse("evaluation:run-progress", args=[run.pk])}?reload=1" hx-trigger="every 1s"' in body
+    assert (
+        f'hx-get="{reverse("evaluation:run-progress", args=[run.pk])}?reload=1" hx-trigger="every 1s"' in body
+    )
 
 
-def test_run_start_broker_down_gives_clear_503_and_ratings_still_save(client, trainer, builtin_ranker, dead_broker):
+def test_run_start_broker_down_gives_clear_503_and_ratings_still_save(
+    client, trainer, builtin_ranker, dead_broker
+):
     response = login(client, trainer).post(start_url(builtin_ranker))
     assert response.status_code == 503
     assert "The evaluation could not be queued: the task queue (Redis) is not reachable" in text(response)
@@ -240,7 +270,10 @@ def test_run_start_broker_down_gives_clear_503_and_ratings_still_save(client, tr
     assert htmx.status_code == 503
     assert text(htmx).startswith('<p class="error" role="alert">The evaluation could not be queued')
     rating = rating_record(
-        rater=trainer, question=Question.objects.get(external_id="q1"), answer=Answer.objects.get(external_id="a2"), stars=2
+        rater=trainer,
+        question=Question.objects.get(external_id="q1"),
+        answer=Answer.objects.get(external_id="a2"),
+        stars=2,
     )
     assert Rating.objects.filter(pk=rating.pk, stars=2).exists()
 
@@ -250,9 +283,16 @@ def test_run_start_broker_down_gives_clear_503_and_ratings_still_save(client, tr
 
 def test_progress_of_running_run_polls(client, rater, builtin_ranker):
     run = EvaluationRun.objects.create(
-        ranker=builtin_ranker, collection=builtin_ranker.collection, status=RunStatus.RUNNING,
-        questions_total=40, questions_done=10, ndcg_k=10, gain_scheme="linear", discount="log2",
-        relevance_threshold=1, accuracy_k=5,
+        ranker=builtin_ranker,
+        collection=builtin_ranker.collection,
+        status=RunStatus.RUNNING,
+        questions_total=40,
+        questions_done=10,
+        ndcg_k=10,
+        gain_scheme="linear",
+        discount="log2",
+        relevance_threshold=1,
+        accuracy_k=5,
     )
     body = text(login(client, rater).get(reverse("evaluation:run-progress", args=[run.pk])))
     assert 'hx-trigger="every 1s"' in body
@@ -271,7 +311,9 @@ def test_progress_of_finished_run_stops_polling_and_refreshes_page(client, train
 
 def test_progress_non_member_gets_404(client, outsider, evaluated):
     ranker, first, second = evaluated
-    assert login(client, outsider).get(reverse("evaluation:run-progress", args=[second.pk])).status_code == 404
+    assert (
+        login(client, outsider).get(reverse("evaluation:run-progress", args=[second.pk])).status_code == 404
+    )
 
 
 # ----------------------------------------------------------------------------------------- run and question pages
@@ -283,9 +325,9 @@ def test_run_page_lists_questions_worst_first(client, trainer, evaluated):
     assert response.status_code == 200
     listed = [r.question.external_id for r in response.context["page"].object_list]
     expected = list(
-        QuestionResult.objects.filter(run=second, ndcg__isnull=False).order_by("ndcg", "question_id").values_list(
-            "question__external_id", flat=True
-        )
+        QuestionResult.objects.filter(run=second, ndcg__isnull=False)
+        .order_by("ndcg", "question_id")
+        .values_list("question__external_id", flat=True)
     )
     assert listed == [*expected, "q6"]
     assert "no known good answer" in text(response)
@@ -352,7 +394,9 @@ def test_question_page_explains_miss_with_some_ndcg(client, trainer, evaluated):
 def test_question_page_marks_unknown_answer_ids(client, trainer, evaluated):
     ranker, first, second = evaluated
     body = text(login(client, trainer).get(question_url(first, "q4")))
-    assert "zz</span> <span class=\"error\">(not an answer of this collection)</span>" in body.replace("  ", " ")
+    assert 'zz</span> <span class="error">(not an answer of this collection)</span>' in body.replace(
+        "  ", " "
+    )
 
 
 def test_question_page_rater_403_and_wrong_question_404(client, rater, trainer, evaluated):

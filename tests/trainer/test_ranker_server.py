@@ -9,11 +9,11 @@ import httpx
 import pytest
 from django.core.management import CommandError, call_command
 
-from tests.trainer.rankers_support import served  # noqa: F401 - fixture
+from tests.trainer.rankers_support import *  # noqa: F403 - fixtures and helpers
 
 
 @pytest.fixture(scope="module")
-def server(served):  # noqa: F811
+def server(served):
     process = served.start()
     yield process
     process.stop()
@@ -69,7 +69,7 @@ def test_ranker_server_unknown_get_path_is_404(server):
     assert httpx.get(server.url + "nothing").status_code == 404
 
 
-def test_ranker_server_serves_concurrent_requests_in_parallel(served):  # noqa: F811
+def test_ranker_server_serves_concurrent_requests_in_parallel(served):
     process = served.start("--latency-ms", "300")
     try:
         body = {"question": {"id": "q1", "text": "boundary layer"}, "rows": 3}

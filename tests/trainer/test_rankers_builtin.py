@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.trainer.rankers_support import model_dir, tiny_answers  # noqa: F401 - fixture
+from tests.trainer.rankers_support import *  # noqa: F403 - fixtures and helpers
+from tests.trainer.rankers_support import tiny_answers
 from trainer.formats import AnswerRecord
 from trainer.models import Ranker, RankerKind
 from trainer.rankers import RankQuery, get_backend
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def ranker(collection, model_dir):  # noqa: F811
+def ranker(collection, model_dir):
     tiny_answers(collection)
     return Ranker.objects.create(collection=collection, name="Built-in", kind=RankerKind.BUILTIN)
 
@@ -45,13 +46,13 @@ def test_builtin_rank_question_without_known_terms_returns_nothing(ranker):
     assert backend.rank(RankQuery("q3", ""), 10).ids == []
 
 
-def test_builtin_rank_empty_collection_returns_nothing(collection, model_dir):  # noqa: F811
+def test_builtin_rank_empty_collection_returns_nothing(collection, model_dir):
     ranker = Ranker.objects.create(collection=collection, name="Empty", kind=RankerKind.BUILTIN)
 
     assert get_backend(ranker).rank(RankQuery("q1", "boundary layer"), 10).ids == []
 
 
-def test_builtin_index_is_persisted_and_read_back_after_restart(ranker, model_dir):  # noqa: F811
+def test_builtin_index_is_persisted_and_read_back_after_restart(ranker, model_dir):
     built = load_index(collection=ranker.collection)
     directory = index_root(collection_id=ranker.collection.pk) / built.fingerprint
     assert (directory / "meta.json").exists()

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from tests.trainer.rankers_support import TINY_ANSWERS, free_port, served  # noqa: F401 - fixture
+from tests.trainer.rankers_support import *  # noqa: F403 - fixtures and helpers
+from tests.trainer.rankers_support import TINY_ANSWERS, free_port
 from trainer.models import Ranker, RankerKind
 from trainer.rankers import RankerError, RankerUnavailable, RankQuery, get_backend
 from trainer.rankers.http import HttpBackend, parse_ranking
@@ -16,14 +17,14 @@ QUERY = RankQuery("q1", "boundary layer flows")
 
 
 @pytest.fixture(scope="module")
-def server(served):  # noqa: F811
+def server(served):
     process = served.start()
     yield process
     process.stop()
 
 
 @pytest.fixture
-def fault_server(served, request):  # noqa: F811
+def fault_server(served, request):
     started = []
 
     def start(*args: str):

@@ -7,7 +7,8 @@ import time
 import pytest
 
 from evaluation.models import EvaluationRun, RunStatus, RunTrigger
-from tests.trainer.rankers_support import learnable_collection, model_dir  # noqa: F401 - fixture
+from tests.trainer.rankers_support import *  # noqa: F403 - fixtures and helpers
+from tests.trainer.rankers_support import learnable_collection
 from trainer.models import Ranker, RankerKind, RankerVersion
 from trainer.services import ranker_train_start
 
@@ -24,7 +25,7 @@ def wait_for(predicate, timeout: float = 90):
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_ranker_train_task_creates_version_then_evaluates_it(model_dir, celery_worker_process):  # noqa: F811
+def test_ranker_train_task_creates_version_then_evaluates_it(model_dir, celery_worker_process):
     data = learnable_collection()
     ranker = Ranker.objects.create(collection=data.collection, name="Built-in", kind=RankerKind.BUILTIN)
 

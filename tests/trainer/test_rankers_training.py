@@ -9,7 +9,8 @@ from django.core.exceptions import ValidationError
 
 from ratings.models import Label
 from ratings.services import rating_record
-from tests.trainer.rankers_support import learnable_collection, model_dir  # noqa: F401 - fixture
+from tests.trainer.rankers_support import *  # noqa: F403 - fixtures and helpers
+from tests.trainer.rankers_support import learnable_collection
 from trainer.models import Answer, Question, Ranker, RankerKind, Split
 from trainer.rankers import RankQuery, get_backend
 from trainer.rankers.index import clear_index_cache, load_index
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def learnable(model_dir):  # noqa: F811
+def learnable(model_dir):
     data = learnable_collection()
     data.ranker = Ranker.objects.create(collection=data.collection, name="Built-in", kind=RankerKind.BUILTIN)
     return data
@@ -54,7 +55,7 @@ def test_ranker_train_model_reranks_bm25_order(learnable):
     assert latest.answers == reranked.answers
 
 
-def test_ranker_train_cranfield_keeps_bm25_when_model_does_not_win(model_dir):  # noqa: F811
+def test_ranker_train_cranfield_keeps_bm25_when_model_does_not_win(model_dir):
     collection = demo_collection_load()
     ranker = Ranker.objects.create(collection=collection, name="Built-in", kind=RankerKind.BUILTIN)
 
@@ -72,7 +73,7 @@ def test_ranker_train_cranfield_keeps_bm25_when_model_does_not_win(model_dir):  
     assert with_version.answers == plain.rank(RankQuery(query.external_id, query.text), 10).answers
 
 
-def test_ranker_train_few_labels_is_plain_bm25_with_reason(collection, model_dir):  # noqa: F811
+def test_ranker_train_few_labels_is_plain_bm25_with_reason(collection, model_dir):
     data = learnable_collection(slug="few", questions=8)
     ranker = Ranker.objects.create(collection=data.collection, name="Built-in", kind=RankerKind.BUILTIN)
 
@@ -96,7 +97,7 @@ def test_training_set_has_no_test_question(learnable):
     assert not set(learnable.test_ids) & {e.external_id for e in examples}
 
 
-def test_training_leakage_changing_test_labels_does_not_change_model(learnable, model_dir):  # noqa: F811
+def test_training_leakage_changing_test_labels_does_not_change_model(learnable, model_dir):
     first = ranker_train(ranker=learnable.ranker)
     # Rewrite every test question's labels: the relevant answer becomes 0, all distractors 3.
     rater = import_rater()
@@ -138,7 +139,7 @@ def test_training_changing_train_labels_changes_figures(learnable):
     assert second.cv_ndcg_bm25 != first.cv_ndcg_bm25
 
 
-def test_trained_model_persists_across_restart(learnable, model_dir):  # noqa: F811
+def test_trained_model_persists_across_restart(learnable, model_dir):
     version = ranker_train(ranker=learnable.ranker)
     query = RankQuery("q4", "zorpaae quixaae")
     before = get_backend(learnable.ranker, version).rank(query, 5)
@@ -151,7 +152,7 @@ def test_trained_model_persists_across_restart(learnable, model_dir):  # noqa: F
     assert after.ids[0] == "r4"
 
 
-def test_backend_with_missing_model_file_raises_ranker_error(learnable, model_dir):  # noqa: F811
+def test_backend_with_missing_model_file_raises_ranker_error(learnable, model_dir):
     from trainer.rankers import RankerError
 
     version = ranker_train(ranker=learnable.ranker)

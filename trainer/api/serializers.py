@@ -26,6 +26,20 @@ class ValidationErrorSerializer(serializers.Serializer):
     non_field_errors = serializers.ListField(child=serializers.CharField(), required=False)
 
 
+def no_nul_characters(value, where: str = "") -> None:
+    """PostgreSQL cannot store the NUL character in text or JSON; refuse it with the place it was found."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise serializers.ValidationError(f"Text may not contain the NUL character{where}.")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            no_nul_characters(key, where)
+            no_nul_characters(item, f" (in {key!r})")
+    elif isinstance(value, list):
+        for item in value:
+            no_nul_characters(item, where)
+
+
 def external_id_field(**kwargs):
     return serializers.CharField(max_length=200, trim_whitespace=True, **kwargs)
 
@@ -111,7 +125,7 @@ class AnswerSerializer(serializers.Serializer):
     id = external_id_field(help_text="Your id for the answer (unique in the collection).")
     title = serializers.CharField(max_length=10_000, allow_blank=True, required=False, default="")
     body = serializers.CharField(max_length=1_000_000, allow_blank=True, required=False, default="")
-    metadata = serializers.DictField(required=False, default=dict)
+    metadata = serializers.DictField(required=False, default=dict, validators=[no_nul_characters])
     created_at = serializers.DateTimeField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
 
@@ -196,6 +210,7 @@ class RankerSerializer(serializers.Serializer):
     config = serializers.DictField(
         required=False,
         default=dict,
+        validators=[no_nul_characters],
         help_text="builtin: {candidates}. http: {url (required), headers, auth_header, timeout, retries}. "
         "Secrets (auth_header, header values) are shown masked.",
     )

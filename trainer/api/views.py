@@ -21,6 +21,7 @@ from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -52,7 +53,9 @@ AUTH_ERRORS = {
         s.ErrorSerializer, description="Too many requests; retry after the Retry-After header."
     ),
 }
-NOT_FOUND = {404: OpenApiResponse(s.ErrorSerializer, description="No such object that you can see.")}
+NOT_FOUND = {
+    404: OpenApiResponse(s.ErrorSerializer, description="No such object that you can see, or no such page.")
+}
 FORBIDDEN = {403: OpenApiResponse(s.ErrorSerializer, description="Your role (or the token's) is not enough.")}
 INVALID = {400: OpenApiResponse(s.ValidationErrorSerializer, description="Bad input: messages per field.")}
 UNAVAILABLE = {
@@ -78,7 +81,10 @@ def _validated_items(serializer_class, data: Any, what: str, *, unique: Callable
     items = _items(data, what)
     serializer = serializer_class(data=items, many=True)
     if not serializer.is_valid():
-        raise ValidationError({str(i): error for i, error in enumerate(serializer.errors) if error})
+        errors = serializer.errors
+        # DRF reports a list body's errors as a list, or (newer versions) a dict keyed by item index.
+        pairs = errors.items() if isinstance(errors, dict) else enumerate(errors)
+        raise ValidationError({str(i): error for i, error in pairs if error})
     seen: dict[Any, int] = {}
     errors = {}
     for i, item in enumerate(serializer.validated_data):
@@ -132,11 +138,12 @@ def _visible_collections(request: Request) -> tuple[QuerySet[Collection], dict[i
 
 
 class CollectionListView(GenericAPIView):
+    parser_classes = [JSONParser]  # bodies are JSON (lists included, which forms can't express)
     serializer_class = s.CollectionSerializer
 
     @extend_schema(
         summary="Collections you can see",
-        responses={200: s.CollectionSerializer(many=True), **AUTH_ERRORS},
+        responses={200: s.CollectionSerializer(many=True), **AUTH_ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request) -> Response:
         collections, roles = _visible_collections(request)
@@ -168,6 +175,7 @@ class CollectionListView(GenericAPIView):
 
 
 class CollectionDetailView(GenericAPIView):
+    parser_classes = [JSONParser]  # bodies are JSON (lists included, which forms can't express)
     serializer_class = s.CollectionSerializer
 
     @extend_schema(
@@ -185,6 +193,7 @@ SPLIT_PARAM = OpenApiParameter(
 
 
 class QuestionListView(GenericAPIView):
+    parser_classes = [JSONParser]  # bodies are JSON (lists included, which forms can't express)
     serializer_class = s.QuestionSerializer
 
     @extend_schema(
@@ -228,6 +237,7 @@ class QuestionListView(GenericAPIView):
 
 
 class AnswerListView(GenericAPIView):
+    parser_classes = [JSONParser]  # bodies are JSON (lists included, which forms can't express)
     serializer_class = s.AnswerSerializer
 
     @extend_schema(
@@ -254,6 +264,7 @@ class AnswerListView(GenericAPIView):
 
 
 class RatingCreateView(GenericAPIView):
+    parser_classes = [JSONParser]  # bodies are JSON (lists included, which forms can't express)
     serializer_class = s.RatingSerializer
 
     @extend_schema(
@@ -322,6 +333,7 @@ class IgnoreFormatParameter(DefaultContentNegotiation):
 
 
 class GroundTruthView(GenericAPIView):
+    parser_classes = [JSONParser]  # bodies are JSON (lists included, which forms can't express)
     content_negotiation_class = IgnoreFormatParameter
     renderer_classes = [JSONRenderer]
     pagination_class = None
@@ -390,6 +402,7 @@ def _rankers(request: Request) -> QuerySet[Ranker]:
 
 
 class RankerListView(GenericAPIView):
+    parser_classes = [JSONParser]  # bodies are JSON (lists included, which forms can't express)
     serializer_class = s.RankerSerializer
 
     @extend_schema(
@@ -397,7 +410,7 @@ class RankerListView(GenericAPIView):
         parameters=[
             OpenApiParameter("collection", str, required=False, description="Only this collection's.")
         ],
-        responses={200: s.RankerSerializer(many=True), **AUTH_ERRORS},
+        responses={200: s.RankerSerializer(many=True), **AUTH_ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request) -> Response:
         rankers = _rankers(request)
@@ -446,6 +459,7 @@ class RankerListView(GenericAPIView):
 
 
 class RankerDetailView(GenericAPIView):
+    parser_classes = [JSONParser]  # bodies are JSON (lists included, which forms can't express)
     serializer_class = s.RankerSerializer
 
     @extend_schema(
@@ -465,6 +479,7 @@ def _started(request: Request, run, version: RankerVersion | None = None) -> Res
 
 
 class RankerVersionCreateView(GenericAPIView):
+    parser_classes = [JSONParser]  # bodies are JSON (lists included, which forms can't express)
     serializer_class = s.VersionAnnounceSerializer
 
     @extend_schema(
@@ -492,6 +507,7 @@ class RankerVersionCreateView(GenericAPIView):
 
 
 class RankerEvaluationsView(GenericAPIView):
+    parser_classes = [JSONParser]  # bodies are JSON (lists included, which forms can't express)
     serializer_class = s.EvaluationRunSerializer
 
     @extend_schema(
@@ -538,6 +554,7 @@ class RankerEvaluationsView(GenericAPIView):
 
 
 class EvaluationDetailView(GenericAPIView):
+    parser_classes = [JSONParser]  # bodies are JSON (lists included, which forms can't express)
     serializer_class = s.EvaluationDetailSerializer
 
     @extend_schema(

@@ -65,9 +65,10 @@ def test_dcg_at_k_answers_below_k_never_matter(ranking, tail, k, gain, discount)
     head = _labels(ranking)[:k]
     padded = np.concatenate([head, np.full(k - head.size, np.nan)])
     extended = np.concatenate([padded, _labels(tail)])
-    assert dcg_at_k(padded, k, gain=gain, discount=discount)[0] == dcg_at_k(
-        extended, k, gain=gain, discount=discount
-    )[0]
+    assert (
+        dcg_at_k(padded, k, gain=gain, discount=discount)[0]
+        == dcg_at_k(extended, k, gain=gain, discount=discount)[0]
+    )
 
 
 @settings(max_examples=100, deadline=None)

@@ -176,7 +176,11 @@ def test_evaluate_random_runs_equal_reference(seed, complete, level):
             evaluate(qrels, run, ["P.7"], complete=complete)
         return
     got = evaluate(
-        qrels, run, ["ndcg_cut.5,10,100", "success.1,3", "P.7", "recall.9"], relevance_level=level, complete=complete
+        qrels,
+        run,
+        ["ndcg_cut.5,10,100", "success.1,3", "P.7", "recall.9"],
+        relevance_level=level,
+        complete=complete,
     )
     for name, values in want.items():
         assert got.values[name] == pytest.approx(values, abs=1e-12), name
@@ -204,9 +208,33 @@ def test_read_run_small_blocks_give_the_same_parse(monkeypatch):
 # ---------------------------------------------------------------- parsing quirks
 
 
+def test_read_run_tiny_blocks_long_lines_and_long_ids(tmp_path, monkeypatch):
+    long_doc = "d" * 100  # longer than the block slack
+    text = (
+        f"a-very-long-query-id Q0 {long_doc} 1 0.5 t\n"
+        "a-very-long-query-id Q0 x 2 0.25 t\n"
+        "q2 Q0 y 1 1 t\n"
+    )
+    monkeypatch.setattr(trec, "_BLOCK_BYTES", 16)  # every line is longer than a block
+    run = read_run(write(tmp_path, "run", text))
+    assert run.scores.tolist() == [0.5, 0.25, 1.0]
+    assert [bytes(q) for q in run.qids[run.qid_index]] == [b"a-very-long-query-id"] * 2 + [b"q2"]
+    assert run.docno(0) == long_doc and run.docno(2) == "y"
+
+
 def test_read_run_scores_equal_python_float(tmp_path):
-    values = ["2.129133", "-0.5", "+3", "7.", ".25", "1e-3", "123456789012345678", "0.1000000000000000055511",
-              "inf", "-0"]
+    values = [
+        "2.129133",
+        "-0.5",
+        "+3",
+        "7.",
+        ".25",
+        "1e-3",
+        "123456789012345678",
+        "0.1000000000000000055511",
+        "inf",
+        "-0",
+    ]
     text = "".join(f"q Q0 d{i} 0 {v} t\n" for i, v in enumerate(values))
     run = read_run(write(tmp_path, "run", text))
     assert run.scores.tolist() == [float(v) for v in values]
@@ -309,7 +337,12 @@ def test_parse_measures_first_parameters_win_and_sorted():
 
 @pytest.mark.parametrize(
     ("spec", "message"),
-    [("map", "unknown measure"), ("ndcg_cut.", "improper"), ("success.0", "positive"), ("P.5,5.5", "duplicate")],
+    [
+        ("map", "unknown measure"),
+        ("ndcg_cut.", "improper"),
+        ("success.0", "positive"),
+        ("P.5,5.5", "duplicate"),
+    ],
 )
 def test_parse_measures_bad_spec_raises(spec, message):
     with pytest.raises(ValueError, match=message):

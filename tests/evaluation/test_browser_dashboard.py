@@ -1,0 +1,105 @@
+"""The dashboard in Debian's chromium (Playwright) against the live server and a real Celery worker."""
+
+import os
+import re
+
+import pytest
+from django.db import connections
+
+from evaluation.models import EvaluationRun, RunStatus
+from evaluation.services import evaluation_start
+from tests.evaluation.conftest import http_ranker
+from tests.evaluation.helpers import run_inline
+from tests.evaluation.test_services import RANKINGS
+from tests.evaluation.test_tasks import wait_finished
+from tests.evaluation.test_views import RANKINGS_V2
+from trainer.models import Role
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls between browser steps are safe.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        yield browser
+        # ORM calls made while Playwright's event loop runs get a connection of their own: close it
+        # here, or the test database cannot be dropped at the end of the session.
+        connections.close_all()
+        browser.close()
+
+
+def log_in(browser, live_server, username: str, *, javascript: bool = True):
+    context = browser.new_context(java_script_enabled=javascript, viewport={"width": 1100, "height": 900})
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", f"pw-{username}")
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r".*/$"))
+    return page
+
+
+@pytest.fixture
+def slow_service(small, fake_ranker_server, monkeypatch):
+    """An http ranker answering in 0.4 s, evaluated one question at a time: the progress bar has time to show."""
+    monkeypatch.setenv("EVALUATION_CONCURRENCY", "1")
+    server = fake_ranker_server(rankings=RANKINGS, delay=0.4)
+    ranker = http_ranker(small, server.url, name="Service")
+    ranker.is_default = True
+    ranker.save()
+    return server, ranker
+
+
+def test_run_button_shows_live_progress_then_headline_and_chart(
+    chromium, live_server, make_user, slow_service, celery_worker_process
+):
+    server, ranker = slow_service
+    make_user("tina", collection=ranker.collection, role=Role.TRAINER)
+    first = wait_finished(evaluation_start(ranker=ranker, trigger="ui"), celery_worker_process)
+    assert first.status == RunStatus.SUCCEEDED
+    server.rankings = RANKINGS_V2
+
+    page = log_in(chromium, live_server, "tina")
+    page.click("text=Evaluation")
+    page.click("text=Tiny")
+    assert page.inner_text("[data-testid=headline]") == f"{first.ndcg_mean:.3f}"
+    # The chart replaced the table (which is still there, folded).
+    page.wait_for_selector("#history-chart canvas")
+    assert page.is_visible("#history-chart")
+    assert page.get_attribute(".history-table", "open") is None
+
+    page.click("button:has-text('Run evaluation')")
+    page.wait_for_selector("#run-progress progress")
+    page.wait_for_selector("[data-testid=progress-count]")
+    progress_text = page.inner_text("[data-testid=progress-count]")
+    assert re.fullmatch(r"[0-5] of 6", progress_text), progress_text
+    # When the run finishes, the page reloads with the new headline and its change.
+    page.wait_for_selector("[data-testid=change]", timeout=30_000)
+    second = EvaluationRun.objects.filter(ranker=ranker).order_by("-pk").first()
+    assert second.status == RunStatus.SUCCEEDED
+    assert page.inner_text("[data-testid=headline]") == f"{second.ndcg_mean:.3f}"
+    assert second.verdict in page.inner_text("[data-testid=change]")
+    assert page.locator("#history-chart canvas").count() >= 1
+
+
+def test_dashboard_without_javascript_shows_history_table(
+    chromium, live_server, make_user, small, fake_ranker_server
+):
+    ranker = http_ranker(small, fake_ranker_server(rankings=RANKINGS).url, name="Service")
+    make_user("tina", collection=small, role=Role.TRAINER)
+    run = run_inline(evaluation_start(ranker=ranker, trigger="ui"))
+    page = log_in(chromium, live_server, "tina", javascript=False)
+    page.goto(f"{live_server.url}/evaluation/c/tiny/")
+    assert not page.is_visible("#history-chart")
+    assert page.get_attribute(".history-table", "open") == ""
+    row = page.inner_text(".history-table tbody tr")
+    assert f"{run.ndcg_mean:.3f}" in row and f"{run.accuracy_mean:.3f}" in row

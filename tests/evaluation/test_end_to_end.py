@@ -1,0 +1,78 @@
+"""The whole loop against PostgreSQL, Redis and a real Celery worker: import Cranfield, evaluate BM25, rate,
+retrain, evaluate again; the history has two points and the dashboard shows the change and its verdict."""
+
+import re
+
+import pytest
+from django.db import transaction
+from django.urls import reverse
+
+from evaluation import selectors
+from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
+from ratings.services import rating_record
+from tests.evaluation.test_tasks import wait_finished, wait_for
+from trainer.models import Answer, Question, Role
+from trainer.services import demo_collection_load, ranker_create, ranker_train_start
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, celery_worker_process):
+    collection = demo_collection_load()
+    trainer = make_user("trainer-e2e", collection=collection, role=Role.TRAINER)
+    rater = make_user("rater-e2e", collection=collection, role=Role.RATER)
+    ranker = ranker_create(collection=collection, name="Built-in", kind="builtin", is_default=True)
+
+    # 1. Evaluate plain BM25 from the dashboard's button.
+    client.force_login(trainer)
+    response = client.post(
+        reverse("evaluation:run-start", args=[collection.slug, ranker.pk]), HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200 and 'hx-trigger="every 1s"' in response.content.decode()
+    first = wait_finished(EvaluationRun.objects.get(ranker=ranker), celery_worker_process, timeout=120)
+    assert first.status == RunStatus.SUCCEEDED, first.error
+    assert first.questions_done == first.questions_total == 57
+    assert first.ranker_version is None
+
+    # 2. Rate: the unrated answers at the top of five test questions, and some training pairs.
+    worst = QuestionResult.objects.filter(run=first).order_by("unlabelled_in_top_k").reverse()[:5]
+    answers = {a.external_id: a for a in Answer.objects.filter(collection=collection)}
+    rated = 0
+    for result in worst:
+        for answer_id, label in zip(result.ranked_answer_ids[:3], result.labels[:3], strict=False):
+            if label is None:
+                rating_record(rater=rater, question=result.question, answer=answers[answer_id], stars=1)
+                rated += 1
+    for question in Question.objects.filter(collection=collection, split="train").order_by("pk")[:3]:
+        rating_record(rater=rater, question=question, answer=answers["1"], stars=0)
+        rated += 1
+    assert rated >= 5
+
+    # 3. Retrain: the worker trains a version and starts its evaluation.
+    with transaction.atomic():
+        ranker_train_start(ranker=ranker)
+
+    def second_run():
+        return EvaluationRun.objects.filter(ranker=ranker, trigger=RunTrigger.TRAINING).first()
+
+    second = wait_for(second_run, timeout=180, worker=celery_worker_process, what="the training's evaluation")
+    wait_finished(second, celery_worker_process, timeout=120)
+    assert second.status == RunStatus.SUCCEEDED, second.error
+    assert second.ranker_version.label == "v1"
+    assert second.label_count == first.label_count + rated
+    assert second.previous_run_id == first.pk
+    assert second.verdict in {"real improvement", "within noise", "real drop"}
+    assert second.p_value is not None and second.comparison_count >= 50
+
+    # 4. The history has two successful points and the dashboard shows the change and its verdict.
+    assert [p.run_id for p in selectors.history(ranker=ranker)] == [first.pk, second.pk]
+    body = re.sub(
+        r"\s+", " ", client.get(reverse("evaluation:dashboard", args=[collection.slug])).content.decode()
+    )
+    delta = f"{second.delta:+.3f}".replace("-", "−")
+    assert f'data-testid="headline">{second.ndcg_mean:.3f}<' in body
+    assert (
+        f'<span class="delta">{delta}</span> since the previous run: <strong class="verdict">{second.verdict}</strong>'
+        in body
+    )
+    assert "version v1" in body

@@ -1,0 +1,97 @@
+"""Shared data and clients for the API tests (imported by their test modules).
+
+Throttling stays on in the app; these tests lift the rates (the throttling test lowers them), because
+the throttle counters live in the shared cache and would otherwise carry over between tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from rest_framework.test import APIClient
+from rest_framework.throttling import SimpleRateThrottle
+
+from evaluation.models import EvaluationRun, RunTrigger
+from evaluation.services import evaluation_start
+from ratings.services import rating_record
+from trainer.formats import AnswerRecord, QuestionRecord
+from trainer.models import Answer, Collection, Question, Ranker, RankerVersion, Role, Split
+from trainer.services import answers_upsert, api_token_create, questions_upsert, ranker_create
+
+
+@pytest.fixture(autouse=True)
+def lifted_throttle(monkeypatch, settings):
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"anon": "100000/min", "user": "100000/min"})
+    # The users of these tests get passwords; the production hasher takes ~0.3 s per user.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@dataclass
+class ApiData:
+    collection: Collection
+    ranker: Ranker
+    version: RankerVersion
+    run: EvaluationRun
+    builtin: Ranker
+
+
+def fill(collection: Collection, rater) -> None:
+    answers_upsert(
+        collection=collection,
+        records=[
+            AnswerRecord("a1", "Boundary layer", "The boundary layer of a flat plate."),
+            AnswerRecord("a2", "Shock waves", "Shock waves in supersonic flow."),
+            AnswerRecord("a3", "Heat transfer", "Heat transfer at hypersonic speed."),
+        ],
+    )
+    questions_upsert(
+        collection=collection,
+        records=[
+            QuestionRecord("q1", "boundary layer", Split.TRAIN),
+            QuestionRecord("q2", "shock waves", Split.TEST),
+        ],
+    )
+    q1, q2 = (Question.objects.get(collection=collection, external_id=q) for q in ("q1", "q2"))
+    a1, a2 = (Answer.objects.get(collection=collection, external_id=a) for a in ("a1", "a2"))
+    rating_record(rater=rater, question=q1, answer=a1, stars=3)
+    rating_record(rater=rater, question=q1, answer=a2, stars=0)
+    rating_record(rater=rater, question=q2, answer=a2, stars=2)
+
+
+@pytest.fixture
+def api_data(collection, rater, trainer) -> ApiData:
+    fill(collection, rater)
+    ranker = ranker_create(
+        collection=collection,
+        name="Service",
+        kind="http",
+        config={"url": "http://127.0.0.1:9/", "auth_header": "k"},
+    )
+    builtin = ranker_create(collection=collection, name="Built-in", kind="builtin", is_default=True)
+    version = RankerVersion.objects.create(ranker=ranker, label="v1")
+    run = evaluation_start(ranker=ranker, ranker_version=version, trigger=RunTrigger.API, created_by=trainer)
+    return ApiData(collection=collection, ranker=ranker, version=version, run=run, builtin=builtin)
+
+
+@pytest.fixture
+def caller(rater, trainer, outsider, collection, other_collection):
+    """caller(kind) -> an APIClient authenticated as: anonymous, rater, trainer (sessions),
+    rater_token, trainer_token (tokens of the collection), other_token (a trainer token of another one)."""
+
+    def make(kind: str) -> APIClient:
+        client = APIClient()
+        if kind in {"rater", "trainer"}:
+            client.force_login(rater if kind == "rater" else trainer)
+        elif kind in {"rater_token", "trainer_token"}:
+            user, role = (rater, Role.RATER) if kind == "rater_token" else (trainer, Role.TRAINER)
+            _, key = api_token_create(collection=collection, user=user, role=role)
+            client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        elif kind == "other_token":
+            _, key = api_token_create(collection=other_collection, user=outsider, role=Role.TRAINER)
+            client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        elif kind != "anonymous":
+            raise ValueError(kind)
+        return client
+
+    return make

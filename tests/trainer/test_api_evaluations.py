@@ -1,0 +1,183 @@
+"""Announcing versions and starting, listing and reading evaluations through the API."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
+from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
+from trainer.celery import app as celery_app
+from trainer.models import Question, RankerVersion
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def dead_broker():
+    previous = celery_app.conf.broker_url
+    celery_app.conf.broker_url = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    try:
+        yield
+    finally:
+        celery_app.conf.broker_url = previous
+
+
+def test_api_version_announce_starts_evaluation(api_data, caller, trainer):
+    response = caller("trainer_token").post(
+        f"/api/rankers/{api_data.ranker.pk}/versions/",
+        {"label": "build-42", "notes": "more features"},
+        format="json",
+    )
+
+    assert response.status_code == 202
+    body = response.json()
+    run = EvaluationRun.objects.get(pk=body["evaluation"]["id"])
+    assert response["Location"] == body["evaluation"]["url"] == f"http://testserver/api/evaluations/{run.pk}/"
+    assert (run.trigger, run.ranker_version.label, run.status, run.created_by) == (
+        RunTrigger.VERSION,
+        "build-42",
+        RunStatus.PENDING,
+        trainer,
+    )
+    assert (body["version"]["label"], body["version"]["notes"]) == ("build-42", "more features")
+
+
+@pytest.mark.parametrize(
+    ("body", "errors"),
+    [
+        ({}, {"label": ["This field is required."]}),
+        ({"label": "v1"}, {"label": ["Version 'v1' of this ranker was already announced."]}),
+        ({"label": "x" * 101}, {"label": ["Ensure this field has no more than 100 characters."]}),
+    ],
+)
+def test_api_version_announce_invalid(api_data, caller, body, errors):
+    response = caller("trainer").post(f"/api/rankers/{api_data.ranker.pk}/versions/", body, format="json")
+
+    assert (response.status_code, response.json()) == (400, errors)
+    assert RankerVersion.objects.count() == 1
+
+
+def test_api_version_announce_builtin_is_400(api_data, caller):
+    response = caller("trainer").post(
+        f"/api/rankers/{api_data.builtin.pk}/versions/", {"label": "x"}, format="json"
+    )
+
+    assert response.json() == {
+        "ranker": ["Builtin rankers get versions by training here, not by announcing."]
+    }
+
+
+def test_api_version_announce_broker_down_is_503_and_stores_nothing(api_data, caller, dead_broker):
+    response = caller("trainer").post(
+        f"/api/rankers/{api_data.ranker.pk}/versions/", {"label": "v2"}, format="json"
+    )
+
+    assert response.status_code == 503
+    assert "task queue (Redis) is not reachable" in response.json()["detail"]
+    assert not RankerVersion.objects.filter(label="v2").exists()
+
+
+def test_api_evaluation_start_latest_version(api_data, caller):
+    # A finished run, so starting another one is not folded into the active one.
+    EvaluationRun.objects.filter(pk=api_data.run.pk).update(status=RunStatus.SUCCEEDED)
+
+    response = caller("trainer").post(f"/api/rankers/{api_data.ranker.pk}/evaluations/", {}, format="json")
+
+    assert response.status_code == 202
+    run = EvaluationRun.objects.get(pk=response.json()["evaluation"]["id"])
+    assert (run.trigger, run.ranker_version, run.pk != api_data.run.pk) == (
+        RunTrigger.API,
+        api_data.version,
+        True,
+    )
+    assert response["Location"].endswith(f"/api/evaluations/{run.pk}/")
+
+
+def test_api_evaluation_start_while_one_is_active_returns_it(api_data, caller):
+    response = caller("trainer").post(
+        f"/api/rankers/{api_data.ranker.pk}/evaluations/", {"version": "v1"}, format="json"
+    )
+
+    assert (response.status_code, response.json()["evaluation"]["id"]) == (202, api_data.run.pk)
+
+
+def test_api_evaluation_start_unknown_version_is_400(api_data, caller):
+    response = caller("trainer").post(
+        f"/api/rankers/{api_data.ranker.pk}/evaluations/", {"version": "v9"}, format="json"
+    )
+
+    assert (response.status_code, response.json()) == (
+        400,
+        {"version": [f"Ranker {api_data.ranker.pk} has no version 'v9'."]},
+    )
+
+
+def test_api_evaluation_start_broker_down_is_503(api_data, caller, dead_broker):
+    response = caller("trainer").post(f"/api/rankers/{api_data.builtin.pk}/evaluations/", {}, format="json")
+
+    assert response.status_code == 503
+    assert EvaluationRun.objects.filter(ranker=api_data.builtin).count() == 0
+
+
+def test_api_evaluations_history_newest_first(api_data, caller):
+    EvaluationRun.objects.filter(pk=api_data.run.pk).update(status=RunStatus.FAILED, error="ranker down")
+    newer = (
+        caller("trainer").post(f"/api/rankers/{api_data.ranker.pk}/evaluations/", {}, format="json").json()
+    )
+
+    body = caller("rater").get(f"/api/rankers/{api_data.ranker.pk}/evaluations/").json()
+
+    assert [r["id"] for r in body["results"]] == [newer["evaluation"]["id"], api_data.run.pk]
+    assert (body["results"][1]["status"], body["results"][1]["error"]) == ("failed", "ranker down")
+
+
+def test_api_evaluation_detail_has_metrics_and_questions(api_data, caller):
+    run = api_data.run
+    question = Question.objects.get(collection=api_data.collection, external_id="q2")
+    EvaluationRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.SUCCEEDED, questions_total=1, questions_done=1, ndcg_mean=0.63, accuracy_mean=1.0
+    )
+    QuestionResult.objects.create(
+        run=run,
+        question=question,
+        ranked_answer_ids=["a3", "a2"],
+        labels=[None, 2],
+        ndcg=0.63,
+        accuracy_hit=True,
+    )
+
+    body = caller("rater_token").get(f"/api/evaluations/{run.pk}/").json()
+
+    assert (
+        body["status"],
+        body["progress_percent"],
+        body["ndcg_mean"],
+        body["accuracy_mean"],
+        body["ndcg_k"],
+    ) == (
+        "succeeded",
+        100,
+        0.63,
+        1.0,
+        10,
+    )
+    assert (body["ranker"], body["version"], body["collection"]) == (api_data.ranker.pk, "v1", "tiny")
+    assert body["questions"] == [
+        {
+            "question_id": "q2",
+            "question": "shock waves",
+            "ndcg": 0.63,
+            "dcg": None,
+            "ideal_dcg": None,
+            "accuracy_hit": True,
+            "ranked_answer_ids": ["a3", "a2"],
+            "labels": [None, 2],
+            "unlabelled_in_top_k": 0,
+            "unknown_answer_ids": [],
+            "error": "",
+        }
+    ]
+
+
+def test_api_evaluation_detail_unknown_is_404(caller):
+    assert caller("trainer").get("/api/evaluations/999999/").status_code == 404

@@ -1,0 +1,122 @@
+"""GET /api/collections/{slug}/ground-truth/: formats, splits, and round trips through import."""
+
+from __future__ import annotations
+
+import pytest
+
+from ratings.selectors import ground_truth_rows
+from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
+from trainer import formats
+from trainer.services import collection_create, collection_import, demo_collection_load
+
+pytestmark = pytest.mark.django_db
+URL = "/api/collections/tiny/ground-truth/"
+
+
+def test_api_ground_truth_default_is_train_split_as_json(api_data, caller):
+    response = caller("rater_token").get(URL)
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == [
+        {
+            "question_id": "q1",
+            "question": "boundary layer",
+            "split": "train",
+            "answer_id": "a1",
+            "stars": 3,
+            "rater_count": 1,
+            "disagreement": 0,
+        },
+        {
+            "question_id": "q1",
+            "question": "boundary layer",
+            "split": "train",
+            "answer_id": "a2",
+            "stars": 0,
+            "rater_count": 1,
+            "disagreement": 0,
+        },
+    ]
+
+
+def test_api_ground_truth_trainer_gets_test_and_all(api_data, caller):
+    client = caller("trainer_token")
+
+    assert [r["question_id"] for r in client.get(URL + "?split=test").json()] == ["q2"]
+    assert [r["question_id"] for r in client.get(URL + "?split=all").json()] == ["q1", "q1", "q2"]
+
+
+def test_api_ground_truth_rater_is_refused_test_split(api_data, caller):
+    response = caller("rater").get(URL + "?split=test")
+
+    assert response.status_code == 403
+    assert "needs the trainer role" in response.json()["detail"]
+
+
+def test_api_ground_truth_text_formats(api_data, caller):
+    client = caller("trainer")
+
+    qrels = client.get(URL + "?format=trec-qrels")
+    csv = client.get(URL + "?format=rnr-csv")
+    jsonl = client.get(URL + "?format=jsonl")
+
+    assert (qrels.status_code, qrels["Content-Type"]) == (200, "text/plain; charset=utf-8")
+    assert qrels.content.decode() == "q1 0 a1 3\nq1 0 a2 0\n"
+    assert csv["Content-Type"] == "text/csv; charset=utf-8"
+    assert csv.content.decode() == '"boundary layer","a1","3","a2","0"\n'
+    assert csv["Content-Disposition"] == 'attachment; filename="tiny-train.csv"'
+    assert jsonl.content.decode().count("\n") == 2
+
+
+@pytest.mark.parametrize(
+    ("query", "errors"),
+    [
+        ("?format=xml", {"format": ["format must be json, jsonl, rnr-csv or trec-qrels, not 'xml'."]}),
+        ("?split=dev", {"split": ["split must be train, test or all, not 'dev'."]}),
+    ],
+)
+def test_api_ground_truth_bad_parameter_is_400(api_data, caller, query, errors):
+    response = caller("trainer").get(URL + query)
+
+    assert (response.status_code, response.json()) == (400, errors)
+
+
+@pytest.mark.parametrize("fmt", ["rnr-csv", "trec-qrels", "jsonl"])
+def test_api_ground_truth_export_round_trips_through_import(caller, trainer, tmp_path, fmt):
+    demo = demo_collection_load()
+    from trainer.services import membership_set
+
+    membership_set(collection=demo, user=trainer, role="trainer")
+    exported = caller("trainer").get(f"/api/collections/cranfield/ground-truth/?format={fmt}&split=all")
+    assert exported.status_code == 200
+    path = tmp_path / f"export.{fmt}"
+    path.write_bytes(exported.content)
+
+    # A fresh collection with the same answers and questions, and only the exported labels.
+    copy = collection_create(name="Copy", slug="copy")
+    answers, questions, _ = _demo_records()
+    if fmt == "rnr-csv":
+        _, judgments = formats.parse_rnr_ground_truth(path, grade_map=formats.grade_map_from_spec("identity"))
+    elif fmt == "trec-qrels":
+        judgments = formats.parse_trec_qrels(path, grade_map=formats.grade_map_from_spec("identity"))
+    else:
+        _, judgments = formats.parse_ground_truth_jsonl(path)
+    collection_import(collection=copy, answers=answers, questions=questions, judgments=judgments)
+
+    def labels(collection):
+        return sorted((r.question_id, r.answer_id, r.stars) for r in ground_truth_rows(collection=collection))
+
+    assert len(labels(demo)) == 1197
+    assert labels(copy) == labels(demo)
+
+
+def _demo_records():
+    from trainer.services import DEMO_DATA_DIR, ImportFiles, parse_import_files
+
+    return parse_import_files(
+        ImportFiles(
+            rnr_documents=DEMO_DATA_DIR / "cranfield-data.json",
+            rnr_ground_truth=DEMO_DATA_DIR / "cranfield-gt.csv",
+        )
+    )

@@ -1,0 +1,104 @@
+"""POST /api/collections/{slug}/ratings/: one rating or a list, all or nothing, the UI's validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from ratings.models import Label, Rating, RatingSource
+from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
+
+pytestmark = pytest.mark.django_db
+URL = "/api/collections/tiny/ratings/"
+
+
+def test_api_ratings_one_rating_updates_label(api_data, caller, trainer):
+    response = caller("trainer_token").post(
+        URL, {"question_id": "q1", "answer_id": "a1", "stars": 1}, format="json"
+    )
+
+    assert response.status_code == 201
+    # rita gave 3, tom now 1: the median of two is their mean rounded down, 2.
+    assert response.json() == {
+        "recorded": 1,
+        "ratings": [{"question_id": "q1", "answer_id": "a1", "stars": 1, "label": 2, "rater_count": 2}],
+    }
+    rating = Rating.objects.get(rater=trainer)
+    assert (rating.stars, rating.source) == (1, RatingSource.API)
+
+
+def test_api_ratings_list_records_all(api_data, caller):
+    body = [
+        {"question_id": "q2", "answer_id": "a1", "stars": 0},
+        {"question_id": "q2", "answer_id": "a3", "stars": "3"},
+    ]
+
+    response = caller("trainer").post(URL, body, format="json")
+
+    assert response.status_code == 201
+    assert [(r["answer_id"], r["stars"], r["label"]) for r in response.json()["ratings"]] == [
+        ("a1", 0, 0),
+        ("a3", 3, 3),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "errors"),
+    [
+        (
+            [
+                {"question_id": "q1", "answer_id": "a3", "stars": 2},
+                {"question_id": "q1", "answer_id": "a2", "stars": 4},
+            ],
+            {"1": {"stars": ["Stars must be from 0 to 3, not 4."]}},
+        ),
+        (
+            [{"question_id": "q1", "answer_id": "a3", "stars": "lots"}],
+            {"0": {"stars": ["Stars must be a whole number from 0 to 3, not 'lots'."]}},
+        ),
+        (
+            [{"question_id": "q1", "answer_id": "a3", "stars": True}],
+            {"0": {"stars": ["Stars must be a whole number from 0 to 3."]}},
+        ),
+        (
+            [
+                {"question_id": "q1", "answer_id": "a3", "stars": 2},
+                {"question_id": "q9", "answer_id": "zz", "stars": 2},
+            ],
+            {
+                "1": {
+                    "question_id": ["No question 'q9' in collection 'tiny'."],
+                    "answer_id": ["No answer 'zz' in collection 'tiny'."],
+                }
+            },
+        ),
+        (
+            [
+                {"question_id": "q1", "answer_id": "a3", "stars": 2},
+                {"question_id": "q1", "answer_id": "a3", "stars": 1},
+            ],
+            {"1": {"id": ["rating ('q1', 'a3') appears twice (also item 0)."]}},
+        ),
+        ({"question_id": "q1", "stars": 2}, {"0": {"answer_id": ["This field is required."]}}),
+    ],
+)
+def test_api_ratings_invalid_list_records_nothing(api_data, caller, body, errors):
+    before = (Rating.objects.count(), list(Label.objects.values_list("gain", flat=True).order_by("pk")))
+
+    response = caller("rater").post(URL, body, format="json")
+
+    assert (response.status_code, response.json()) == (400, errors)
+    assert (
+        Rating.objects.count(),
+        list(Label.objects.values_list("gain", flat=True).order_by("pk")),
+    ) == before
+
+
+def test_api_ratings_answer_of_another_collection_is_unknown(api_data, caller, other_collection):
+    from trainer.formats import AnswerRecord
+    from trainer.services import answers_upsert
+
+    answers_upsert(collection=other_collection, records=[AnswerRecord("o1", "Other", "x")])
+
+    response = caller("rater").post(URL, {"question_id": "q1", "answer_id": "o1", "stars": 2}, format="json")
+
+    assert response.json() == {"0": {"answer_id": ["No answer 'o1' in collection 'tiny'."]}}
