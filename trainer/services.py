@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -173,6 +173,7 @@ def collection_import(
     questions: Sequence[QuestionRecord] = (),
     judgments: Sequence[JudgmentRecord] = (),
     rater_username: str = IMPORT_RATER_DEFAULT,
+    progress: Callable[[str], None] = lambda step: None,
 ) -> ImportSummary:
     """Import parsed records into the collection, all or nothing.
 
@@ -181,8 +182,11 @@ def collection_import(
     and line, and the transaction leaves the database as it was.
     """
     summary = ImportSummary()
+    progress(f"writing {len(answers)} answers")
     summary.answers = answers_upsert(collection=collection, records=answers)
+    progress(f"writing {len(questions)} questions")
     summary.questions = questions_upsert(collection=collection, records=questions)
+    progress(f"writing {len(judgments)} ratings")
     if judgments:
         answer_ids = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
         question_ids = dict(Question.objects.filter(collection=collection).values_list("external_id", "id"))
@@ -216,29 +220,40 @@ class ImportFiles:
     ground_truth_jsonl: Path | None = None
     grade_map: str | None = None  # default: "rnr" for R&R ground truth, "identity" for qrels
 
+    def paths(self) -> list[Path]:
+        return [value for value in vars(self).values() if isinstance(value, Path)]
 
-def parse_import_files(files: ImportFiles) -> tuple[list[AnswerRecord], list[QuestionRecord], list[JudgmentRecord]]:
+
+def parse_import_files(
+    files: ImportFiles, *, progress: Callable[[str], None] = lambda step: None
+) -> tuple[list[AnswerRecord], list[QuestionRecord], list[JudgmentRecord]]:
     """Parse every given file before anything is written, so a bad file imports nothing."""
     answers: list[AnswerRecord] = []
     questions: list[QuestionRecord] = []
     judgments: list[JudgmentRecord] = []
     if files.rnr_documents:
+        progress(f"reading {files.rnr_documents.name}")
         answers += formats.parse_rnr_documents(files.rnr_documents)
     if files.corpus:
+        progress(f"reading {files.corpus.name}")
         answers += formats.parse_trec_corpus(files.corpus)
     if files.topics:
+        progress(f"reading {files.topics.name}")
         questions += formats.parse_trec_topics(files.topics)
     if files.rnr_ground_truth:
+        progress(f"reading {files.rnr_ground_truth.name}")
         qs, js = formats.parse_rnr_ground_truth(
             files.rnr_ground_truth, grade_map=formats.grade_map_from_spec(files.grade_map or "rnr")
         )
         questions += qs
         judgments += js
     if files.qrels:
+        progress(f"reading {files.qrels.name}")
         judgments += formats.parse_trec_qrels(
             files.qrels, grade_map=formats.grade_map_from_spec(files.grade_map or "identity")
         )
     if files.ground_truth_jsonl:
+        progress(f"reading {files.ground_truth_jsonl.name}")
         qs, js = formats.parse_ground_truth_jsonl(files.ground_truth_jsonl)
         questions += qs
         judgments += js

@@ -40,7 +40,7 @@ schema = schemathesis.from_pytest_fixture("api_schema")
 
 @schema.parametrize()
 @settings(
-    max_examples=25,
+    max_examples=15,
     deadline=None,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture,

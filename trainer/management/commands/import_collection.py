@@ -6,7 +6,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from trainer.formats import FormatError
 from trainer.models import Collection
@@ -60,42 +62,53 @@ class Command(BaseCommand):
         for path in given:
             if not path.is_file():
                 raise CommandError(f"{path}: no such file")
+        bar = ProgressBar(total=len(given) + 3, enabled=sys.stderr.isatty(), out=sys.stderr)
         try:
-            self._progress("parsing files")
-            answers, questions, judgments = parse_import_files(files)
-            self._progress(
-                f"importing {len(answers)} answers, {len(questions)} questions, {len(judgments)} judgments"
-            )
-            collection = Collection.objects.filter(slug=options["slug"]).first()
-            if collection is None:
-                extra = (
-                    {} if options["test_fraction"] is None else {"test_fraction": options["test_fraction"]}
-                )
-                collection = collection_create(
-                    name=options["name"] or options["slug"],
-                    slug=options["slug"],
-                    description=options["description"],
-                    **extra,
-                )
-                created = True
-            else:
-                created = False
-            try:
+            answers, questions, judgments = parse_import_files(files, progress=bar.step)
+            # Creating the collection is part of the import: a bad file leaves no empty collection behind.
+            with transaction.atomic():
+                collection = Collection.objects.filter(slug=options["slug"]).first()
+                if collection is None:
+                    extra = (
+                        {}
+                        if options["test_fraction"] is None
+                        else {"test_fraction": options["test_fraction"]}
+                    )
+                    collection = collection_create(
+                        name=options["name"] or options["slug"],
+                        slug=options["slug"],
+                        description=options["description"],
+                        **extra,
+                    )
                 summary = collection_import(
                     collection=collection,
                     answers=answers,
                     questions=questions,
                     judgments=judgments,
                     rater_username=options["rater"],
+                    progress=bar.step,
                 )
-            except Exception:
-                if created:
-                    collection.delete()
-                raise
-        except (FormatError, ValueError) as exc:
+        except (FormatError, ValueError, ValidationError) as exc:
             raise CommandError(f"{exc} (nothing was imported)") from None
+        finally:
+            bar.close()
         self.stdout.write(self.style.SUCCESS(f"{collection.slug}: {summary}"))
 
-    def _progress(self, message: str) -> None:
-        if sys.stderr.isatty():
-            self.stderr.write(f"… {message}")
+
+class ProgressBar:
+    """A one-line progress bar on a terminal (silent when output is not a terminal, e.g. in CI logs)."""
+
+    def __init__(self, *, total: int, enabled: bool, out: Any, width: int = 30) -> None:
+        self.total, self.done, self.enabled, self.out, self.width = total, 0, enabled, out, width
+
+    def step(self, label: str) -> None:
+        self.done = min(self.done + 1, self.total)
+        if self.enabled:
+            filled = round(self.width * self.done / self.total)
+            bar = "#" * filled + "-" * (self.width - filled)
+            self.out.write(f"\r[{bar}] {self.done}/{self.total} {label:<40}")
+            self.out.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.done:
+            self.out.write("\n")
