@@ -154,9 +154,10 @@ def main() -> None:
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL server URL")
     parser.add_argument("--database", default="rt_bench_dashboard")
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--reuse", action="store_true", help="time pages of an already populated database")
     args = parser.parse_args()
 
-    os.environ["DATABASE_URL"] = fresh_database(args.pg, args.database)
+    os.environ["DATABASE_URL"] = f"{args.pg}/{args.database}" if args.reuse else fresh_database(args.pg, args.database)
     os.environ.setdefault("DEBUG", "1")
     os.environ.setdefault("SECRET_KEY", "bench")
     os.environ["DJANGO_SETTINGS_MODULE"] = "trainer.settings"
@@ -174,10 +175,19 @@ def main() -> None:
 
     settings.ALLOWED_HOSTS = ["testserver"]
     setup_test_environment()
-    call_command("migrate", verbosity=0)
-    print(f"Populating {args.database} ...", flush=True)
-    data = populate()
-    collection, ranker = data["collection"], data["ranker"]
+    from django.contrib.auth import get_user_model
+
+    from trainer.models import Ranker
+
+    if args.reuse:
+        User = get_user_model()
+        ranker = Ranker.objects.get(collection__slug="bench", is_default=True)
+        data = {"trainer": User.objects.get(username="bench-trainer"), "rater": User.objects.get(username="rater7")}
+    else:
+        call_command("migrate", verbosity=0)
+        print(f"Populating {args.database} ...", flush=True)
+        data = populate()
+        ranker = data["ranker"]
     print(
         f"  {EvaluationRun.objects.count():,} runs, {QuestionResult.objects.count():,} question results, "
         f"{Rating.objects.count():,} ratings, {Label.objects.count():,} labels"

@@ -12,9 +12,9 @@ docnos like ``doc01234567``, written once as TREC files under --data-dir.  Measu
   (file parsing not timed; the peak includes the dicts);
 * ``pytrec_files``: the same, with the files parsed in Python (timed);
 * ``engine_arrays``: ``evaluation.metrics.trec.evaluate`` on the parsed ``TrecQrels``/``TrecRun``
-  (parsing not timed): ranking, label lookup, metrics;
+  (parsing not timed): ranking, label lookup, metrics; with 1 thread and with ``--threads``;
 * ``score_files``: ``evaluation.metrics.trec.score_files`` end to end, i.e. what ``manage.py score``
-  runs after argument parsing: read both files, evaluate, format the output.
+  runs after argument parsing: read both files, evaluate, format the per-query output.
 
 The per-question values of ``engine_arrays`` and ``pytrec_dicts`` are compared (max abs difference).
 """
@@ -105,19 +105,23 @@ def _pytrec(qrels: dict, run: dict) -> dict:
     return evaluator.evaluate(run)
 
 
-def phase(name: str, qrels_path: Path, run_path: Path, out: Path | None, repeat: int) -> dict:
-    """Run one phase ``repeat`` times in this (fresh) process; report the fastest time and peak RSS."""
+def phase(name: str, qrels_path: Path, run_path: Path, out: Path | None, repeat: int, threads: int) -> dict:
+    """Run one phase ``repeat`` times in this (fresh) process; report the fastest run and peak RSS."""
     sys.path.insert(0, str(ROOT))
     from evaluation.metrics import trec
 
-    result: dict = {"phase": name}
-    times = []
+    timings: list[tuple[float, float]] = []
+
+    def timed(work):  # (wall, cpu) of one call; cpu is summed over threads
+        wall, cpu = time.perf_counter(), time.process_time()
+        value = work()
+        timings.append((time.perf_counter() - wall, time.process_time() - cpu))
+        return value
+
     if name == "pytrec_dicts":
         qrels, run = _parse_python(qrels_path, run_path)
         for _ in range(repeat):
-            start = time.perf_counter()
-            values = _pytrec(qrels, run)
-            times.append(time.perf_counter() - start)
+            values = timed(lambda: _pytrec(qrels, run))
         if out is not None:
             qids = sorted(values, key=str.encode)
             np.savez(
@@ -127,37 +131,36 @@ def phase(name: str, qrels_path: Path, run_path: Path, out: Path | None, repeat:
             )
     elif name == "pytrec_files":
         for _ in range(repeat):
-            start = time.perf_counter()
-            qrels, run = _parse_python(qrels_path, run_path)
-            _pytrec(qrels, run)
-            times.append(time.perf_counter() - start)
-            del qrels, run
+            timed(lambda: _pytrec(*_parse_python(qrels_path, run_path)))
     elif name == "engine_arrays":
         qrels_parsed = trec.read_qrels(qrels_path)
         run_parsed = trec.read_run(run_path)
         for _ in range(repeat):
-            start = time.perf_counter()
-            evaluation = trec.evaluate(qrels_parsed, run_parsed, MEASURES)
-            times.append(time.perf_counter() - start)
+            evaluation = timed(lambda: trec.evaluate(qrels_parsed, run_parsed, MEASURES, threads=threads))
         if out is not None:
             np.savez(out, ndcg=evaluation.values["ndcg_cut_10"], success=evaluation.values["success_5"])
     elif name == "score_files":
         for _ in range(repeat):
-            start = time.perf_counter()
-            lines = trec.score_files(qrels_path, run_path, MEASURES, per_query=True)
-            times.append(time.perf_counter() - start)
-            result["lines"] = len(lines)
-            del lines
+            timed(
+                lambda: len(trec.score_files(qrels_path, run_path, MEASURES, per_query=True, threads=threads))
+            )
     else:
         raise SystemExit(f"unknown phase {name}")
-    result["seconds"] = min(times)
-    result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return result
+    wall, cpu = min(timings)
+    return {
+        "phase": name,
+        "wall": wall,
+        "cpu": cpu,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
-def run_child(name: str, qrels_path: Path, run_path: Path, repeat: int, out: Path | None = None) -> dict:
+def run_child(
+    name: str, paths: tuple[Path, Path], repeat: int, threads: int = 1, out: Path | None = None
+) -> dict:
+    qrels_path, run_path = paths
     command = [sys.executable, __file__, "--phase", name, "--qrels", str(qrels_path), "--run", str(run_path)]
-    command += ["--repeat", str(repeat)]
+    command += ["--repeat", str(repeat), "--threads", str(threads)]
     if out is not None:
         command += ["--out", str(out)]
     completed = subprocess.run(command, check=True, capture_output=True, text=True)
@@ -174,47 +177,54 @@ def main() -> None:
     parser.add_argument("--questions", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "rank-trainer-bench")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per phase (the fastest counts)")
+    parser.add_argument(
+        "--threads", type=int, default=os.cpu_count() or 1, help="threads for the parallel rows"
+    )
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--qrels", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--run", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase:
-        print(json.dumps(phase(args.phase, args.qrels, args.run, args.out, args.repeat)))
+        print(json.dumps(phase(args.phase, args.qrels, args.run, args.out, args.repeat, args.threads)))
         return
 
     args.data_dir.mkdir(parents=True, exist_ok=True)
-    print(f"numpy {np.__version__}, {os.cpu_count()} CPUs; measures {', '.join(MEASURES)}")
-    header = (
-        f"{'Q':>8} | {'pytrec dicts':>18} | {'engine arrays':>18} | {'ratio':>6} | "
-        f"{'pytrec files':>18} | {'score e2e':>18} | {'ratio':>6} | max|diff|"
-    )
-    print(header)
-    print("-" * len(header))
+    load = os.getloadavg()[0]
+    print(f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average {load:.1f}; {', '.join(MEASURES)}")
+    print("times: fastest of", args.repeat, "runs; cpu = process CPU time (summed over threads)")
     for questions in args.questions:
-        qrels_path, run_path = generate(questions, args.data_dir)
+        paths = generate(questions, args.data_dir)
         ours_out = args.data_dir / f"ours.{questions}.npz"
         theirs_out = args.data_dir / f"pytrec.{questions}.npz"
-        pytrec_dicts = run_child("pytrec_dicts", qrels_path, run_path, args.repeat, theirs_out)
-        engine = run_child("engine_arrays", qrels_path, run_path, args.repeat, ours_out)
-        pytrec_files = run_child("pytrec_files", qrels_path, run_path, args.repeat)
-        score = run_child("score_files", qrels_path, run_path, args.repeat)
+        rows = [
+            ("pytrec_eval, in-memory dicts", run_child("pytrec_dicts", paths, args.repeat, out=theirs_out)),
+            ("engine, parsed arrays, 1 thread", run_child("engine_arrays", paths, args.repeat, 1, ours_out)),
+            (
+                f"engine, parsed arrays, {args.threads} threads",
+                run_child("engine_arrays", paths, args.repeat, args.threads),
+            ),
+            ("pytrec_eval + Python file parsing", run_child("pytrec_files", paths, args.repeat)),
+            ("score_files end to end, 1 thread", run_child("score_files", paths, args.repeat, 1)),
+            (
+                f"score_files end to end, {args.threads} threads",
+                run_child("score_files", paths, args.repeat, args.threads),
+            ),
+        ]
         ours, theirs = np.load(ours_out), np.load(theirs_out)
         diff = max(float(np.abs(ours[k] - theirs[k]).max()) for k in ("ndcg", "success"))
-
-        def fmt(result: dict) -> str:
-            return f"{result['seconds']:.3f}s {result['peak_mb']:.0f}MB".rjust(18)
-
-        print(
-            f"{questions:>8} | {fmt(pytrec_dicts)} | {fmt(engine)} | "
-            f"{pytrec_dicts['seconds'] / engine['seconds']:5.1f}x | {fmt(pytrec_files)} | {fmt(score)} | "
-            f"{pytrec_files['seconds'] / score['seconds']:5.1f}x | {diff:.1e}"
-        )
-        print(
-            f"{'':>8}   throughput: pytrec {questions / pytrec_dicts['seconds']:,.0f} q/s, engine "
-            f"{questions / engine['seconds']:,.0f} q/s, pytrec+parse {questions / pytrec_files['seconds']:,.0f} q/s, "
-            f"score {questions / score['seconds']:,.0f} q/s"
-        )
+        print(f"\nQ = {questions:,}: max |ours - pytrec_eval| over NDCG@10 and accuracy@5 = {diff:.1e}")
+        print(f"  {'phase':<40} {'wall s':>8} {'cpu s':>8} {'peak MB':>8} {'q/s':>10} {'vs pytrec':>18}")
+        for label, result in rows:
+            baseline = rows[0][1] if "engine" in label or "dicts" in label else rows[3][1]
+            ratio = (
+                f"{baseline['wall'] / result['wall']:.1f}x wall {baseline['cpu'] / result['cpu']:.1f}x cpu"
+            )
+            print(
+                f"  {label:<40} {result['wall']:8.3f} {result['cpu']:8.3f} {result['peak_mb']:8.0f} "
+                f"{questions / result['wall']:10,.0f} {ratio:>18}"
+            )
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

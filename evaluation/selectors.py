@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, F, Q, QuerySet
 
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus
-from ratings.models import Label, Rating
+from ratings.models import Rating
 from trainer.models import Collection, Ranker, Split
 
 ACTIVE = [RunStatus.PENDING, RunStatus.RUNNING]
@@ -58,6 +58,22 @@ class HistoryPoint:
     accuracy: float | None
     label_count: int | None
     version: str
+
+    @property
+    def date_text(self) -> str:
+        return self.created_at.strftime("%Y-%m-%d %H:%M")
+
+    @property
+    def ndcg_text(self) -> str:
+        return "–" if self.ndcg is None else f"{self.ndcg:.3f}"
+
+    @property
+    def accuracy_text(self) -> str:
+        return "–" if self.accuracy is None else f"{self.accuracy:.3f}"
+
+    @property
+    def labels_text(self) -> str:
+        return "–" if self.label_count is None else f"{self.label_count:,}"
 
     def as_json(self) -> dict:
         return {
@@ -167,16 +183,14 @@ def run_in_collection(*, run_id: object, collection: Collection) -> EvaluationRu
 class Contribution:
     ratings: int
     test_ratings: int
-    labels_in_collection: int
 
 
 def rater_contribution(*, user: AbstractBaseUser, collection: Collection) -> Contribution:
-    """The user's ratings in the collection (and how many are on test questions), in two queries."""
+    """The user's ratings in the collection (and how many are on test questions), in one query."""
     counts = Rating.objects.filter(rater=user, question__collection=collection).aggregate(
         total=Count("id"), test=Count("id", filter=Q(question__split=Split.TEST))
     )
-    labels = Label.objects.filter(question__collection=collection).count()
-    return Contribution(ratings=counts["total"], test_ratings=counts["test"], labels_in_collection=labels)
+    return Contribution(ratings=counts["total"], test_ratings=counts["test"])
 
 
 @dataclass(frozen=True)
@@ -194,6 +208,14 @@ class QuestionDelta:
         if self.ndcg_a is None or self.ndcg_b is None:
             return None
         return self.ndcg_b - self.ndcg_a
+
+    @property
+    def ndcg_a_text(self) -> str:
+        return "–" if self.ndcg_a is None else f"{self.ndcg_a:.3f}"
+
+    @property
+    def ndcg_b_text(self) -> str:
+        return "–" if self.ndcg_b is None else f"{self.ndcg_b:.3f}"
 
     @property
     def delta_text(self) -> str:

@@ -25,11 +25,14 @@ The unique (run, question) constraint and the skip of answered questions mean no
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import queue
+import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -38,7 +41,8 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import F, Q
+from django.db.models.functions import Least
 from django.utils import timezone
 
 from evaluation.metrics.ranking import RankingEvaluation, evaluate_rankings
@@ -327,14 +331,17 @@ def _results_build(run: EvaluationRun, outcomes: list[_Outcome], labels: dict[in
 
 
 def _progress_write(*, run_id: int, chunk_id: int, rows: list[QuestionResult]) -> None:
-    """Store a batch of results and refresh the run's progress and the chunk's heartbeat."""
+    """Store a batch of results and advance the run's progress and the chunk's heartbeat.
+
+    The counters are incremented (no COUNT over the run's results per batch); a duplicate delivery that
+    re-inserts rows could overcount, so they are capped at the total and set exactly at finalisation.
+    """
+    failed = sum(1 for row in rows if row.error)
     with transaction.atomic():
         QuestionResult.objects.bulk_create(rows, ignore_conflicts=True)
-        counts = QuestionResult.objects.filter(run_id=run_id).aggregate(
-            done=Count("id"), failed=Count("id", filter=~Q(error=""))
-        )
         EvaluationRun.objects.filter(pk=run_id).update(
-            questions_done=counts["done"], questions_failed=counts["failed"]
+            questions_done=Least(F("questions_done") + len(rows), F("questions_total")),
+            questions_failed=Least(F("questions_failed") + failed, F("questions_total")),
         )
         EvaluationChunk.objects.filter(pk=chunk_id).update(heartbeat_at=timezone.now())
 
@@ -350,10 +357,31 @@ def _too_many_failures(run_id: int) -> bool:
     return run["questions_failed"] > failure_allowance(run["questions_total"])
 
 
-def chunk_evaluate(*, chunk_id: int, worker: str, token: str) -> None:
-    """Evaluate one chunk of a run's questions (idempotent), then finalise the run if it was the last."""
+# One backend per ranker, version and config, reused by the chunks a worker evaluates for a while: an HTTP
+# backend holds a connection pool (and the collection's answer ids), a builtin one its loaded index.
+BACKEND_TTL_SECONDS = 60
+_backends: dict[tuple, tuple[float, object]] = {}
+_backends_lock = threading.Lock()
+
+
+def _backend_for(run: EvaluationRun):
     from trainer.rankers import get_backend
 
+    key = (run.ranker_id, run.ranker_version_id, json.dumps(run.ranker.config, sort_keys=True))
+    now = time.monotonic()
+    with _backends_lock:
+        for stale in [k for k, (made, _) in _backends.items() if now - made > BACKEND_TTL_SECONDS]:
+            del _backends[stale]
+        if key in _backends:
+            return _backends[key][1]
+    backend = get_backend(run.ranker, run.ranker_version)
+    with _backends_lock:
+        _backends[key] = (now, backend)
+    return backend
+
+
+def chunk_evaluate(*, chunk_id: int, worker: str, token: str) -> None:
+    """Evaluate one chunk of a run's questions (idempotent), then finalise the run if it was the last."""
     if not _chunk_claim(chunk_id=chunk_id, worker=worker, token=token):
         # Done, held by a live worker, or the run is over: still make sure a finished run is finalised.
         run_id = EvaluationChunk.objects.filter(pk=chunk_id).values_list("run_id", flat=True).first()
@@ -372,7 +400,7 @@ def chunk_evaluate(*, chunk_id: int, worker: str, token: str) -> None:
     todo = list(Question.objects.filter(pk__in=set(chunk.question_ids) - done).order_by("pk"))
     if todo and not _too_many_failures(run.pk):
         try:
-            backend = get_backend(run.ranker, run.ranker_version)
+            backend = _backend_for(run)
         except RankerError as exc:
             # The ranker cannot even be set up (bad config, missing model): every question fails alike.
             outcomes = [_Outcome(q, error=f"Ranker error: {exc}") for q in todo]
@@ -388,33 +416,48 @@ def chunk_evaluate(*, chunk_id: int, worker: str, token: str) -> None:
     run_finalise(run_id=run.pk)
 
 
+def _deliver(done: queue.SimpleQueue, question: Question, future) -> None:
+    """Hand a finished ranking to the chunk's thread (every future delivers exactly once unless cancelled)."""
+    if future.cancelled():
+        return
+    exc = future.exception()
+    done.put(future.result() if exc is None else _Outcome(question, error=f"Ranker crashed: {exc!r}"))
+
+
 def _chunk_rank(*, run: EvaluationRun, chunk: EvaluationChunk, backend, questions: list[Question]) -> None:
     labels = labels_by_question(question_ids=[q.pk for q in questions])
     depth = max(run.ndcg_k, run.accuracy_k)
-    pending: list[_Outcome] = []
-    last_write = time.monotonic()
+    done: queue.SimpleQueue[_Outcome] = queue.SimpleQueue()
     # The ranker calls are I/O-bound for HTTP rankers: keep EVALUATION_CONCURRENCY of them in flight.
-    # Database writes stay on this thread.
+    # Database writes stay on this thread, while the pool keeps asking.
     with ThreadPoolExecutor(max_workers=settings.EVALUATION_CONCURRENCY, thread_name_prefix="rank") as pool:
-        futures: set[Future] = {pool.submit(_rank_with_retry, backend, q, depth) for q in questions}
-        while futures:
-            finished, futures = wait(futures, timeout=BATCH_SECONDS, return_when=FIRST_COMPLETED)
-            pending.extend(f.result() for f in finished)
+        futures = [pool.submit(_rank_with_retry, backend, q, depth) for q in questions]
+        for question, future in zip(questions, futures, strict=True):
+            future.add_done_callback(partial(_deliver, done, question))
+        remaining, pending, last_write = len(futures), [], time.monotonic()
+        while remaining:
+            try:
+                pending.append(done.get(timeout=BATCH_SECONDS))
+                remaining -= 1
+            except queue.Empty:
+                pass
             if pending and (
-                len(pending) >= BATCH_SIZE or not futures or time.monotonic() - last_write >= BATCH_SECONDS
+                len(pending) >= BATCH_SIZE or not remaining or time.monotonic() - last_write >= BATCH_SECONDS
             ):
                 _progress_write(run_id=run.pk, chunk_id=chunk.pk, rows=_results_build(run, pending, labels))
                 pending, last_write = [], time.monotonic()
-                if futures and _too_many_failures(run.pk):
-                    # The run will fail anyway: stop asking a ranker that is down.
-                    for future in futures:
-                        future.cancel()
-                    finished, _ = wait(futures)
-                    leftovers = [f.result() for f in finished if not f.cancelled()]
-                    if leftovers:
-                        rows = _results_build(run, leftovers, labels)
-                        _progress_write(run_id=run.pk, chunk_id=chunk.pk, rows=rows)
-                    futures = set()
+                if remaining and _too_many_failures(run.pk):
+                    # The run will fail anyway: stop asking a ranker that is down, keep what was answered.
+                    cancelled = sum(future.cancel() for future in futures)
+                    remaining -= cancelled
+                    while remaining:
+                        pending.append(done.get())
+                        remaining -= 1
+                    if pending:
+                        _progress_write(
+                            run_id=run.pk, chunk_id=chunk.pk, rows=_results_build(run, pending, labels)
+                        )
+                    return
 
 
 # ----------------------------------------------------------------------------------------- finalise

@@ -32,6 +32,10 @@ from trainer.selectors import collections_for_user
 JUDGED_WARNING = 0.9
 WORST_SHOWN = 10
 DRILLDOWN_PAGE = 100
+# The table under the chart (and the chart without JavaScript) lists the most recent runs only.
+HISTORY_TABLE_ROWS = 100
+# Compare pages list this many winners and losers (biggest first); the counts cover all of them.
+COMPARE_SHOWN = 50
 
 
 def _role_or_404(request: HttpRequest, collection: Collection, *, manage: bool) -> str:
@@ -258,11 +262,14 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
     }
     if ranker is not None:
         board = selectors.dashboard(collection=collection, ranker=ranker, rankers=rankers)
+        run_url = reverse("evaluation:run", args=[0]).replace("/0/", "/{}/")
         context.update(
             ranker=ranker,
             board=board,
             headline=Headline(board.latest) if board.latest else None,
             chart=[p.as_json() for p in board.history],
+            history_rows=[(p, run_url.format(p.run_id)) for p in board.history[::-1][:HISTORY_TABLE_ROWS]],
+            history_hidden=max(0, len(board.history) - HISTORY_TABLE_ROWS),
         )
         if role == Role.TRAINER and board.latest is not None:
             context.update(
@@ -362,14 +369,14 @@ def question_detail(request: HttpRequest, *, run: EvaluationRun, role: str, ques
 @require_GET
 def compare(request: HttpRequest, *, collection: Collection, role: str) -> HttpResponse:
     """Two runs side by side: their numbers and per-question NDCG changes, biggest winners and losers first."""
-    runs = {
-        str(r.pk): r
-        for r in EvaluationRun.objects.filter(collection=collection)
-        .select_related("ranker", "ranker_version")
-        .order_by("-created_at", "-id")[:200]
-    }
+    runs = [
+        (str(pk), f"{created:%Y-%m-%d %H:%M} · {name} {version or ''} · {RunStatus(status).label}")
+        for pk, created, name, version, status in EvaluationRun.objects.filter(collection=collection)
+        .order_by("-created_at", "-id")
+        .values_list("pk", "created_at", "ranker__name", "ranker_version__label", "status")[:200]
+    ]
     a_id, b_id = request.GET.get("a", ""), request.GET.get("b", "")
-    context: dict = {"collection": collection, "runs": list(runs.values()), "a_id": a_id, "b_id": b_id}
+    context: dict = {"collection": collection, "runs": runs, "a_id": a_id, "b_id": b_id}
     if a_id or b_id:
         pair = [selectors.run_in_collection(run_id=x, collection=collection) for x in (a_id, b_id)]
         if None in pair:
@@ -378,11 +385,16 @@ def compare(request: HttpRequest, *, collection: Collection, role: str) -> HttpR
         run_a, run_b = pair
         deltas = selectors.run_comparison(run_a=run_a, run_b=run_b)
         changed = [d for d in deltas if d.delta is not None]
+        winners = [d for d in changed if d.delta > 0]
+        losers = sorted((d for d in changed if d.delta < 0), key=lambda d: (d.delta, d.question_id))
         context.update(
             run_a=run_a,
             run_b=run_b,
-            winners=[d for d in changed if d.delta > 0],
-            losers=sorted((d for d in changed if d.delta < 0), key=lambda d: (d.delta, d.question_id)),
+            winners=winners[:COMPARE_SHOWN],
+            losers=losers[:COMPARE_SHOWN],
+            winner_count=len(winners),
+            loser_count=len(losers),
+            shown=COMPARE_SHOWN,
             unchanged=sum(1 for d in changed if d.delta == 0),
             unpaired=[d for d in deltas if d.delta is None],
             mean_delta=signed(run_b.ndcg_mean - run_a.ndcg_mean)

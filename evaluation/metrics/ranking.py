@@ -32,6 +32,7 @@ trec_eval does), so values are bit-for-bit reproducible.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -130,9 +131,14 @@ def discount_divisors(n: int, discount: Discount = "log2") -> FloatArray:
     Computed with the C library's ``log2`` (``math.log2``) so values match trec_eval exactly.
     """
     _check_choice(discount, ("log2", "jarvelin_kekalainen"), "discount")
+    return np.array(_divisors(n, discount), dtype=np.float64)
+
+
+@functools.lru_cache(maxsize=64)
+def _divisors(n: int, discount: str) -> tuple[float, ...]:
     if discount == "log2":
-        return np.array([1.0] + [math.log2(r + 1) for r in range(2, n + 1)], dtype=np.float64)[:n]
-    return np.array([1.0] + [max(1.0, math.log2(r)) for r in range(2, n + 1)], dtype=np.float64)[:n]
+        return tuple([1.0] + [math.log2(r + 1) for r in range(2, n + 1)])[:n]
+    return tuple([1.0] + [max(1.0, math.log2(r)) for r in range(2, n + 1)])[:n]
 
 
 def dcg_prefix(gain_matrix: FloatArray, discount: Discount = "log2") -> FloatArray:

@@ -27,9 +27,11 @@ Evaluation follows trec_eval 10 exactly (``form_res_rels.c``, ``m_ndcg_cut.c``, 
   ascending.  Cutoffs are parsed like C's ``atol`` (``23.4`` is 23); duplicates or cutoffs <= 0 are
   errors, as in trec_eval, and when a measure is given twice the first parameter list wins.
 
-Speed: files are tokenised with numpy in blocks (no Python loop per line); each query's top documents
-are found with a row-wise partition instead of a full sort, and labels are looked up by hashed docno
-inside each query (every hash match is verified byte for byte, so the result is exact).
+Speed: files are tokenised with numpy in 1 MB blocks (no Python loop per line; blocks are parsed on
+:func:`default_threads` threads, numpy releasing the GIL); each query's top documents are found with
+a row-wise partition instead of a full sort, then ordered among themselves with the docno tie-break;
+labels are looked up by hashed docno inside each query, every hash match being verified byte for
+byte, so the result is exact whatever the hash does.
 """
 
 from __future__ import annotations
@@ -37,8 +39,10 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -55,6 +59,7 @@ __all__ = [
     "TrecFormatError",
     "TrecQrels",
     "TrecRun",
+    "default_threads",
     "evaluate",
     "format_evaluation",
     "parse_measures",
@@ -87,6 +92,7 @@ _HASH_MULTIPLIERS = np.array(
 )
 
 T = TypeVar("T")
+R = TypeVar("R")
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 WordArray = NDArray[np.uint64]
@@ -101,7 +107,11 @@ class TrecFormatError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class _Docs:
-    """Per-line query index, docno (as big-endian 64-bit words, zero padded) and docno hash."""
+    """Per-line query index, docno and docno hash.
+
+    A docno is stored as 64-bit words holding its bytes first byte most significant, zero padded, so
+    comparing the words compares the docnos in ``strcmp`` order.
+    """
 
     qids: NDArray[np.bytes_]  # unique query ids, sorted in byte order
     qid_index: NDArray[np.int32]  # per line: index into qids
@@ -233,6 +243,15 @@ def qrels_from_arrays(
 _PAD = 64  # readable slack after each block, so fixed-width token records never run off the end
 
 
+class _LineError(Exception):
+    """A malformed line, numbered within its block (the caller adds the lines of earlier blocks)."""
+
+    def __init__(self, line: int, detail: str) -> None:
+        super().__init__(detail)
+        self.line = line
+        self.detail = detail
+
+
 def _last_newline(buffer: NDArray[np.uint8], low: int, high: int) -> int:
     """Index just after the last newline in ``buffer[low:high]``, or -1."""
     step = 1 << 16
@@ -250,11 +269,12 @@ def _last_newline(buffer: NDArray[np.uint8], low: int, high: int) -> int:
 def _blocks(path: str | os.PathLike[str]) -> Iterator[tuple[NDArray[np.uint8], int]]:
     """Yield ``(buffer, end)``: ``buffer[:end]`` is whole lines, the last one ending in a newline.
 
-    One buffer is reused for every block (no per-block allocation); it extends at least ``_PAD``
+    Every block has its own buffer (blocks may be parsed concurrently), extending at least ``_PAD``
     readable bytes past ``end``.
     """
-    buffer = np.empty(_BLOCK_BYTES + _PAD + 1, dtype=np.uint8)
-    kept = 0  # bytes of an unfinished line carried over to the next block
+    size = _BLOCK_BYTES + _PAD + 1
+    buffer = np.empty(size, dtype=np.uint8)
+    kept = 0  # bytes of an unfinished line carried over from the previous block
     with open(path, "rb") as handle:
         while True:
             if buffer.size - _PAD - 1 - kept < _BLOCK_BYTES // 2:  # a very long line: grow
@@ -272,9 +292,11 @@ def _blocks(path: str | os.PathLike[str]) -> Iterator[tuple[NDArray[np.uint8], i
             if cut < 0:
                 kept = total
                 continue
-            yield buffer, cut
+            following = np.empty(max(size, total - cut + _BLOCK_BYTES // 2 + _PAD + 1), dtype=np.uint8)
             kept = total - cut
-            buffer[:kept] = buffer[cut:total].copy()
+            following[:kept] = buffer[cut:total]
+            yield buffer, cut
+            buffer = following
 
 
 @dataclass
@@ -285,12 +307,12 @@ class _Block:
     starts: IntArray  # token start offsets
     ends: IntArray  # token end offsets (exclusive)
     first: IntArray  # per content line: index of its first token
-    line_numbers: IntArray  # per content line: 1-based line number in the file
+    line_numbers: IntArray  # per content line: 1-based line number in the block
     lines: int  # lines in the block (content or not)
 
 
-class _Scratch:
-    """Reusable boolean work arrays (fresh multi-megabyte arrays cost page faults every block)."""
+class _Scratch(threading.local):
+    """Per-thread reusable boolean work arrays (fresh big arrays cost page faults every block)."""
 
     def __init__(self) -> None:
         self.word = np.empty(0, dtype=bool)
@@ -303,17 +325,13 @@ class _Scratch:
         return self.word[:size], self.other[:size]
 
 
-def _tokenize(
-    buffer: NDArray[np.uint8],
-    end: int,
-    first_line: int,
-    name: str,
-    columns: int,
-    exact: bool,
-    scratch: _Scratch,
-) -> _Block:
+_SCRATCH = _Scratch()
+
+
+def _tokenize(buffer: NDArray[np.uint8], end: int, columns: int, exact: bool) -> _Block:
+    """Split ``buffer[:end]`` into whitespace separated tokens and check the columns of each line."""
     raw = buffer[:end]
-    word, other = scratch.get(end)
+    word, other = _SCRATCH.get(end)
     np.equal(raw, 10, out=other)
     newlines = np.flatnonzero(other)
     np.less(raw, 32, out=other)
@@ -330,7 +348,7 @@ def _tokenize(
     starts = bounds[:, 0]
     ends = bounds[:, 1]
     n_lines = int(newlines.size)
-    line_numbers = np.arange(first_line + 1, first_line + 1 + n_lines)
+    line_numbers = np.arange(1, n_lines + 1)
     if starts.size == columns * n_lines:
         # fast path: every line has exactly `columns` tokens and none is a comment
         first = np.arange(0, starts.size, columns)
@@ -356,9 +374,7 @@ def _tokenize(
         i = int(np.argmax(bad))
         expected = f"exactly {columns}" if exact else f"at least {columns}"
         layout = "qid iter docno grade" if exact else "qid Q0 docno rank score tag"
-        raise TrecFormatError(
-            f"{name} line {line_numbers[i]}: expected {expected} columns ({layout}), found {counts[i]}"
-        )
+        raise _LineError(int(line_numbers[i]), f"expected {expected} columns ({layout}), found {counts[i]}")
     return _Block(buffer, starts, ends, first[content], line_numbers[content], n_lines)
 
 
@@ -419,12 +435,13 @@ def _parse_numbers(matrix: NDArray[np.uint8], fraction: bool) -> tuple[FloatArra
     negative = columns[0] == 45
     allowed = digit | (columns == 0)
     allowed[0] |= negative | (columns[0] == 43)
-    ok = allowed.all(axis=0) if not fraction else np.ones(n, dtype=bool)
+    dot = columns == 46
     if fraction:
-        dot = columns == 46
         allowed |= dot
-        ok = allowed.all(axis=0) & (dot.sum(axis=0) <= 1)
-    n_digits = digit.sum(axis=0)
+        ok = allowed.all(axis=0) & (np.count_nonzero(dot, axis=0) <= 1)
+    else:
+        ok = allowed.all(axis=0)
+    n_digits = np.count_nonzero(digit, axis=0)
     ok &= (n_digits >= 1) & (n_digits <= _DIGITS_MAX)
     mantissa = np.zeros(n, dtype=np.int64)
     decimals = np.zeros(n, dtype=np.int64)
@@ -451,40 +468,86 @@ def _slow_float(token: bytes) -> float | None:
         return None
 
 
-def _parse_scores(block: _Block, token: IntArray, name: str) -> FloatArray:
+def _parse_scores(block: _Block, token: IntArray) -> FloatArray:
     matrix = _gather(block, token)
     values, ok = _parse_numbers(matrix, fraction=True)
     for i in np.flatnonzero(~ok):
         raw = _as_strings(matrix[i : i + 1])[0]
         value = _slow_float(raw)
         if value is None or math.isnan(value):
-            raise TrecFormatError(
-                f"{name} line {block.line_numbers[i]}: score {_decode(raw)!r} is not a number"
-            )
+            raise _LineError(int(block.line_numbers[i]), f"score {_decode(raw)!r} is not a number")
         values[i] = value
     return values
 
 
-def _parse_grades(block: _Block, token: IntArray, name: str) -> IntArray:
+def _parse_grades(block: _Block, token: IntArray) -> IntArray:
     matrix = _gather(block, token)
     values, ok = _parse_numbers(matrix, fraction=False)
     grades = values.astype(np.int64)
     for i in np.flatnonzero(~ok):
         raw = _as_strings(matrix[i : i + 1])[0]
         if not _INT_TOKEN.fullmatch(raw) or abs(int(raw)) >= 2**62:
-            raise TrecFormatError(
-                f"{name} line {block.line_numbers[i]}: grade {_decode(raw)!r} is not an integer"
-            )
+            raise _LineError(int(block.line_numbers[i]), f"grade {_decode(raw)!r} is not an integer")
         grades[i] = int(raw)
     return grades
 
 
-class _DocsBuilder:
-    """Collects per-line query ids, docno words and hashes and one value column over the blocks.
+@dataclass
+class _Parsed:
+    """What one block contributes: query id runs, docnos, hashes and the score or grade column."""
 
-    Output columns are preallocated from the file size and filled block by block (growing if the
-    estimate was short), so no large array is built twice.
-    """
+    lines: int
+    nbytes: int
+    qid_runs: NDArray[np.bytes_]
+    run_lengths: IntArray
+    words: WordArray
+    hashes: WordArray
+    values: NDArray
+    run_id: str | None
+
+
+def _parse_block(buffer: NDArray[np.uint8], end: int, run: bool) -> _Parsed:
+    """Parse one block of a run (``run=True``) or qrels file; safe to call from several threads."""
+    block = _tokenize(buffer, end, 6 if run else 4, exact=not run)
+    first = block.first
+    if first.size == 0:
+        none = np.zeros(0, dtype=np.int64)
+        no_words = np.zeros((0, 1), dtype=np.uint64)
+        return _Parsed(block.lines, end, np.zeros(0, "S1"), none, no_words, no_words[:, 0], none, None)
+    keys: NDArray = _short_keys(block, first)  # type: ignore[assignment]
+    if keys is None:  # long query ids: compare the strings themselves
+        keys = _as_strings(_gather(block, first))
+    change = np.ones(keys.size, dtype=bool)
+    np.not_equal(keys[1:], keys[:-1], out=change[1:])
+    run_starts = np.flatnonzero(change)
+    qid_runs = _as_strings(_gather(block, first[run_starts]))
+    run_lengths = np.diff(np.append(run_starts, keys.size))
+    words = _gather(block, first + 2, multiple=8).view(">u8").astype(np.uint64)
+    values: NDArray = _parse_scores(block, first + 4) if run else _parse_grades(block, first + 3)
+    run_id = None
+    if run:
+        last = int(first[-1] + 5)
+        run_id = _decode(buffer[block.starts[last] : block.ends[last]].tobytes())
+    return _Parsed(block.lines, end, qid_runs, run_lengths, words, _hash_words(words), values, run_id)
+
+
+def _ordered_map(work: Callable[[T], R], items: Iterator[T], threads: int) -> Iterator[R]:
+    """``map(work, items)`` on a thread pool, results in order, a bounded number in flight."""
+    if threads <= 1:
+        yield from map(work, items)
+        return
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        pending: deque[Future[R]] = deque()
+        for item in items:
+            pending.append(pool.submit(work, item))
+            if len(pending) > 2 * threads:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+class _DocsBuilder:
+    """Collects the blocks' columns into arrays preallocated from the file size (grown if short)."""
 
     def __init__(self, file_size: int, dtype: type) -> None:
         self.file_size = file_size
@@ -495,44 +558,38 @@ class _DocsBuilder:
         self.run_lengths: list[IntArray] = []
         self.words = np.zeros((0, 1), dtype=np.uint64)
         self.hashes = np.zeros(0, dtype=np.uint64)
-        self.values = np.zeros(0, dtype=dtype)
+        self.values: NDArray = np.zeros(0, dtype=dtype)
 
-    def _reserve(self, rows: int, width: int, block_bytes: int) -> None:
-        self.bytes_seen += block_bytes
+    def _reserve(self, rows: int, width: int) -> None:
         needed = self.size + rows
         capacity = self.hashes.size
         if needed > capacity:
             # lines still to come, at the density seen so far, plus 5 %
             remaining = max(0, self.file_size - self.bytes_seen) * needed / max(self.bytes_seen, 1)
-            capacity = max(needed + int(remaining * 1.05) + 1024, 2 * capacity if capacity else 0)
-        if needed > self.hashes.size or width > self.words.shape[1]:
+            capacity = max(needed + int(remaining * 1.05) + 1024, 2 * capacity)
+        if capacity > self.hashes.size or width > self.words.shape[1]:
             width = max(width, self.words.shape[1])
             words = np.zeros((capacity, width), dtype=np.uint64)
             words[: self.size, : self.words.shape[1]] = self.words[: self.size]
             hashes = np.empty(capacity, dtype=np.uint64)
             hashes[: self.size] = self.hashes[: self.size]
-            values = np.empty(capacity, dtype=self.dtype)
+            values: NDArray = np.empty(capacity, dtype=self.dtype)
             values[: self.size] = self.values[: self.size]
             self.words, self.hashes, self.values = words, hashes, values
 
-    def add(
-        self, block: _Block, qid_token: IntArray, doc_token: IntArray, values: NDArray, nbytes: int
-    ) -> None:
-        keys: NDArray = _short_keys(block, qid_token)  # type: ignore[assignment]
-        if keys is None:  # long query ids: compare the strings themselves
-            keys = _as_strings(_gather(block, qid_token))
-        change = np.ones(keys.size, dtype=bool)
-        np.not_equal(keys[1:], keys[:-1], out=change[1:])
-        run_starts = np.flatnonzero(change)
-        self.qid_runs.append(_as_strings(_gather(block, qid_token[run_starts])))
-        self.run_lengths.append(np.diff(np.append(run_starts, keys.size)))
-        words = _gather(block, doc_token, multiple=8).view(">u8")
-        self._reserve(words.shape[0], words.shape[1], nbytes)
-        rows = slice(self.size, self.size + words.shape[0])
-        self.words[rows, : words.shape[1]] = words  # big-endian to native while copying
-        self.hashes[rows] = _hash_words(self.words[rows])
-        self.values[rows] = values
-        self.size = rows.stop
+    def add(self, parsed: _Parsed) -> None:
+        self.bytes_seen += parsed.nbytes
+        rows = parsed.hashes.size
+        if rows == 0:
+            return
+        self._reserve(rows, parsed.words.shape[1])
+        part = slice(self.size, self.size + rows)
+        self.words[part, : parsed.words.shape[1]] = parsed.words
+        self.hashes[part] = parsed.hashes
+        self.values[part] = parsed.values
+        self.qid_runs.append(parsed.qid_runs)
+        self.run_lengths.append(parsed.run_lengths)
+        self.size = part.stop
 
     def finish(self) -> tuple[NDArray[np.bytes_], NDArray[np.int32], WordArray, WordArray, NDArray]:
         if not self.qid_runs:
@@ -543,41 +600,42 @@ class _DocsBuilder:
         return unique, qid_index, self.words[:n], self.hashes[:n], self.values[:n]
 
 
-def read_run(path: str | os.PathLike[str], name: str | None = None) -> TrecRun:
-    """Parse a TREC run file (``qid Q0 docno rank score tag``); ``TrecFormatError`` names a bad line."""
-    name = name if name is not None else os.fspath(path)
-    builder = _DocsBuilder(os.path.getsize(path), np.float64)
+def _read(
+    path: str | os.PathLike[str], name: str, run: bool, threads: int | None
+) -> tuple[_DocsBuilder, str]:
+    builder = _DocsBuilder(os.path.getsize(path), np.float64 if run else np.int64)
     run_id = ""
-    scratch = _Scratch()
-    first_line = 0
-    for buffer, end in _blocks(path):
-        block = _tokenize(buffer, end, first_line, name, 6, False, scratch)
-        first_line += block.lines
-        if block.first.size == 0:
-            continue
-        scores = _parse_scores(block, block.first + 4, name)
-        builder.add(block, block.first, block.first + 2, scores, end)
-        last = int(block.first[-1] + 5)
-        run_id = _decode(buffer[block.starts[last] : block.ends[last]].tobytes())
+    lines_before = 0  # lines of the blocks already collected
+    threads = default_threads() if threads is None else max(1, threads)
+    try:
+        for parsed in _ordered_map(lambda item: _parse_block(item[0], item[1], run), _blocks(path), threads):
+            builder.add(parsed)
+            lines_before += parsed.lines
+            run_id = parsed.run_id if parsed.run_id is not None else run_id
+    except _LineError as error:
+        raise TrecFormatError(f"{name} line {lines_before + error.line}: {error.detail}") from None
+    return builder, run_id
+
+
+def read_run(path: str | os.PathLike[str], name: str | None = None, *, threads: int | None = None) -> TrecRun:
+    """Parse a TREC run file (``qid Q0 docno rank score tag``); ``TrecFormatError`` names a bad line.
+
+    Blocks of the file are parsed on ``threads`` threads (default :func:`default_threads`).
+    """
+    name = name if name is not None else os.fspath(path)
+    builder, run_id = _read(path, name, True, threads)
     unique, qid_index, words, hashes, values = builder.finish()
     if qid_index.size == 0:
         raise TrecFormatError(f"{name}: the run has no results")
     return TrecRun(unique, qid_index, words, hashes, values, run_id, name)
 
 
-def read_qrels(path: str | os.PathLike[str], name: str | None = None) -> TrecQrels:
+def read_qrels(
+    path: str | os.PathLike[str], name: str | None = None, *, threads: int | None = None
+) -> TrecQrels:
     """Parse a TREC qrels file (``qid iter docno grade``); ``TrecFormatError`` names a bad line."""
     name = name if name is not None else os.fspath(path)
-    builder = _DocsBuilder(os.path.getsize(path), np.int64)
-    scratch = _Scratch()
-    first_line = 0
-    for buffer, end in _blocks(path):
-        block = _tokenize(buffer, end, first_line, name, 4, True, scratch)
-        first_line += block.lines
-        if block.first.size == 0:
-            continue
-        grades = _parse_grades(block, block.first + 3, name)
-        builder.add(block, block.first, block.first + 2, grades, end)
+    builder, _ = _read(path, name, False, threads)
     unique, qid_index, words, hashes, values = builder.finish()
     if qid_index.size == 0:
         raise TrecFormatError(f"{name}: the qrels file has no judgements")
@@ -755,8 +813,12 @@ def _layout(source: _Source, queries: IntArray) -> _Layout:
 
 def _check_duplicates(docs: _Docs, hashes: WordArray, layout: _Layout, what: str) -> None:
     """Refuse the same docno twice for one query (trec_eval does too)."""
-    ordered = np.sort(hashes, axis=1)  # invalid cells hold hash 0
-    suspicious = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] != 0)).any(axis=1)
+    ordered = np.sort(hashes, axis=1)  # invalid cells hold hash 0, so they sort first
+    equal = ordered[:, 1:] == ordered[:, :-1]
+    if layout.valid is not None:  # only pairs inside the last `count` (valid) cells matter
+        width = hashes.shape[1]
+        equal &= np.arange(width - 1) >= (width - np.count_nonzero(layout.valid, axis=1))[:, None]
+    suspicious = equal.any(axis=1)
     for r in np.flatnonzero(suspicious):
         ids = layout.ids[r] if layout.valid is None else layout.ids[r][layout.valid[r]]
         seen: set[bytes] = set()
@@ -803,14 +865,26 @@ def _top_columns(neg: FloatArray, words: WordArray, ids: IntArray, k: int) -> In
         cand_col[flat] = cc
         key_score = np.full(rows.size * c_width, np.nan)
         key_score[flat] = neg.ravel()[source]
-        cand_words = words[ids.ravel()[source]]
-        keys: list[NDArray] = []
+        cand_words = np.take(words, ids.ravel()[source], axis=0)
+        shape = (rows.size, c_width)
+        keys: list[NDArray] = []  # least significant first: last docno word ... first word, score
         for j in range(cand_words.shape[1] - 1, -1, -1):
             key = np.zeros(rows.size * c_width, dtype=np.uint64)
             key[flat] = ~cand_words[:, j]  # docno descending
-            keys.append(key.reshape(rows.size, c_width))
-        keys.append(key_score.reshape(rows.size, c_width))  # primary: score descending, padding last
-        order = np.lexsort(keys, axis=-1)[:, :k]
+            keys.append(key.reshape(shape))
+        scores = key_score.reshape(shape)  # primary: score descending, padding (NaN) last
+        # order by score and the first 8 docno bytes; rows where that leaves a tie get all the bytes
+        order = np.lexsort((keys[-1], scores), axis=-1)
+        if len(keys) > 1:
+            sorted_scores = np.take_along_axis(scores, order, axis=1)
+            sorted_first = np.take_along_axis(keys[-1], order, axis=1)
+            tied = (sorted_scores[:, 1:] == sorted_scores[:, :-1]) & (
+                sorted_first[:, 1:] == sorted_first[:, :-1]
+            )
+            tied_rows = np.flatnonzero(tied.any(axis=1))
+            if tied_rows.size:
+                order[tied_rows] = np.lexsort([key[tied_rows] for key in keys] + [scores[tied_rows]], axis=-1)
+        order = order[:, :k]
         out[rows] = np.take_along_axis(cand_col.reshape(rows.size, c_width), order, axis=1)
     return out
 
@@ -844,35 +918,43 @@ def _evaluate_chunk(
     match = top_hash[:, :, None] == q_hash[:, None, :]
     match &= q_valid[:, None, :]
     found = match.any(axis=2) & kept
-    i, j = np.nonzero(found)
-    if i.size:
-        m = match[i, j].argmax(axis=1)  # qrels are free of duplicates: at most one true match
-        same = _words_equal(run.docs.words[top_ids[i, j]], qrels.docs.words[q_layout.ids[i, m]])
+    hit = np.flatnonzero(found)  # flat (query, rank) positions with a hash match
+    if hit.size:
+        i, j = np.divmod(hit, found.shape[1])
+        m = np.take(match.reshape(-1, match.shape[2]), hit, axis=0).argmax(axis=1)  # at most one true match
+        run_words = np.take(run.docs.words, top_ids.ravel()[hit], axis=0)
+        q_lines = q_layout.ids[i, m]
+        same = _words_equal(run_words, np.take(qrels.docs.words, q_lines, axis=0))
         if not same.all():  # a hash collision: look for the true match the slow way
-            for r, c in zip(i[~same].tolist(), j[~same].tolist(), strict=True):
-                target = run.docs.words[top_ids[r, c]][None, :]
+            for x in np.flatnonzero(~same).tolist():
+                r = int(i[x])
                 cols = np.flatnonzero(q_valid[r])
-                hits = cols[
-                    _words_equal(
-                        np.broadcast_to(target, (cols.size, target.shape[1])),
-                        qrels.docs.words[q_layout.ids[r, cols]],
-                    )
-                ]
+                target = np.broadcast_to(run_words[x], (cols.size, run_words.shape[1]))
+                hits = cols[_words_equal(target, np.take(qrels.docs.words, q_layout.ids[r, cols], axis=0))]
                 if hits.size:
-                    m[np.flatnonzero((i == r) & (j == c))] = hits[0]
-            same = _words_equal(run.docs.words[top_ids[i, j]], qrels.docs.words[q_layout.ids[i, m]])
+                    m[x] = hits[0]
+                    same[x] = True
         i, j, m = i[same], j[same], m[same]
         matched = grades[i, m]
         labels[i, j] = np.where(matched < 0, -2.0, matched)  # -2: pooled but unjudged
 
     # ---- ideal ranking: every positive grade of the query, descending
-    positive = np.where(q_valid & (grades > 0), grades, 0).astype(np.float64)
+    positive = np.where(q_valid & (grades > 0), grades, 0)
     q_width = positive.shape[1]
     ideal_depth = min(depth, q_width)
-    if ideal_depth < q_width:
-        positive = -np.partition(-positive, ideal_depth - 1, axis=1)[:, :ideal_depth]
-    ideal = -np.sort(-positive, axis=1)
-    num_rel = (q_valid & (grades >= max(relevance_level, 0))).sum(axis=1)
+    top_grade = int(positive.max()) if positive.size else 0
+    if top_grade <= 16:
+        # few grade levels: the p-th best grade is the number of levels with more than p grades >= it
+        ideal = np.zeros((queries.size, ideal_depth))
+        ranks = np.arange(ideal_depth)
+        for level in range(1, top_grade + 1):
+            ideal += ranks < np.count_nonzero(positive >= level, axis=1)[:, None]
+    else:
+        gains = positive.astype(np.float64)
+        if ideal_depth < q_width:
+            gains = -np.partition(-gains, ideal_depth - 1, axis=1)[:, :ideal_depth]
+        ideal = -np.sort(-gains, axis=1)
+    num_rel = np.count_nonzero(q_valid & (grades >= max(relevance_level, 0)), axis=1)
     return labels, ideal, num_rel
 
 
@@ -1057,10 +1139,11 @@ def score_files(
     per_query: bool = False,
     complete: bool = False,
     relevance_level: int = 1,
+    threads: int | None = None,
 ) -> list[str]:
     """Read both files, evaluate and return trec_eval's output lines (what ``manage.py score`` prints)."""
     parsed = parse_measures(list(measures) or list(DEFAULT_MEASURES))
-    qrels = read_qrels(qrels_path)
-    run = read_run(run_path)
-    result = evaluate(qrels, run, parsed, relevance_level=relevance_level, complete=complete)
+    qrels = read_qrels(qrels_path, threads=threads)
+    run = read_run(run_path, threads=threads)
+    result = evaluate(qrels, run, parsed, relevance_level=relevance_level, complete=complete, threads=threads)
     return format_evaluation(result, per_query=per_query)

@@ -441,8 +441,8 @@ class RankerListView(GenericAPIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         collection = Collection.objects.filter(slug=data["collection"]).first()
-        role = caller_role(request, collection) if collection else None
-        if role is None:
+        role = caller_role(request, collection) if collection is not None else None
+        if collection is None or role is None:
             raise ValidationError({"collection": [f"No collection {data['collection']!r} that you can see."]})
         if role != Role.TRAINER:
             raise PermissionDenied(

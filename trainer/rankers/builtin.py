@@ -61,7 +61,7 @@ class RerankModel:
 
     def predict(self, features: np.ndarray) -> np.ndarray:
         with self._lock:
-            return self.booster.predict(features, num_threads=1)
+            return np.asarray(self.booster.predict(features, num_threads=1))
 
 
 def model_path(relative: str) -> Path:

@@ -83,10 +83,10 @@ class CollectionIndex:
     def scores(self, field: str, terms: list[str]) -> np.ndarray:
         """BM25 score of every answer for the query terms, in one field."""
         index = self.bm25[field]
-        known = [t for t in terms if index is not None and t in index.vocab_dict]
-        if not known:
+        known = [t for t in terms if t in index.vocab_dict] if index is not None else []
+        if index is None or not known:
             return np.zeros(self.size, dtype=np.float32)
-        return index.get_scores(known)
+        return np.asarray(index.get_scores(known))
 
     def doc(self, position: int) -> np.ndarray:
         return self.doc_terms[self.doc_offsets[position] : self.doc_offsets[position + 1]]
@@ -141,12 +141,12 @@ def build_index(*, collection: Collection, fingerprint: str | None = None) -> Co
     vocab = bm25["both"].vocab_dict if bm25["both"] is not None else {}
     doc_offsets, doc_terms = _flatten([[vocab[t] for t in tokens] for tokens in both_tokens])
     title_offsets, title_terms = _flatten([[vocab[t] for t in tokens] for tokens in titles])
-    # Document frequency over title + body; Lucene-style IDF, as BM25 itself uses.
-    df = np.zeros(max(len(vocab), 1), dtype=np.float64)
-    for tokens in both_tokens:
-        for term in {vocab[t] for t in tokens}:
-            df[term] += 1
+    # Document frequency over title + body (distinct (answer, term) pairs, counted per term);
+    # Lucene-style IDF, as BM25 itself uses.
     n = len(ids)
+    owners = np.repeat(np.arange(n, dtype=np.int64), np.diff(doc_offsets))
+    pairs = np.unique(owners * max(len(vocab), 1) + doc_terms.astype(np.int64))
+    df = np.bincount(pairs % max(len(vocab), 1), minlength=max(len(vocab), 1)).astype(np.float64)
     idf = np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
     return CollectionIndex(
         collection_id=collection.pk,
@@ -183,8 +183,9 @@ def save_index(index: CollectionIndex) -> Path:
             idf=index.idf,
         )
         for field in FIELDS:
-            if index.bm25[field] is not None:
-                index.bm25[field].save(str(tmp / field))
+            field_index = index.bm25[field]
+            if field_index is not None:
+                field_index.save(str(tmp / field))
         try:
             os.rename(tmp, final)
         except OSError:

@@ -33,13 +33,14 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import lightgbm as lgb
 import numpy as np
 from django.conf import settings
 
-from evaluation.metrics.ranking import label_arrays, mean_ignoring_undefined, ndcg_at_k
+from evaluation.metrics.ranking import Discount as MetricDiscount
+from evaluation.metrics.ranking import Gain, label_arrays, mean_ignoring_undefined, ndcg_at_k
 from evaluation.metrics.stats import compare_runs
 from ratings.selectors import labels_for_collection
 from trainer.models import Collection, GainScheme, Question, Split
@@ -161,13 +162,13 @@ def _ndcg(
         arrays.retrieved,
         arrays.ideal,
         collection.ndcg_k,
-        gain=collection.gain_scheme,
-        discount=collection.discount,
+        gain=cast(Gain, collection.gain_scheme),
+        discount=cast(MetricDiscount, collection.discount),
     )
 
 
 def _reranked(booster: lgb.Booster, example: QuestionExample) -> list[str]:
-    predicted = booster.predict(example.features, num_threads=1)
+    predicted = np.asarray(booster.predict(example.features, num_threads=1))
     return [example.candidate_ids[i] for i in np.argsort(-predicted, kind="stable")]
 
 

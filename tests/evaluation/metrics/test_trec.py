@@ -186,6 +186,31 @@ def test_evaluate_random_runs_equal_reference(seed, complete, level):
         assert got.values[name] == pytest.approx(values, abs=1e-12), name
 
 
+def test_evaluate_hash_collisions_still_exact(monkeypatch, tmp_path):
+    # a terrible hash (4 values): every lookup collides, the byte-for-byte check must sort it out
+    monkeypatch.setattr(trec, "_hash_words", lambda words: (words[:, 0] & np.uint64(3)) + np.uint64(1))
+    got = score_files(DATA / "qrels.test", DATA / "results.test", ALL_OURS, per_query=True)
+    assert got == expected_lines("out.test.aq")
+    rng = random.Random(5)
+    qids = [str(q) for q in range(6) for _ in range(20)]
+    docnos = [f"d{rng.randrange(10**6)}" for _ in qids]
+    scores = [rng.choice([0.0, 1.0, 2.0]) for _ in qids]
+    labels = {(q, d): rng.randrange(0, 4) for q, d in zip(qids, docnos, strict=True)}
+    run = run_from_arrays(qids, docnos, scores)
+    qrels = qrels_from_arrays([k[0] for k in labels], [k[1] for k in labels], list(labels.values()))
+    result = evaluate(qrels, run, ["ndcg_cut.5,10,100", "success.1,3", "P.7", "recall.9"])
+    for name, values in reference(qids, docnos, scores, labels).items():
+        assert result.values[name] == pytest.approx(values, abs=1e-12), name
+
+
+def test_evaluate_threads_give_the_same_values():
+    qrels, run = read_qrels(DATA / "qrels.test"), read_run(DATA / "results.test", threads=3)
+    one = evaluate(qrels, run, ["ndcg_cut", "success"], threads=1)
+    many = evaluate(qrels, run, ["ndcg_cut", "success"], threads=4)
+    for name, values in one.values.items():
+        assert np.array_equal(values, many.values[name]), name
+
+
 def test_evaluate_small_chunks_give_the_same_values(monkeypatch):
     qrels, run = read_qrels(DATA / "qrels.test"), read_run(DATA / "results.test")
     whole = evaluate(qrels, run, ["ndcg_cut", "success"])
@@ -196,9 +221,9 @@ def test_evaluate_small_chunks_give_the_same_values(monkeypatch):
 
 
 def test_read_run_small_blocks_give_the_same_parse(monkeypatch):
-    whole = read_run(DATA / "results.test")
+    whole = read_run(DATA / "results.test", threads=1)
     monkeypatch.setattr(trec, "_BLOCK_BYTES", 100)
-    blocks = read_run(DATA / "results.test")
+    blocks = read_run(DATA / "results.test", threads=3)
     assert np.array_equal(whole.scores, blocks.scores)
     assert np.array_equal(whole.words, blocks.words)
     assert np.array_equal(whole.qids[whole.qid_index], blocks.qids[blocks.qid_index])
@@ -210,11 +235,7 @@ def test_read_run_small_blocks_give_the_same_parse(monkeypatch):
 
 def test_read_run_tiny_blocks_long_lines_and_long_ids(tmp_path, monkeypatch):
     long_doc = "d" * 100  # longer than the block slack
-    text = (
-        f"a-very-long-query-id Q0 {long_doc} 1 0.5 t\n"
-        "a-very-long-query-id Q0 x 2 0.25 t\n"
-        "q2 Q0 y 1 1 t\n"
-    )
+    text = f"a-very-long-query-id Q0 {long_doc} 1 0.5 t\na-very-long-query-id Q0 x 2 0.25 t\nq2 Q0 y 1 1 t\n"
     monkeypatch.setattr(trec, "_BLOCK_BYTES", 16)  # every line is longer than a block
     run = read_run(write(tmp_path, "run", text))
     assert run.scores.tolist() == [0.5, 0.25, 1.0]
@@ -272,6 +293,13 @@ def test_read_run_bad_score_names_file_and_line(tmp_path):
     path = write(tmp_path, "run.txt", "q Q0 a 1 1 t\n\nq Q0 b 2 abc t\n")
     with pytest.raises(TrecFormatError, match=r"run\.txt line 3: score 'abc' is not a number"):
         read_run(path)
+
+
+def test_read_run_bad_line_number_counts_earlier_blocks(tmp_path, monkeypatch):
+    path = write(tmp_path, "run.txt", "q Q0 a 1 1 t\n" * 500 + "q Q0 b 2 1\n")
+    monkeypatch.setattr(trec, "_BLOCK_BYTES", 256)  # many blocks, parsed on several threads
+    with pytest.raises(TrecFormatError, match=r"run\.txt line 501: expected at least 6 columns"):
+        read_run(path, threads=3)
 
 
 def test_read_run_nan_score_raises(tmp_path):

@@ -85,6 +85,8 @@ def parse_request(body: bytes) -> tuple[RankQuery, int]:
 def make_handler(*, backend: Any, faults: Faults, health: dict[str, Any], verbose: bool) -> type:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: the trainer's client reuses connections
+        # Headers and body go out in two writes: without TCP_NODELAY, Nagle + delayed ACK add ~40 ms each.
+        disable_nagle_algorithm = True
         server_version = "RankTrainerRankerServer/1"
 
         def _send(self, status: int, payload: Any = None, raw: bytes | None = None) -> None:
@@ -181,15 +183,13 @@ class Command(BaseCommand):
             ranker = default_ranker(collection=collection)
             if ranker is not None and ranker.kind != RankerKind.BUILTIN:
                 ranker = None
-        version: RankerVersion | None = None
         try:
-            if ranker is not None:
-                backend = get_backend(ranker)
-                version = backend.version
-            else:
-                backend = BuiltinBackend(collection=collection)
+            served = get_backend(ranker) if ranker is not None else BuiltinBackend(collection=collection)
         except RankerError as exc:
             raise CommandError(str(exc)) from exc
+        assert isinstance(served, BuiltinBackend)  # only builtin rankers are served
+        backend: BuiltinBackend = served
+        version: RankerVersion | None = backend.version
         connections.close_all()  # requests never use the database
         health = {
             "status": "ok",
@@ -209,7 +209,7 @@ class Command(BaseCommand):
             backend=backend, faults=faults, health=health, verbose=options["verbosity"] >= 2
         )
         server = Server((options["host"], options["port"]), handler)
-        host, port = server.server_address[:2]
+        host, port = options["host"], server.server_address[1]
         self.stdout.write(
             f"ranker_server: {collection.slug} ({health['answers']} answers, {health['ranker']}"
             f"{' ' + version.label if version else ''}) on http://{host}:{port}/"
