@@ -46,33 +46,49 @@ def populate() -> dict:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from trainer.models import Collection, Ranker, RankerKind, Role
+    from trainer.models import Ranker, RankerKind, Role
     from trainer.services import collection_create, membership_set
 
     collection = collection_create(name="Bench", slug="bench")
     User = get_user_model()
     trainer = User.objects.create_user("bench-trainer", password="x")
     membership_set(collection=collection, user=trainer, role=Role.TRAINER)
-    ranker = Ranker.objects.create(collection=collection, name="Built-in", kind=RankerKind.BUILTIN, is_default=True)
+    ranker = Ranker.objects.create(
+        collection=collection, name="Built-in", kind=RankerKind.BUILTIN, is_default=True
+    )
     c, r = collection.pk, ranker.pk
     steps = [
-        ("raters", f"""
+        (
+            "raters",
+            f"""
             INSERT INTO auth_user (username, password, is_superuser, first_name, last_name, email, is_staff,
                                    is_active, date_joined)
-            SELECT 'rater' || i, '!', false, '', '', '', false, true, now() FROM generate_series(0, {RATERS - 1}) i"""),
-        ("memberships", f"""
+            SELECT 'rater' || i, '!', false, '', '', '', false, true, now() FROM generate_series(0, {RATERS - 1}) i""",
+        ),
+        (
+            "memberships",
+            f"""
             INSERT INTO trainer_membership (user_id, collection_id, role, created_at)
-            SELECT id, {c}, 'rater', now() FROM auth_user WHERE username LIKE 'rater%'"""),
-        ("answers", f"""
+            SELECT id, {c}, 'rater', now() FROM auth_user WHERE username LIKE 'rater%'""",
+        ),
+        (
+            "answers",
+            f"""
             INSERT INTO trainer_answer (collection_id, external_id, title, body, metadata, created_at, updated_at)
             SELECT {c}, 'a' || i, 'Answer ' || i, 'body of answer ' || i, '{{}}', now(), now()
-            FROM generate_series(0, {ANSWERS - 1}) i"""),
-        ("questions", f"""
+            FROM generate_series(0, {ANSWERS - 1}) i""",
+        ),
+        (
+            "questions",
+            f"""
             INSERT INTO trainer_question (collection_id, external_id, text, split, metadata, created_at, updated_at)
             SELECT {c}, 'q' || i, 'question number ' || i, CASE WHEN i < {TEST_QUESTIONS} THEN 'test' ELSE 'train' END,
                    '{{}}', now(), now()
-            FROM generate_series(0, {QUESTIONS - 1}) i"""),
-        ("ratings", f"""
+            FROM generate_series(0, {QUESTIONS - 1}) i""",
+        ),
+        (
+            "ratings",
+            f"""
             WITH q AS (SELECT array_agg(id ORDER BY id) ids FROM trainer_question WHERE collection_id = {c}),
                  a AS (SELECT array_agg(id ORDER BY id) ids FROM trainer_answer WHERE collection_id = {c}),
                  u AS (SELECT array_agg(id ORDER BY id) ids FROM auth_user WHERE username LIKE 'rater%')
@@ -81,18 +97,27 @@ def populate() -> dict:
                    q.ids[1 + (i / 5) % {QUESTIONS}],
                    a.ids[1 + (((i / 5) % {QUESTIONS}) * 20 + (i / 5) / {QUESTIONS}) % {ANSWERS}],
                    (i::bigint * 7919) % 4, 'web', now(), now()
-            FROM generate_series(0, {RATINGS - 1}) i, q, a, u"""),
-        ("labels", """
+            FROM generate_series(0, {RATINGS - 1}) i, q, a, u""",
+        ),
+        (
+            "labels",
+            """
             INSERT INTO ratings_label (question_id, answer_id, gain, rater_count, mean_stars, disagreement, updated_at)
             SELECT question_id, answer_id, percentile_disc(0.5) WITHIN GROUP (ORDER BY stars), count(*),
                    avg(stars), max(stars) - min(stars), now()
-            FROM ratings_rating GROUP BY question_id, answer_id"""),
-        ("versions", f"""
+            FROM ratings_rating GROUP BY question_id, answer_id""",
+        ),
+        (
+            "versions",
+            f"""
             INSERT INTO trainer_rankerversion (ranker_id, label, notes, created_at, label_count, feature_importances,
                                                model_file, uses_model, details)
             SELECT {r}, 'v' || i, '', now() - interval '1 hour' * ({RUNS} - i), i * 200, '{{}}', '', false, '{{}}'
-            FROM generate_series(1, {RUNS}) i"""),
-        ("runs", f"""
+            FROM generate_series(1, {RUNS}) i""",
+        ),
+        (
+            "runs",
+            f"""
             INSERT INTO evaluation_evaluationrun (ranker_id, ranker_version_id, collection_id, status, trigger,
                 created_at, started_at, finished_at, error, ndcg_k, gain_scheme, discount, relevance_threshold,
                 accuracy_k, questions_total, questions_done, questions_failed, chunks_total, chunks_done, claimed_by,
@@ -103,12 +128,18 @@ def populate() -> dict:
                 'linear', 'log2', 1, 5, {TEST_QUESTIONS}, {TEST_QUESTIONS}, 0, 4, 4, 'bench', v.label_count,
                 0.3 + 0.4 * random(), 0.25, 0.7, 0.5 + 0.3 * random(), 0.8, 1500, 20, {TEST_QUESTIONS - 20},
                 0.01, -0.02, 0.04, 0.4, 'within noise', 0.3, {TEST_QUESTIONS - 20}
-            FROM trainer_rankerversion v WHERE v.ranker_id = {r}"""),
-        ("previous runs", f"""
+            FROM trainer_rankerversion v WHERE v.ranker_id = {r}""",
+        ),
+        (
+            "previous runs",
+            f"""
             UPDATE evaluation_evaluationrun e SET previous_run_id = p.id
             FROM evaluation_evaluationrun p
-            WHERE p.ranker_id = {r} AND e.ranker_id = {r} AND p.ranker_version_id = e.ranker_version_id - 1"""),
-        ("question results", f"""
+            WHERE p.ranker_id = {r} AND e.ranker_id = {r} AND p.ranker_version_id = e.ranker_version_id - 1""",
+        ),
+        (
+            "question results",
+            f"""
             INSERT INTO evaluation_questionresult (run_id, question_id, ranked_answer_ids, labels, dcg, ideal_dcg,
                 ndcg, accuracy_hit, unlabelled_in_top_k, unknown_answer_ids, ideal, judged, error)
             SELECT e.id, q.id, '["a1","a2","a3","a4","a5","a6","a7","a8","a9","a10"]',
@@ -117,7 +148,8 @@ def populate() -> dict:
                 (q.id + e.id) % 3 > 0, 4, '[]', '[["a1",3],["a6",2],["a3",1]]', 0.6, ''
             FROM evaluation_evaluationrun e
             JOIN trainer_question q ON q.collection_id = {c} AND q.split = 'test'
-            WHERE e.ranker_id = {r}"""),
+            WHERE e.ranker_id = {r}""",
+        ),
         ("analyze", "ANALYZE"),
     ]
     timings = {}
@@ -150,14 +182,18 @@ def time_page(client, url: str, repeat: int) -> tuple[float, float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL server URL")
     parser.add_argument("--database", default="rt_bench_dashboard")
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--reuse", action="store_true", help="time pages of an already populated database")
     args = parser.parse_args()
 
-    os.environ["DATABASE_URL"] = f"{args.pg}/{args.database}" if args.reuse else fresh_database(args.pg, args.database)
+    os.environ["DATABASE_URL"] = (
+        f"{args.pg}/{args.database}" if args.reuse else fresh_database(args.pg, args.database)
+    )
     os.environ.setdefault("DEBUG", "1")
     os.environ.setdefault("SECRET_KEY", "bench")
     os.environ["DJANGO_SETTINGS_MODULE"] = "trainer.settings"
@@ -182,7 +218,10 @@ def main() -> None:
     if args.reuse:
         User = get_user_model()
         ranker = Ranker.objects.get(collection__slug="bench", is_default=True)
-        data = {"trainer": User.objects.get(username="bench-trainer"), "rater": User.objects.get(username="rater7")}
+        data = {
+            "trainer": User.objects.get(username="bench-trainer"),
+            "rater": User.objects.get(username="rater7"),
+        }
     else:
         call_command("migrate", verbosity=0)
         print(f"Populating {args.database} ...", flush=True)
@@ -193,21 +232,27 @@ def main() -> None:
         f"{Rating.objects.count():,} ratings, {Label.objects.count():,} labels"
     )
     latest, previous = EvaluationRun.objects.filter(ranker=ranker).order_by("-created_at", "-id")[:2]
-    question = QuestionResult.objects.filter(run=latest, ndcg__isnull=False).order_by("ndcg").first().question_id
+    question = (
+        QuestionResult.objects.filter(run=latest, ndcg__isnull=False).order_by("ndcg").first().question_id
+    )
     pages = [
         ("dashboard (trainer)", "trainer", reverse("evaluation:dashboard", args=["bench"])),
         ("dashboard (rater)", "rater", reverse("evaluation:dashboard", args=["bench"])),
         ("drilldown, worst first", "trainer", reverse("evaluation:run", args=[latest.pk])),
         ("drilldown, page 5", "trainer", reverse("evaluation:run", args=[latest.pk]) + "?page=5"),
         ("question page", "trainer", reverse("evaluation:question", args=[latest.pk, question])),
-        ("compare two runs", "trainer", reverse("evaluation:compare", args=["bench"]) + f"?a={previous.pk}&b={latest.pk}"),
+        (
+            "compare two runs",
+            "trainer",
+            reverse("evaluation:compare", args=["bench"]) + f"?a={previous.pk}&b={latest.pk}",
+        ),
         ("progress (htmx poll)", "trainer", reverse("evaluation:run-progress", args=[latest.pk])),
     ]
     clients = {}
     for role in ("trainer", "rater"):
         clients[role] = Client()
         clients[role].force_login(data[role])
-    print(f"\n| page | median ms | p95 ms | SQL queries |\n|---|---:|---:|---:|")
+    print("\n| page | median ms | p95 ms | SQL queries |\n|---|---:|---:|---:|")
     for name, role, url in pages:
         median, p95, queries = time_page(clients[role], url, args.repeat)
         print(f"| {name} | {median:.1f} | {p95:.1f} | {queries} |", flush=True)

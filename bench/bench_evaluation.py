@@ -34,11 +34,32 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 ANSWERS = 1_000
-LATENCY_MS = 20
-WORDS = (
-    "boundary layer flow shock wave supersonic heat transfer flutter wing panel buckling shell nozzle "
-    "turbulent laminar skin friction pressure cone plate hypersonic transonic"
-).split()
+LATENCY_MS = 20  # default of --latency-ms
+WORDS = [
+    "boundary",
+    "layer",
+    "flow",
+    "shock",
+    "wave",
+    "supersonic",
+    "heat",
+    "transfer",
+    "flutter",
+    "wing",
+    "panel",
+    "buckling",
+    "shell",
+    "nozzle",
+    "turbulent",
+    "laminar",
+    "skin",
+    "friction",
+    "pressure",
+    "cone",
+    "plate",
+    "hypersonic",
+    "transonic",
+]
 
 
 def fresh_database(pg: str, name: str) -> str:
@@ -93,7 +114,9 @@ class Processes:
     def __init__(self, env: dict[str, str], log_dir: Path) -> None:
         self.env, self.log_dir, self.started = env, log_dir, []
 
-    def start(self, name: str, args: list[str], ready: bytes, extra_env: dict | None = None) -> subprocess.Popen:
+    def start(
+        self, name: str, args: list[str], ready: bytes, extra_env: dict | None = None
+    ) -> subprocess.Popen:
         log_path = self.log_dir / f"{name}.log"
         log = log_path.open("ab")
         process = subprocess.Popen(
@@ -160,13 +183,22 @@ def metric_seconds(run) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL server URL")
     parser.add_argument("--database", default="rt_bench_evaluation")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
+    parser.add_argument("--latency-ms", type=int, default=LATENCY_MS, help="latency ranker_server injects")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--concurrency", type=int, default=16, help="EVALUATION_CONCURRENCY of each worker")
     parser.add_argument("--chunk-size", type=int, default=250, help="EVALUATION_CHUNK_SIZE")
+    parser.add_argument(
+        "--chunks-per-worker",
+        type=int,
+        default=2,
+        help="celery --concurrency: chunks a worker works on at once",
+    )
     args = parser.parse_args()
     if not os.environ.get("REDIS_URL"):
         sys.exit("REDIS_URL is required (the workers need a broker), e.g. redis://127.0.0.1:6379/6")
@@ -196,15 +228,26 @@ def main() -> None:
     from trainer.models import Question, Ranker, RankerKind
 
     call_command("migrate", verbosity=0)
-    print(f"Populating {args.database} (1,000 answers; {', '.join(f'{s:,}' for s in args.sizes)} test questions) ...")
+    print(
+        f"Populating {args.database} (1,000 answers; {', '.join(f'{s:,}' for s in args.sizes)} test questions) ..."
+    )
     collections = populate(args.sizes)
     processes = Processes(env, tmp)
     port = free_port()
     biggest = max(args.sizes)
     processes.start(
         "ranker_server",
-        [sys.executable, "manage.py", "ranker_server", "--collection", f"bench{biggest}", "--port", str(port),
-         "--latency-ms", str(LATENCY_MS)],
+        [
+            sys.executable,
+            "manage.py",
+            "ranker_server",
+            "--collection",
+            f"bench{biggest}",
+            "--port",
+            str(port),
+            "--latency-ms",
+            str(args.latency_ms),
+        ],
         ready=b"ranker_server: ",
         extra_env={"LOG_LEVEL": "INFO"},
     )
@@ -219,23 +262,48 @@ def main() -> None:
             time.sleep(0.2)
     rankers = {
         size: Ranker.objects.create(
-            collection=c, name="Service", kind=RankerKind.HTTP, config={"url": url, "timeout": 30, "retries": 2}
+            collection=c,
+            name="Service",
+            kind=RankerKind.HTTP,
+            config={"url": url, "timeout": 30, "retries": 2},
         )
         for size, c in collections.items()
     }
-    print(f"ranker_server on {url} with {LATENCY_MS} ms latency; workers: threads pool, 1 chunk at a time, "
-          f"{args.concurrency} requests in flight each; chunks of {args.chunk_size}\n")
-    print("| test questions | workers | in flight | limit N×latency÷in flight | plain client (same server) "
-          "| evaluation wall | ÷ limit | ÷ plain client | metric time |")
+    print(
+        f"ranker_server on {url} with {args.latency_ms} ms latency; workers: threads pool, {args.chunks_per_worker} "
+        f"chunks at a time sharing {args.concurrency} requests in flight per worker; chunks of {args.chunk_size}\n"
+    )
+    print(
+        "| test questions | workers | in flight | limit N×latency÷in flight | plain client (same server) "
+        "| evaluation wall | ÷ limit | ÷ plain client | metric time |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     try:
         for workers in args.workers:
             started = [
                 processes.start(
                     f"worker-{workers}-{i}",
-                    [sys.executable, "-m", "celery", "-A", "trainer", "worker", "-Q", queue, "-n", f"bench{i}@{queue}",
-                     "--pool", "threads", "--concurrency", "1", "--loglevel", "INFO",
-                     "--without-gossip", "--without-mingle", "--without-heartbeat"],
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "trainer",
+                        "worker",
+                        "-Q",
+                        queue,
+                        "-n",
+                        f"bench{i}@{queue}",
+                        "--pool",
+                        "threads",
+                        "--concurrency",
+                        str(args.chunks_per_worker),
+                        "--loglevel",
+                        "INFO",
+                        "--without-gossip",
+                        "--without-mingle",
+                        "--without-heartbeat",
+                    ],
                     ready=b"ready.",
                 )
                 for i in range(workers)
@@ -250,7 +318,7 @@ def main() -> None:
                     Question.objects.filter(collection=collections[size]).values_list("external_id", "text")
                 )
                 plain = reference_seconds(url, questions, in_flight)
-                limit = size * LATENCY_MS / 1000 / in_flight
+                limit = size * args.latency_ms / 1000 / in_flight
                 begin = time.perf_counter()
                 run = evaluation_start(ranker=rankers[size], trigger=RunTrigger.API)
                 while True:
@@ -262,8 +330,11 @@ def main() -> None:
                 assert run.status == "succeeded", run.error
                 assert run.questions_done == size
                 metric = metric_seconds(run)
-                print(f"| {size:,} | {workers} | {in_flight} | {limit:.2f} s | {plain:.2f} s | {wall:.2f} s "
-                      f"| {wall / limit:.2f}× | {wall / plain:.2f}× | {metric:.2f} s |", flush=True)
+                print(
+                    f"| {size:,} | {workers} | {in_flight} | {limit:.2f} s | {plain:.2f} s | {wall:.2f} s "
+                    f"| {wall / limit:.2f}× | {wall / plain:.2f}× | {metric:.2f} s |",
+                    flush=True,
+                )
             for process in started:
                 processes.stop(process)
     finally:

@@ -14,7 +14,8 @@ docnos like ``doc01234567``, written once as TREC files under --data-dir.  Measu
 * ``engine_arrays``: ``evaluation.metrics.trec.evaluate`` on the parsed ``TrecQrels``/``TrecRun``
   (parsing not timed): ranking, label lookup, metrics; with 1 thread and with ``--threads``;
 * ``score_files``: ``evaluation.metrics.trec.score_files`` end to end, i.e. what ``manage.py score``
-  runs after argument parsing: read both files, evaluate, format the per-query output.
+  runs after argument parsing: read both files, evaluate, format the output lines (the ``all``
+  summary; ``score_files_q``: also the per-query lines of ``-q``).
 
 The per-question values of ``engine_arrays`` and ``pytrec_dicts`` are compared (max abs difference).
 """
@@ -139,10 +140,11 @@ def phase(name: str, qrels_path: Path, run_path: Path, out: Path | None, repeat:
             evaluation = timed(lambda: trec.evaluate(qrels_parsed, run_parsed, MEASURES, threads=threads))
         if out is not None:
             np.savez(out, ndcg=evaluation.values["ndcg_cut_10"], success=evaluation.values["success_5"])
-    elif name == "score_files":
+    elif name in ("score_files", "score_files_q"):
+        per_query = name == "score_files_q"
         for _ in range(repeat):
             timed(
-                lambda: len(trec.score_files(qrels_path, run_path, MEASURES, per_query=True, threads=threads))
+                lambda: trec.score_files(qrels_path, run_path, MEASURES, per_query=per_query, threads=threads)
             )
     else:
         raise SystemExit(f"unknown phase {name}")
@@ -205,11 +207,12 @@ def main() -> None:
                 run_child("engine_arrays", paths, args.repeat, args.threads),
             ),
             ("pytrec_eval + Python file parsing", run_child("pytrec_files", paths, args.repeat)),
-            ("score_files end to end, 1 thread", run_child("score_files", paths, args.repeat, 1)),
+            ("score end to end, 1 thread", run_child("score_files", paths, args.repeat, 1)),
             (
-                f"score_files end to end, {args.threads} threads",
+                f"score end to end, {args.threads} threads",
                 run_child("score_files", paths, args.repeat, args.threads),
             ),
+            ("score -q end to end, 1 thread", run_child("score_files_q", paths, args.repeat, 1)),
         ]
         ours, theirs = np.load(ours_out), np.load(theirs_out)
         diff = max(float(np.abs(ours[k] - theirs[k]).max()) for k in ("ndcg", "success"))

@@ -259,7 +259,26 @@ def post_request(port: int, path: str, body: str, headers: dict[str, str]) -> by
     return "\r\n".join(lines).encode()
 
 
-async def run_load(args: argparse.Namespace, port: int, raters: list[Rater]) -> tuple[dict, dict, float]:
+def server_cpu_seconds(master_pid: int) -> float:
+    """User + system CPU of the gunicorn workers so far (Linux /proc), to report CPU per request."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    try:
+        children = Path(f"/proc/{master_pid}/task/{master_pid}/children").read_text().split()
+    except OSError:
+        return float("nan")
+    total = 0
+    for pid in [master_pid, *children]:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+async def run_load(
+    args: argparse.Namespace, port: int, raters: list[Rater], master_pid: int
+) -> tuple[dict, dict, float]:
     import httpx
 
     base = f"http://127.0.0.1:{port}"
@@ -275,7 +294,9 @@ async def run_load(args: argparse.Namespace, port: int, raters: list[Rater]) -> 
         except (OSError, TimeoutError) as exc:
             return Sample(loop.time() - scheduled, 0, type(exc).__name__)
 
+    cpu_before = server_cpu_seconds(master_pid)
     reference_samples, reference_elapsed, _ = await open_loop(args.rate, min(args.duration, 10), health)
+    reference_cpu = server_cpu_seconds(master_pid) - cpu_before
 
     requests = []
     for i in range(int(args.rate * args.duration) + 1):
@@ -293,12 +314,14 @@ async def run_load(args: argparse.Namespace, port: int, raters: list[Rater]) -> 
         except (OSError, TimeoutError) as exc:
             return Sample(loop.time() - scheduled, 0, type(exc).__name__)
 
+    cpu_before = server_cpu_seconds(master_pid)
     samples, elapsed, lag = await open_loop(args.rate, args.duration, save)
-    return (
-        summarise("healthz (reference)", reference_samples, reference_elapsed),
-        summarise("rating save", samples, elapsed),
-        lag,
-    )
+    save_cpu = server_cpu_seconds(master_pid) - cpu_before
+    reference = summarise("healthz (reference)", reference_samples, reference_elapsed)
+    result = summarise("rating save", samples, elapsed)
+    reference["gunicorn_cpu_ms_per_request"] = round(1000 * reference_cpu / max(len(reference_samples), 1), 2)
+    result["gunicorn_cpu_ms_per_request"] = round(1000 * save_cpu / max(len(samples), 1), 2)
+    return reference, result, lag
 
 
 def verify(sent: dict[tuple[str, int, int], int]) -> dict:
@@ -364,11 +387,12 @@ def main() -> None:
         for name in names
     ]
 
+    load_before = list(os.getloadavg())
     port = args.port or free_port()
     log = var_dir / "gunicorn.log"
     server = start_gunicorn(args, env, port, log)
     try:
-        reference, result, lag = asyncio.run(run_load(args, port, raters))
+        reference, result, lag = asyncio.run(run_load(args, port, raters, server.pid))
     finally:
         server.terminate()
         server.wait(20)
@@ -385,6 +409,8 @@ def main() -> None:
     report = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "cpus": os.cpu_count(),
+        "load_average_before": load_before,
+        "load_average_after": list(os.getloadavg()),
         "gunicorn": f"{args.workers} workers x {args.threads} threads",
         "target_rate_per_s": args.rate,
         "duration_s": args.duration,

@@ -187,7 +187,7 @@ class Contribution:
 
 def rater_contribution(*, user: AbstractBaseUser, collection: Collection) -> Contribution:
     """The user's ratings in the collection (and how many are on test questions), in one query."""
-    counts = Rating.objects.filter(rater=user, question__collection=collection).aggregate(
+    counts = Rating.objects.filter(rater_id=user.pk, question__collection=collection).aggregate(
         total=Count("id"), test=Count("id", filter=Q(question__split=Split.TEST))
     )
     return Contribution(ratings=counts["total"], test_ratings=counts["test"])
@@ -234,6 +234,7 @@ def run_comparison(*, run_a: EvaluationRun, run_b: EvaluationRun) -> list[Questi
     for question_id in sorted(a.keys() | b.keys()):
         ra, rb = a.get(question_id), b.get(question_id)
         some = ra or rb
+        assert some is not None
         deltas.append(
             QuestionDelta(
                 question_id=question_id,

@@ -12,7 +12,8 @@ never does anything twice):
    finish sooner. No chord: the embedded broker has no result backend. Instead each chunk counts
    itself done with an atomic UPDATE, and whoever completes the last chunk finalises the run.
 3. ``chunk_evaluate`` claims its chunk, skips questions that already have a result (a resumed chunk),
-   asks the ranker with ``EVALUATION_CONCURRENCY`` requests in flight, retries transient errors
+   asks the ranker with at most ``EVALUATION_CONCURRENCY`` requests in flight per worker process (shared
+   by the chunks a worker evaluates at once), retries transient errors
    (``RankerUnavailable``) with doubling backoff, and stores per-question results in batches.
 4. ``run_finalise`` computes the run's means from all its question results with the metrics engine,
    the bootstrap CI, and the paired comparison with the previous successful run of the ranker.
@@ -36,6 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
+from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
@@ -45,7 +47,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Least
 from django.utils import timezone
 
-from evaluation.metrics.ranking import RankingEvaluation, evaluate_rankings
+from evaluation.metrics.ranking import Discount, Gain, RankingEvaluation, evaluate_rankings
 from evaluation.metrics.stats import bootstrap_ci, compare_runs
 from evaluation.models import (
     ChunkStatus,
@@ -154,7 +156,9 @@ def evaluation_start(
             ranker_version=ranker_version,
             collection=collection,
             trigger=trigger,
-            created_by=created_by if created_by is not None and created_by.is_authenticated else None,
+            created_by=cast(Any, created_by)
+            if created_by is not None and created_by.is_authenticated
+            else None,
             ndcg_k=collection.ndcg_k,
             gain_scheme=collection.gain_scheme,
             discount=collection.discount,
@@ -238,6 +242,20 @@ def failure_allowance(total: int) -> int:
     return math.floor(total * FAILURE_LIMIT)
 
 
+_in_flight_limit: tuple[int, threading.BoundedSemaphore] | None = None
+
+
+def _in_flight() -> threading.BoundedSemaphore:
+    """The worker process's bound on ranker requests in flight (EVALUATION_CONCURRENCY), shared by all the
+    chunks it evaluates at once, so one chunk's tail and database writes overlap the next chunk's requests."""
+    global _in_flight_limit
+    size = settings.EVALUATION_CONCURRENCY
+    with _backends_lock:
+        if _in_flight_limit is None or _in_flight_limit[0] != size:
+            _in_flight_limit = (size, threading.BoundedSemaphore(size))
+        return _in_flight_limit[1]
+
+
 @dataclass
 class _Outcome:
     question: Question
@@ -252,7 +270,8 @@ def _rank_with_retry(backend, question: Question, depth: int) -> _Outcome:
     query = RankQuery(external_id=question.external_id, text=question.text)
     for attempt in range(1, attempts + 1):
         try:
-            ranking = backend.rank(query, depth)
+            with _in_flight():
+                ranking = backend.rank(query, depth)
         except RankerUnavailable as exc:
             if attempt == attempts:
                 return _Outcome(question, error=f"Ranker unavailable after {attempts} attempts: {exc}")
@@ -284,8 +303,8 @@ def score_rankings(
         k=run.ndcg_k,
         accuracy_k=run.accuracy_k,
         threshold=run.relevance_threshold,
-        gain=run.gain_scheme,
-        discount=run.discount,
+        gain=cast(Gain, run.gain_scheme),
+        discount=cast(Discount, run.discount),
     )
 
 
@@ -297,16 +316,16 @@ def _ideal(labels: dict[str, int], k: int) -> list[list]:
 
 def _results_build(run: EvaluationRun, outcomes: list[_Outcome], labels: dict[int, dict[str, int]]):
     rows: list[QuestionResult] = []
-    ranked = [o for o in outcomes if o.ranking is not None]
+    ranked = [(o, o.ranking) for o in outcomes if o.ranking is not None]
     if ranked:
         evaluation = score_rankings(
             run=run,
-            rankings=[o.ranking.ids for o in ranked],
-            labels=[labels.get(o.question.pk, {}) for o in ranked],
+            rankings=[r.ids for _, r in ranked],
+            labels=[labels.get(o.question.pk, {}) for o, _ in ranked],
         )
-        for i, outcome in enumerate(ranked):
+        for i, (outcome, ranking) in enumerate(ranked):
             known = labels.get(outcome.question.pk, {})
-            ids = outcome.ranking.ids
+            ids = ranking.ids
             ndcg = float(evaluation.ndcg[i])
             rows.append(
                 QuestionResult(
@@ -320,7 +339,7 @@ def _results_build(run: EvaluationRun, outcomes: list[_Outcome], labels: dict[in
                     accuracy_hit=bool(evaluation.success[i]),
                     unlabelled_in_top_k=int(evaluation.unlabelled_in_top_k[i]),
                     judged=float(evaluation.judged[i]),
-                    unknown_answer_ids=list(outcome.ranking.unknown_ids),
+                    unknown_answer_ids=list(ranking.unknown_ids),
                     ideal=_ideal(known, run.ndcg_k),
                 )
             )
@@ -497,7 +516,6 @@ def _results_aggregate(run: EvaluationRun) -> None:
     failed = run.questions_total - len(answered)
     run.questions_done = len(results)
     run.questions_failed = sum(1 for r in results if r["error"])
-    run.finished_at = timezone.now()
     run.label_count = Label.objects.filter(question__collection_id=run.collection_id).count()
     if failed > failure_allowance(run.questions_total) or not answered:
         first_error = next((r["error"] for r in results if r["error"]), "not attempted")
@@ -507,6 +525,7 @@ def _results_aggregate(run: EvaluationRun) -> None:
             f"ranked; a run fails when more than {FAILURE_LIMIT:.0%} do, so its score would not be comparable. "
             f"First error: {first_error}"
         )
+        run.finished_at = timezone.now()
         run.save()
         return
     ndcg = np.array([np.nan if r["ndcg"] is None else r["ndcg"] for r in answered], dtype=np.float64)
@@ -527,11 +546,11 @@ def _results_aggregate(run: EvaluationRun) -> None:
     if failed:
         run.error = f"{failed} of {run.questions_total} test questions could not be ranked and are left out."
     _compare_with_previous(run, answered)
-    run.status = RunStatus.SUCCEEDED
+    run.status, run.finished_at = RunStatus.SUCCEEDED, timezone.now()
     run.save()
 
 
-def _compare_with_previous(run: EvaluationRun, answered: list[dict]) -> None:
+def _compare_with_previous(run: EvaluationRun, answered: Sequence[Any]) -> None:
     """Paired comparison with the previous successful run of the ranker, on the same labels.
 
     Both runs' stored rankings are scored with the labels known now, so the difference measures the

@@ -11,6 +11,7 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -181,8 +182,10 @@ def disagreement(result: QuestionResult, run: EvaluationRun) -> str:
             f"and weaker or unrated answers sit above them."
         )
     if not result.accuracy_hit and result.ndcg > 0:
-        first = next((i for i, label in enumerate(labels[:k], 1) if label is not None and label > 0), None)
-        where = f"at rank {first}" if first else f"in the top {k}"
+        relevant_rank = next(
+            (i for i, label in enumerate(labels[:k], 1) if label is not None and label > 0), None
+        )
+        where = f"at rank {relevant_rank}" if relevant_rank else f"in the top {k}"
         return (
             f"Accuracy@{acc_k} counts this question as a miss: no answer in the top {acc_k} is rated at least "
             f"{threshold} star{'s' if threshold != 1 else ''}. NDCG@{k} is still {result.ndcg:.2f} because a "
@@ -228,6 +231,10 @@ def ranked_rows(
 
 
 # ----------------------------------------------------------------------------------------- pages
+
+
+def _htmx(request: HttpRequest) -> bool:
+    return bool(getattr(request, "htmx", False))  # django_htmx's middleware sets it
 
 
 @login_required
@@ -277,7 +284,9 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
                 no_good_answer=selectors.no_good_answer_questions(run=board.latest),
             )
     if role != Role.TRAINER:
-        context["contribution"] = selectors.rater_contribution(user=request.user, collection=collection)
+        context["contribution"] = selectors.rater_contribution(
+            user=cast(Any, request.user), collection=collection
+        )
     return render(request, "evaluation/dashboard.html", context)
 
 
@@ -287,15 +296,15 @@ def run_start(request: HttpRequest, *, collection: Collection, role: str, ranker
     """Start an evaluation of the ranker; htmx gets the live progress bar, a plain form a redirect."""
     ranker = get_object_or_404(Ranker, pk=ranker_id, collection=collection)
     try:
-        run = evaluation_start(ranker=ranker, trigger=RunTrigger.UI, created_by=request.user)
+        run = evaluation_start(ranker=ranker, trigger=RunTrigger.UI, created_by=cast(Any, request.user))
     except EvaluationUnavailable as exc:
         return render(
             request,
-            "evaluation/unavailable.html" if not request.htmx else "evaluation/dashboard.html#start-error",
+            "evaluation/unavailable.html" if not _htmx(request) else "evaluation/dashboard.html#start-error",
             {"collection": collection, "ranker": ranker, "message": str(exc)},
             status=503,
         )
-    if request.htmx:
+    if _htmx(request):
         return render(request, "evaluation/run.html#progress", {"run": run, "polling": True})
     response = HttpResponseRedirect(
         f"{reverse('evaluation:dashboard', args=[collection.slug])}?ranker={ranker.pk}"
@@ -309,7 +318,7 @@ def run_start(request: HttpRequest, *, collection: Collection, role: str, ranker
 def run_progress(request: HttpRequest, *, run: EvaluationRun, role: str) -> HttpResponse:
     """The progress bar of a run (polled by htmx every second until the run has finished)."""
     response = render(request, "evaluation/run.html#progress", {"run": run, "polling": not run.is_finished})
-    if run.is_finished and request.htmx and request.GET.get("reload") == "1":
+    if run.is_finished and _htmx(request) and request.GET.get("reload") == "1":
         # The page that polled shows stale results: reload it now that the run is over.
         response["HX-Refresh"] = "true"
     return response
@@ -382,11 +391,13 @@ def compare(request: HttpRequest, *, collection: Collection, role: str) -> HttpR
         if None in pair:
             context["error"] = "Choose two evaluation runs of this collection to compare (fields a and b)."
             return render(request, "evaluation/compare.html", context, status=400)
-        run_a, run_b = pair
+        run_a, run_b = cast(EvaluationRun, pair[0]), cast(EvaluationRun, pair[1])
         deltas = selectors.run_comparison(run_a=run_a, run_b=run_b)
-        changed = [d for d in deltas if d.delta is not None]
-        winners = [d for d in changed if d.delta > 0]
-        losers = sorted((d for d in changed if d.delta < 0), key=lambda d: (d.delta, d.question_id))
+        changed = [(d, d.delta) for d in deltas if d.delta is not None]
+        winners = [d for d, delta in changed if delta > 0]
+        losers = [
+            d for d, delta in sorted(changed, key=lambda pair: (pair[1], pair[0].question_id)) if delta < 0
+        ]
         context.update(
             run_a=run_a,
             run_b=run_b,
@@ -395,7 +406,7 @@ def compare(request: HttpRequest, *, collection: Collection, role: str) -> HttpR
             winner_count=len(winners),
             loser_count=len(losers),
             shown=COMPARE_SHOWN,
-            unchanged=sum(1 for d in changed if d.delta == 0),
+            unchanged=sum(1 for _, delta in changed if delta == 0),
             unpaired=[d for d in deltas if d.delta is None],
             mean_delta=signed(run_b.ndcg_mean - run_a.ndcg_mean)
             if run_a.ndcg_mean is not None and run_b.ndcg_mean is not None

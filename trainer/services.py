@@ -385,12 +385,27 @@ def ranker_version_announce(
     return version, run
 
 
+class TrainingUnavailable(Exception):
+    """Training cannot be queued: the Celery broker is unreachable."""
+
+
 def ranker_train_start(*, ranker: Ranker) -> None:
-    """Queue training of a builtin ranker (Celery task ``trainer.ranker_train``) after the commit."""
+    """Queue training of a builtin ranker (Celery task ``trainer.ranker_train``) after the commit.
+
+    Raises TrainingUnavailable, before anything is queued, when the broker can't be reached.
+    """
+    from trainer.celery import app
     from trainer.tasks import ranker_train as ranker_train_task
 
     if ranker.kind != RankerKind.BUILTIN:
         raise ValidationError({"ranker": "Only builtin rankers train here; an http ranker announces its versions."})
+    try:
+        with app.connection_for_write() as connection:
+            connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
+    except Exception as exc:  # kombu raises OperationalError, OSError subclasses or library errors
+        raise TrainingUnavailable(
+            f"Training could not be queued: the task queue is not reachable ({exc.__class__.__name__}: {exc})."
+        ) from exc
     transaction.on_commit(lambda: ranker_train_task.delay(ranker_id=ranker.pk))
 
 

@@ -428,6 +428,10 @@ def _parse_numbers(matrix: NDArray[np.uint8], fraction: bool) -> tuple[FloatArra
     slow path.
     """
     n, width = matrix.shape
+    if fraction and n:
+        uniform = _parse_uniform_decimals(matrix)
+        if uniform is not None:
+            return uniform, np.ones(n, dtype=bool)
     columns = np.ascontiguousarray(matrix.T)
     digit = (columns >= 48) & (columns <= 57)
     if n == 0:
@@ -456,6 +460,23 @@ def _parse_numbers(matrix: NDArray[np.uint8], fraction: bool) -> tuple[FloatArra
         values /= np.float64(10.0) ** decimals
     np.negative(values, out=values, where=negative)
     return values, ok
+
+
+def _parse_uniform_decimals(matrix: NDArray[np.uint8]) -> FloatArray | None:
+    """Fast path for a block whose scores share one layout, ``digits.digits`` with the dot in the same
+    column and no padding (e.g. everything printed with ``%.6f`` and the same integer width)."""
+    width = matrix.shape[1]
+    dots = np.flatnonzero(matrix[0] == 46)
+    if width > _DIGITS_MAX + 1 or dots.size != 1 or (matrix[:, -1] == 0).any():
+        return None
+    dot = int(dots[0])
+    digits = np.delete(matrix, dot, axis=1).astype(np.float64) - 48.0
+    if not (matrix[:, dot] == 46).all() or (digits < 0).any() or (digits > 9).any():
+        return None
+    # every partial sum is an integer below 2**53, so the product is exact in any summation order
+    weights = 10.0 ** np.arange(width - 2, -1, -1)
+    mantissa: FloatArray = digits @ weights
+    return mantissa / np.float64(10.0 ** (width - 1 - dot))
 
 
 def _slow_float(token: bytes) -> float | None:
@@ -811,9 +832,15 @@ def _layout(source: _Source, queries: IntArray) -> _Layout:
     return _Layout(ids, valid, None)
 
 
-def _check_duplicates(docs: _Docs, hashes: WordArray, layout: _Layout, what: str) -> None:
-    """Refuse the same docno twice for one query (trec_eval does too)."""
-    ordered = np.sort(hashes, axis=1)  # invalid cells hold hash 0, so they sort first
+def _check_duplicates(
+    docs: _Docs, hashes: WordArray, layout: _Layout, what: str, ordered: WordArray | None = None
+) -> None:
+    """Refuse the same docno twice for one query (trec_eval does too).
+
+    ``ordered``: ``hashes`` sorted along each row, if already at hand.
+    """
+    if ordered is None:
+        ordered = np.sort(hashes, axis=1)  # invalid cells hold hash 0, so they sort first
     equal = ordered[:, 1:] == ordered[:, :-1]
     if layout.valid is not None:  # only pairs inside the last `count` (valid) cells matter
         width = hashes.shape[1]
@@ -923,7 +950,7 @@ def _evaluate_chunk(
         i, j = np.divmod(hit, found.shape[1])
         m = np.take(match.reshape(-1, match.shape[2]), hit, axis=0).argmax(axis=1)  # at most one true match
         run_words = np.take(run.docs.words, top_ids.ravel()[hit], axis=0)
-        q_lines = q_layout.ids[i, m]
+        q_lines = q_layout.ids.ravel()[i * q_hash.shape[1] + m]
         same = _words_equal(run_words, np.take(qrels.docs.words, q_lines, axis=0))
         if not same.all():  # a hash collision: look for the true match the slow way
             for x in np.flatnonzero(~same).tolist():

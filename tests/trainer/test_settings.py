@@ -19,6 +19,8 @@ def run(env: dict[str, str], code: str = PRINT, args: tuple[str, ...] = ()) -> s
         for k, v in os.environ.items()
         if k
         not in {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS"}
+        # Browser tests set this for Playwright's event loop; a deployment never does.
+        and k != "DJANGO_ALLOW_ASYNC_UNSAFE"
     }
     clean["DJANGO_SETTINGS_MODULE"] = "trainer.settings"
     command = [sys.executable, *args] if args else [sys.executable, "-c", code]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-from trainer.models import Answer, Ranker, RankerKind, RankerVersion
+from trainer.models import Ranker, RankerKind, RankerVersion
 from trainer.rankers.base import RankerBackend, RankerError, RankerUnavailable, Ranking, RankQuery
 
 __all__ = ["RankQuery", "Ranking", "RankerBackend", "RankerError", "RankerUnavailable", "get_backend"]
@@ -41,9 +41,7 @@ def get_backend(ranker: Ranker, version: RankerVersion | None = None) -> RankerB
         return BuiltinBackend(collection=ranker.collection, version=version, candidates=config["candidates"])
     if ranker.kind == RankerKind.HTTP:
         from trainer.rankers.http import HttpBackend
+        from trainer.rankers.index import known_answer_ids
 
-        known = frozenset(
-            Answer.objects.filter(collection_id=ranker.collection_id).values_list("external_id", flat=True)
-        )
-        return HttpBackend(config=config, known_ids=known)
+        return HttpBackend(config=config, known_ids=known_answer_ids(collection_id=ranker.collection_id))
     raise RankerError(f"ranker {ranker.name!r} has unknown kind {ranker.kind!r}")

@@ -68,6 +68,25 @@ def model_path(relative: str) -> Path:
     return Path(settings.MODEL_DIR) / relative
 
 
+_models: dict[Path, RerankModel] = {}
+_models_lock = threading.Lock()
+
+
+def forget_models() -> None:
+    with _models_lock:
+        _models.clear()
+
+
+def load_model(relative: str) -> RerankModel:
+    """The model of a version, loaded once per process (a model file never changes: its name has its hash)."""
+    path = model_path(relative)
+    with _models_lock:
+        model = _models.get(path)
+        if model is None or not path.exists():
+            model = _models[path] = RerankModel(path)
+        return model
+
+
 class BuiltinBackend:
     """BM25 retrieval, reranked by the version's model when it has one. Safe to share between threads."""
 
@@ -84,7 +103,7 @@ class BuiltinBackend:
         self.version = version
         self.model: RerankModel | None = None
         if version is not None and version.uses_model and version.model_file:
-            self.model = RerankModel(model_path(version.model_file))
+            self.model = load_model(version.model_file)
 
     def rank(self, query: RankQuery, k: int) -> Ranking:
         terms = tokenize(query.text)

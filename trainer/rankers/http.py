@@ -19,6 +19,7 @@ Response, ``200`` with the answers best first (at most ``rows``; extra ones are 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
@@ -95,7 +96,9 @@ class HttpBackend:
         # Callers rarely close a backend; don't leave its pooled connections open until exit.
         client = getattr(self, "client", None)
         if client is not None:
-            client.close()
+            # At interpreter exit httpx's module globals may already be gone.
+            with contextlib.suppress(Exception):
+                client.close()
 
     def _attempt(self, body: dict[str, Any]) -> httpx.Response:
         try:

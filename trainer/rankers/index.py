@@ -29,6 +29,7 @@ import bm25s
 import numpy as np
 from django.conf import settings
 from django.db.models import Count, Max, Min, Sum
+from scipy import sparse
 
 from trainer.models import Answer, Collection
 from trainer.rankers.text import TOKENIZER_VERSION, tokenize
@@ -37,7 +38,7 @@ logger = logging.getLogger(__name__)
 # bm25s logs every index build at INFO; ours says it once, with the collection and the time taken.
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
-INDEX_FORMAT = "1"
+INDEX_FORMAT = "2"
 # Classic Okapi parameters; Lucene's IDF (never negative).
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -112,11 +113,13 @@ def index_root(*, collection_id: int) -> Path:
     return Path(settings.MODEL_DIR) / "indexes" / f"collection-{collection_id}"
 
 
-def _bm25_for(token_lists: list[list[str]]) -> bm25s.BM25 | None:
-    if not any(token_lists):
+def _bm25_for(token_ids: list[list[int]], vocab: dict[str, int]) -> bm25s.BM25 | None:
+    """A BM25 index of one field, from term ids in the collection's shared vocabulary."""
+    if not any(token_ids):
         return None  # bm25s cannot index a field with no terms at all (e.g. no answer has a title)
     index = bm25s.BM25(k1=BM25_K1, b=BM25_B, method="lucene")
-    index.index(token_lists, show_progress=False)
+    # bm25s adds its empty-query token to the vocabulary it is given: give each field its own copy.
+    index.index((token_ids, dict(vocab)), show_progress=False)
     return index
 
 
@@ -125,8 +128,10 @@ def build_index(*, collection: Collection, fingerprint: str | None = None) -> Co
     started = time.perf_counter()
     fingerprint = fingerprint or index_fingerprint(collection=collection)
     ids: list[str] = []
-    titles: list[list[str]] = []
-    bodies: list[list[str]] = []
+    titles: list[list[int]] = []
+    bodies: list[list[int]] = []
+    # One vocabulary (term -> id) for all three fields, so term ids mean the same everywhere.
+    vocab: dict[str, int] = {}
     rows = (
         Answer.objects.filter(collection=collection)
         .order_by("id")
@@ -134,19 +139,25 @@ def build_index(*, collection: Collection, fingerprint: str | None = None) -> Co
     )
     for external_id, title, body in rows.iterator(chunk_size=5000):
         ids.append(external_id)
-        titles.append(tokenize(title))
-        bodies.append(tokenize(body))
-    both_tokens = [t + b for t, b in zip(titles, bodies, strict=True)]
-    bm25 = {"both": _bm25_for(both_tokens), "title": _bm25_for(titles), "body": _bm25_for(bodies)}
-    vocab = bm25["both"].vocab_dict if bm25["both"] is not None else {}
-    doc_offsets, doc_terms = _flatten([[vocab[t] for t in tokens] for tokens in both_tokens])
-    title_offsets, title_terms = _flatten([[vocab[t] for t in tokens] for tokens in titles])
+        titles.append([vocab.setdefault(term, len(vocab)) for term in tokenize(title)])
+        bodies.append([vocab.setdefault(term, len(vocab)) for term in tokenize(body)])
+    both_ids = [t + b for t, b in zip(titles, bodies, strict=True)]
+    bm25 = {
+        "both": _bm25_for(both_ids, vocab),
+        "title": _bm25_for(titles, vocab),
+        "body": _bm25_for(bodies, vocab),
+    }
+    doc_offsets, doc_terms = _flatten(both_ids)
+    title_offsets, title_terms = _flatten(titles)
     # Document frequency over title + body (distinct (answer, term) pairs, counted per term);
     # Lucene-style IDF, as BM25 itself uses.
     n = len(ids)
-    owners = np.repeat(np.arange(n, dtype=np.int64), np.diff(doc_offsets))
-    pairs = np.unique(owners * max(len(vocab), 1) + doc_terms.astype(np.int64))
-    df = np.bincount(pairs % max(len(vocab), 1), minlength=max(len(vocab), 1)).astype(np.float64)
+    width = max(len(vocab), 1)
+    occurrences = sparse.csr_matrix(
+        (np.ones(len(doc_terms), dtype=np.int32), doc_terms, doc_offsets), shape=(n, width)
+    )
+    occurrences.sum_duplicates()  # one entry per (answer, term)
+    df = np.bincount(occurrences.indices, minlength=width).astype(np.float64)
     idf = np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
     return CollectionIndex(
         collection_id=collection.pk,
@@ -258,6 +269,25 @@ def load_index(*, collection: Collection) -> CollectionIndex:
         return index
 
 
+_known: dict[int, tuple[str, frozenset[str]]] = {}
+
+
+def known_answer_ids(*, collection_id: int) -> frozenset[str]:
+    """External ids of the collection's answers, cached until they change (same fingerprint as the index)."""
+    collection = Collection(pk=collection_id)
+    fingerprint = index_fingerprint(collection=collection)
+    cached = _known.get(collection_id)
+    if cached is not None and cached[0] == fingerprint:
+        return cached[1]
+    ids = frozenset(Answer.objects.filter(collection_id=collection_id).values_list("external_id", flat=True))
+    _known[collection_id] = (fingerprint, ids)
+    return ids
+
+
 def clear_index_cache() -> None:
     """Forget indexes held in memory (the next load reads them from disk): a process restart, in effect."""
+    from trainer.rankers import builtin
+
     _cache.clear()
+    _known.clear()
+    builtin.forget_models()

@@ -261,6 +261,14 @@ def test_read_run_scores_equal_python_float(tmp_path):
     assert run.scores.tolist() == [float(v) for v in values]
 
 
+@pytest.mark.parametrize("layout", ["{:.6f}", "{:09.4f}", "{:.15f}", "{:.2f}"])
+def test_read_run_uniform_score_layout_equals_python_float(tmp_path, layout):
+    values = [layout.format(v) for v in np.random.default_rng(1).random(3000) * 9]
+    text = "".join(f"q Q0 d{i} 0 {v} t\n" for i, v in enumerate(values))
+    run = read_run(write(tmp_path, "run", text))
+    assert run.scores.tolist() == [float(v) for v in values]
+
+
 def test_read_run_whitespace_comments_and_blank_lines(tmp_path):
     text = "# a comment\n\n  q1 \t Q0\td1   1 2.5 tag \r\n\nq2 Q0 d2 1 1 other\n"
     run = read_run(write(tmp_path, "run", text))

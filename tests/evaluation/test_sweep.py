@@ -1,0 +1,71 @@
+"""Beat's tasks: the sweep that takes over silent chunks and lost runs, and the scheduled evaluations."""
+
+import os
+import subprocess
+import sys
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from evaluation import services
+from evaluation.models import EvaluationChunk, EvaluationRun, RunStatus, RunTrigger
+from evaluation.tasks import evaluation_scheduled, evaluation_sweep
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.django_db
+
+
+def test_sweep_requeues_silent_chunks_and_lost_pending_runs(builtin_ranker, broker_queue):
+    with transaction.atomic():
+        running = services.evaluation_start(ranker=builtin_ranker, trigger=RunTrigger.UI)
+    (chunk_id,) = services.run_plan(run_id=running.pk, worker="gone@host")
+    assert services._chunk_claim(chunk_id=chunk_id, worker="gone@host", token="t1")
+    ago = timezone.now() - timedelta(minutes=10)
+    EvaluationChunk.objects.filter(pk=chunk_id).update(heartbeat_at=ago)
+    lost = EvaluationRun.objects.create(
+        ranker=builtin_ranker,
+        collection=builtin_ranker.collection,
+        ndcg_k=10,
+        gain_scheme="linear",
+        discount="log2",
+        relevance_threshold=1,
+        accuracy_k=5,
+    )
+    EvaluationRun.objects.filter(pk=lost.pk).update(created_at=ago)
+    assert evaluation_sweep.apply().get() == 1
+    assert broker_queue.messages() == [
+        {"task": "evaluation.chunk", "kwargs": {"chunk_id": chunk_id}},
+        {"task": "evaluation.run", "kwargs": {"run_id": lost.pk}},
+    ]
+
+
+def test_sweep_finalises_run_whose_chunks_are_all_done(builtin_ranker, broker_queue):
+    with transaction.atomic():
+        run = services.evaluation_start(ranker=builtin_ranker, trigger=RunTrigger.UI)
+    (chunk_id,) = services.run_plan(run_id=run.pk, worker="w@host")
+    services.chunk_evaluate(chunk_id=chunk_id, worker="w@host", token="t")
+    # As if the worker died between counting the last chunk and finalising.
+    EvaluationRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, ndcg_mean=None)
+    evaluation_sweep.apply()
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED and run.ndcg_mean is not None
+
+
+def test_scheduled_task_starts_default_rankers(builtin_ranker, broker_queue):
+    assert evaluation_scheduled.apply().get() == 1
+    assert EvaluationRun.objects.get().trigger == RunTrigger.SCHEDULE
+
+
+@pytest.mark.parametrize(("schedule", "expected"), [("", "False"), ("0 3 * * 1", "True")])
+def test_evaluation_schedule_setting_adds_beat_entry(schedule, expected):
+    env = {**os.environ, "EVALUATION_SCHEDULE": schedule, "DJANGO_SETTINGS_MODULE": "trainer.settings"}
+    code = (
+        "from django.conf import settings; s = settings.CELERY_BEAT_SCHEDULE; "
+        "print('evaluation-sweep' in s, 'evaluation-scheduled' in s)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["True", expected]
