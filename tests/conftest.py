@@ -73,6 +73,8 @@ class WorkerProcess:
 
     def start(self) -> None:
         name = f"{self.queue}@localhost"
+        # On a restart the log already holds the first start's "ready."; only look past it.
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             [
@@ -106,7 +108,7 @@ class WorkerProcess:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"celery worker exited early:\n{self.log()}")
-            if b"ready." in self.log_path.read_bytes():
+            if b"ready." in self.log_path.read_bytes()[offset:]:
                 return
             time.sleep(0.2)
         raise RuntimeError(f"celery worker did not become ready in 60 s:\n{self.log()}")

@@ -857,6 +857,12 @@ def _check_duplicates(
             seen.add(value)
 
 
+def _take_along(matrix: NDArray, columns: IntArray) -> NDArray:
+    """``np.take_along_axis(matrix, columns, axis=1)`` through one flat ``take`` (faster)."""
+    offsets = (np.arange(matrix.shape[0]) * matrix.shape[1])[:, None]
+    return np.take(np.ascontiguousarray(matrix).ravel(), columns + offsets)
+
+
 def _top_columns(neg: FloatArray, words: WordArray, ids: IntArray, k: int) -> IntArray:
     """Columns of the ``k`` best documents per row (score desc, docno desc), -1 past the end.
 
@@ -903,8 +909,8 @@ def _top_columns(neg: FloatArray, words: WordArray, ids: IntArray, k: int) -> In
         # order by score and the first 8 docno bytes; rows where that leaves a tie get all the bytes
         order = np.lexsort((keys[-1], scores), axis=-1)
         if len(keys) > 1:
-            sorted_scores = np.take_along_axis(scores, order, axis=1)
-            sorted_first = np.take_along_axis(keys[-1], order, axis=1)
+            sorted_scores = _take_along(scores, order)
+            sorted_first = _take_along(keys[-1], order)
             tied = (sorted_scores[:, 1:] == sorted_scores[:, :-1]) & (
                 sorted_first[:, 1:] == sorted_first[:, :-1]
             )
@@ -912,7 +918,7 @@ def _top_columns(neg: FloatArray, words: WordArray, ids: IntArray, k: int) -> In
             if tied_rows.size:
                 order[tied_rows] = np.lexsort([key[tied_rows] for key in keys] + [scores[tied_rows]], axis=-1)
         order = order[:, :k]
-        out[rows] = np.take_along_axis(cand_col.reshape(rows.size, c_width), order, axis=1)
+        out[rows] = _take_along(cand_col.reshape(rows.size, c_width), order)
     return out
 
 
@@ -930,8 +936,8 @@ def _evaluate_chunk(
     top = _top_columns(neg, run.docs.words, r_layout.ids, depth)
     kept = top >= 0
     top_safe = np.where(kept, top, 0)
-    top_ids = np.take_along_axis(r_layout.ids, top_safe, axis=1)
-    top_hash = np.take_along_axis(r_hash, top_safe, axis=1)
+    top_ids = _take_along(r_layout.ids, top_safe)
+    top_hash = _take_along(r_hash, top_safe)
 
     # ---- qrels: dense grade matrix
     q_layout = _layout(qrels, queries)
