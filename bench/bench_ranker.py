@@ -40,6 +40,7 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 from evaluation.metrics.ranking import evaluate_rankings  # noqa: E402
+from evaluation.metrics.stats import compare_runs  # noqa: E402
 from ratings.selectors import labels_by_question  # noqa: E402
 from trainer.formats import AnswerRecord, JudgmentRecord, QuestionRecord  # noqa: E402
 from trainer.models import Collection, Question, Ranker, RankerKind, Split  # noqa: E402
@@ -83,13 +84,19 @@ def timed_ranks(backend, queries: list[RankQuery], k: int = 10, repeats: int = 3
     return rankings, samples
 
 
-def test_ndcg(backend, collection: Collection) -> tuple[float, int, list[float]]:
+def test_ndcg(backend, collection: Collection) -> tuple[float, int, list[float], np.ndarray]:
     questions = list(Question.objects.filter(collection=collection, split=Split.TEST).order_by("pk"))
     labels = labels_by_question(question_ids=[q.pk for q in questions])
     queries = [RankQuery(q.external_id, q.text) for q in questions]
     rankings, samples = timed_ranks(backend, queries)
-    result = evaluate_rankings(rankings, [labels[q.pk] for q in questions], k=10).mean_ndcg()
-    return result.mean, result.count, samples
+    evaluation = evaluate_rankings(rankings, [labels[q.pk] for q in questions], k=10)
+    result = evaluation.mean_ndcg()
+    return result.mean, result.count, samples, evaluation.ndcg
+
+
+def versus(a: np.ndarray, b: np.ndarray) -> str:
+    c = compare_runs(a, b)
+    return f"difference {c.difference:+.4f} (95% CI {c.ci_low:+.4f} to {c.ci_high:+.4f}, p = {c.p_value:.2f})"
 
 
 def cranfield_part(collection: Collection, name: str) -> None:
@@ -104,11 +111,11 @@ def cranfield_part(collection: Collection, name: str) -> None:
     print(f"index build: {time.perf_counter() - started:.2f} s")
     ranker = Ranker.objects.create(collection=collection, name="bench", kind=RankerKind.BUILTIN)
     bm25 = get_backend(ranker)
-    bm25_ndcg, n, bm25_ms = test_ndcg(bm25, collection)
+    bm25_ndcg, n, bm25_ms, bm25_q = test_ndcg(bm25, collection)
     started = time.perf_counter()
     version = ranker_train(ranker=ranker)
     train_s = time.perf_counter() - started
-    trained_ndcg, _, trained_ms = test_ndcg(get_backend(ranker, version), collection)
+    trained_ndcg, _, trained_ms, trained_q = test_ndcg(get_backend(ranker, version), collection)
     print(f"BM25 test NDCG@10: {bm25_ndcg:.4f} over {n} questions; rank {percentiles(bm25_ms)}")
     print(
         f"training: {train_s:.2f} s; labels {version.label_count}; CV NDCG@10 model {version.cv_ndcg_model} "
@@ -116,15 +123,15 @@ def cranfield_part(collection: Collection, name: str) -> None:
     )
     print(
         f"trained version test NDCG@10: {trained_ndcg:.4f} (ratio to BM25 {trained_ndcg / bm25_ndcg:.3f}); "
-        f"rank {percentiles(trained_ms)}"
+        f"rank {percentiles(trained_ms)}; {versus(trained_q, bm25_q)}"
     )
     if version.model_file:
         forced = BuiltinBackend(collection=collection)
         forced.model = RerankModel(model_path(version.model_file))
-        forced_ndcg, _, forced_ms = test_ndcg(forced, collection)
+        forced_ndcg, _, forced_ms, forced_q = test_ndcg(forced, collection)
         print(
             f"model, forced: test NDCG@10 {forced_ndcg:.4f} (ratio to BM25 {forced_ndcg / bm25_ndcg:.3f}); "
-            f"rank {percentiles(forced_ms)}"
+            f"rank {percentiles(forced_ms)}; {versus(forced_q, bm25_q)}"
         )
     return version
 

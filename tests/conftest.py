@@ -25,6 +25,12 @@ DATA = Path(__file__).resolve().parent / "data"
 DEMO = ROOT / "trainer" / "demo_data"
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Tests create many users; the production hasher (PBKDF2) costs about 0.3 s per password."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def make_user(db):
     def make(username: str, *, collection: Collection | None = None, role: str | None = None, **extra):

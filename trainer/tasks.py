@@ -37,3 +37,19 @@ def ranker_train(*, ranker_id: int) -> int | None:
     except EvaluationUnavailable as exc:
         logger.warning("trained %s %s but could not queue its evaluation: %s", ranker, version.label, exc)
     return version.pk
+
+
+@shared_task(name="trainer.index_build")
+def index_build(*, collection_id: int) -> str | None:
+    """Build (or check) a collection's BM25 index ahead of use, e.g. right after an import.
+
+    Otherwise the first process that ranks after answers change builds it (about 30 s per 100,000
+    answers). Returns the index fingerprint.
+    """
+    from trainer.models import Collection
+    from trainer.rankers.index import load_index
+
+    collection = Collection.objects.filter(pk=collection_id).first()
+    if collection is None:
+        return None
+    return load_index(collection=collection).fingerprint

@@ -36,6 +36,7 @@ byte, so the result is exact whatever the hash does.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -621,21 +622,43 @@ class _DocsBuilder:
         return unique, qid_index, self.words[:n], self.hashes[:n], self.values[:n]
 
 
-def _read(
-    path: str | os.PathLike[str], name: str, run: bool, threads: int | None
-) -> tuple[_DocsBuilder, str]:
+@contextlib.contextmanager
+def _small_pages() -> Iterator[None]:
+    """Turn off numpy's ``madvise(MADV_HUGEPAGE)`` for new arrays while parsing / evaluating.
+
+    With transparent huge pages in ``madvise`` mode the kernel may compact memory synchronously when
+    a fresh huge page is first touched; filling the column arrays was 2-3x slower that way on the
+    benchmark machine.  numpy's switch is process wide, so it is restored afterwards.
+    """
+    core = getattr(np, "_core", None) or getattr(np, "core", None)
+    setter = getattr(getattr(core, "multiarray", None), "_set_madvise_hugepage", None)
+    if setter is None:
+        yield
+        return
+    previous = setter(False)
+    try:
+        yield
+    finally:
+        setter(previous)
+
+
+def _read(path: str | os.PathLike[str], name: str, run: bool, threads: int | None) -> tuple[tuple, str]:
+    """Parse a file block by block; returns ``_DocsBuilder.finish()`` and the run id."""
     builder = _DocsBuilder(os.path.getsize(path), np.float64 if run else np.int64)
     run_id = ""
     lines_before = 0  # lines of the blocks already collected
     threads = default_threads() if threads is None else max(1, threads)
-    try:
-        for parsed in _ordered_map(lambda item: _parse_block(item[0], item[1], run), _blocks(path), threads):
-            builder.add(parsed)
-            lines_before += parsed.lines
-            run_id = parsed.run_id if parsed.run_id is not None else run_id
-    except _LineError as error:
-        raise TrecFormatError(f"{name} line {lines_before + error.line}: {error.detail}") from None
-    return builder, run_id
+    with _small_pages():
+        try:
+            for parsed in _ordered_map(
+                lambda item: _parse_block(item[0], item[1], run), _blocks(path), threads
+            ):
+                builder.add(parsed)
+                lines_before += parsed.lines
+                run_id = parsed.run_id if parsed.run_id is not None else run_id
+        except _LineError as error:
+            raise TrecFormatError(f"{name} line {lines_before + error.line}: {error.detail}") from None
+        return builder.finish(), run_id
 
 
 def read_run(path: str | os.PathLike[str], name: str | None = None, *, threads: int | None = None) -> TrecRun:
@@ -644,8 +667,7 @@ def read_run(path: str | os.PathLike[str], name: str | None = None, *, threads: 
     Blocks of the file are parsed on ``threads`` threads (default :func:`default_threads`).
     """
     name = name if name is not None else os.fspath(path)
-    builder, run_id = _read(path, name, True, threads)
-    unique, qid_index, words, hashes, values = builder.finish()
+    (unique, qid_index, words, hashes, values), run_id = _read(path, name, True, threads)
     if qid_index.size == 0:
         raise TrecFormatError(f"{name}: the run has no results")
     return TrecRun(unique, qid_index, words, hashes, values, run_id, name)
@@ -656,8 +678,7 @@ def read_qrels(
 ) -> TrecQrels:
     """Parse a TREC qrels file (``qid iter docno grade``); ``TrecFormatError`` names a bad line."""
     name = name if name is not None else os.fspath(path)
-    builder, _ = _read(path, name, False, threads)
-    unique, qid_index, words, hashes, values = builder.finish()
+    (unique, qid_index, words, hashes, values), _ = _read(path, name, False, threads)
     if qid_index.size == 0:
         raise TrecFormatError(f"{name}: the qrels file has no judgements")
     return TrecQrels(unique, qid_index, words, hashes, values, name)
@@ -950,13 +971,16 @@ def _evaluate_chunk(
     labels = np.where(kept, -1.0, np.nan)  # -1: not in the qrels (trec_eval RELVALUE_NONPOOL)
     match = top_hash[:, :, None] == q_hash[:, None, :]
     match &= q_valid[:, None, :]
-    found = match.any(axis=2) & kept
+    first_match = match.argmax(axis=2)  # qrels are free of duplicates: at most one true match
+    _, n_top, q_width = match.shape
+    found = _take_along(match.reshape(-1, q_width), first_match.reshape(-1, 1)).reshape(kept.shape)
+    found &= kept
     hit = np.flatnonzero(found)  # flat (query, rank) positions with a hash match
     if hit.size:
-        i, j = np.divmod(hit, found.shape[1])
-        m = np.take(match.reshape(-1, match.shape[2]), hit, axis=0).argmax(axis=1)  # at most one true match
+        i, j = np.divmod(hit, n_top)
+        m = first_match.ravel()[hit]
         run_words = np.take(run.docs.words, top_ids.ravel()[hit], axis=0)
-        q_lines = q_layout.ids.ravel()[i * q_hash.shape[1] + m]
+        q_lines = q_layout.ids.ravel()[i * q_width + m]
         same = _words_equal(run_words, np.take(qrels.docs.words, q_lines, axis=0))
         if not same.all():  # a hash collision: look for the true match the slow way
             for x in np.flatnonzero(~same).tolist():
@@ -1069,6 +1093,18 @@ def evaluate(
     ``relevance_level`` is trec_eval's ``-l`` and ``complete`` its ``-c``.  Raises ``ValueError`` when
     no query has both results and judgements, and ``TrecFormatError`` for duplicate documents.
     """
+    with _small_pages():
+        return _evaluate(qrels, run, measures, relevance_level, complete, threads)
+
+
+def _evaluate(
+    qrels: TrecQrels,
+    run: TrecRun,
+    measures: Sequence[str] | Sequence[Measure],
+    relevance_level: int,
+    complete: bool,
+    threads: int | None,
+) -> TrecEvaluation:
     if all(isinstance(m, Measure) for m in measures):
         parsed = [m for m in measures if isinstance(m, Measure)]
     else:

@@ -228,9 +228,3 @@ def dead_broker() -> Iterator[str]:
         yield url
     finally:
         broker_url_set(previous)
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """Users are created in most tests here; PBKDF2 would make each take a third of a second."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -23,8 +23,6 @@ from trainer.services import answers_upsert, api_token_create, questions_upsert,
 @pytest.fixture(autouse=True)
 def lifted_throttle(monkeypatch, settings):
     monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"anon": "100000/min", "user": "100000/min"})
-    # The users of these tests get passwords; the production hasher takes ~0.3 s per user.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @dataclass
