@@ -19,6 +19,7 @@ from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -100,6 +101,50 @@ def collection_view(*, manage: bool = False) -> Callable:
         return wrapped
 
     return decorator
+
+
+def pair_view(view: Callable) -> Callable:
+    """``collection_view`` for the per-answer endpoints (the hot path: one request per star clicked).
+
+    One query finds the answer with its collection and checks the question is in the same collection;
+    then ``collection_role`` decides as everywhere else. Refusals take the general path so that they say
+    exactly what ``collection_view`` would (no collection you are a member of, unknown question/answer).
+    """
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, slug: str, question_id: int, answer_id: int) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return collection_view()(view)(request, slug, question_id=question_id, answer_id=answer_id)
+        question_here = Question.objects.filter(pk=question_id, collection=OuterRef("collection"))
+        answer = (
+            Answer.objects.select_related("collection")
+            .filter(pk=answer_id, collection__slug=slug)
+            .annotate(question_here=Exists(question_here))
+            .first()
+        )
+        role = collection_role(user=request.user, collection=answer.collection) if answer else None
+        if answer is None or not answer.question_here or role is None:
+            return collection_view()(_refuse_pair)(
+                request, slug, question_id=question_id, answer_id=answer_id
+            )
+        request.collection_role = role
+        # Only the question's id and collection are needed; other fields would load on first use.
+        question = Question.from_db(answer._state.db, ["id", "collection_id"], [question_id, answer.collection_id])
+        question.collection = answer.collection
+        try:
+            return view(request, answer.collection, question, answer)
+        except Refusal as refusal:
+            return _refusal_response(request, refusal)
+
+    return wrapped
+
+
+def _refuse_pair(
+    request: HttpRequest, collection: Collection, question_id: int, answer_id: int
+) -> HttpResponse:
+    _question(collection, question_id)
+    _answer(collection, answer_id)
+    raise Refusal(404, "Not found.")  # unreachable: pair_view only comes here when one of them is missing
 
 
 def _question(collection: Collection, question_id: int) -> Question:
@@ -310,13 +355,11 @@ def _save_form(request: HttpRequest, collection: Collection, question: Question)
 
 
 @require_POST
-@collection_view()
+@pair_view
 def rate_answer(
-    request: HttpRequest, collection: Collection, question_id: int, answer_id: int
+    request: HttpRequest, collection: Collection, question: Question, answer: Answer
 ) -> HttpResponse:
     """Save one rating (htmx: returns the answer's card; plain post: back to the question)."""
-    question = _question(collection, question_id)
-    answer = _answer(collection, answer_id)
     stars = _stars(request.POST.get(f"stars-{answer.pk}", request.POST.get("stars")))
     rating = _record(request, question, answer, stars)
     if request.htmx:
@@ -326,11 +369,11 @@ def rate_answer(
 
 
 @require_POST
-@collection_view()
-def rate_undo(request: HttpRequest, collection: Collection, question_id: int, answer_id: int) -> HttpResponse:
+@pair_view
+def rate_undo(
+    request: HttpRequest, collection: Collection, question: Question, answer: Answer
+) -> HttpResponse:
     """Take back the rater's last change to the pair."""
-    question = _question(collection, question_id)
-    answer = _answer(collection, answer_id)
     rating = rating_undo(rater=request.user, question=question, answer=answer)
     stars = rating.stars if rating else None
     if request.htmx:

@@ -52,7 +52,7 @@ class QuestionAdmin(admin.ModelAdmin):
 class RankerVersionInline(admin.TabularInline):
     model = RankerVersion
     extra = 0
-    fields = ["label", "created_at", "label_count", "uses_model", "cv_ndcg_model", "cv_ndcg_bm25"]
+    fields = ("label", "created_at", "label_count", "uses_model", "cv_ndcg_model", "cv_ndcg_bm25")
     readonly_fields = fields
 
 

@@ -58,7 +58,7 @@ class ImportForm(forms.Form):
     )
 
     def clean(self) -> dict:
-        data = super().clean()
+        data = super().clean() or {}
         if not any(
             data.get(name) for name in ("rnr_documents", "rnr_ground_truth", "corpus", "topics", "qrels")
         ):

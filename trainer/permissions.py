@@ -7,12 +7,12 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 
 from trainer.models import Collection, Membership, Role
 
 
-def collection_role(*, user: AbstractBaseUser | AnonymousUser, collection: Collection) -> str | None:
+def collection_role(*, user: User | AnonymousUser, collection: Collection) -> str | None:
     """The user's role in the collection: "trainer", "rater", or None for a non-member."""
     if not user.is_authenticated or not user.is_active:
         return None
@@ -22,15 +22,15 @@ def collection_role(*, user: AbstractBaseUser | AnonymousUser, collection: Colle
     return Membership.objects.filter(user=user, collection=collection).values_list("role", flat=True).first()
 
 
-def can_rate(*, user: AbstractBaseUser | AnonymousUser, collection: Collection) -> bool:
+def can_rate(*, user: User | AnonymousUser, collection: Collection) -> bool:
     return collection_role(user=user, collection=collection) in {Role.RATER, Role.TRAINER}
 
 
-def can_manage(*, user: AbstractBaseUser | AnonymousUser, collection: Collection) -> bool:
+def can_manage(*, user: User | AnonymousUser, collection: Collection) -> bool:
     return collection_role(user=user, collection=collection) == Role.TRAINER
 
 
-def can_create_collections(*, user: AbstractBaseUser | AnonymousUser) -> bool:
+def can_create_collections(*, user: User | AnonymousUser) -> bool:
     """Superusers, staff, and anyone who already trains some collection may start a new one."""
     if not user.is_authenticated or not user.is_active:
         return False

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 
 from trainer.models import Collection, Question, Ranker, Split
 
 
-def collections_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Collection]:
+def collections_for_user(*, user: User | AnonymousUser) -> QuerySet[Collection]:
     """Collections the user may see: all for a superuser, else those they are a member of."""
     if not user.is_authenticated:
         return Collection.objects.none()

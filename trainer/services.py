@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -42,7 +42,7 @@ def split_for(*, collection_slug: str, external_id: str, test_fraction: float) -
 
 @transaction.atomic
 def collection_create(
-    *, name: str, slug: str = "", description: str = "", created_by: AbstractBaseUser | None = None, **settings: object
+    *, name: str, slug: str = "", description: str = "", created_by: User | None = None, **settings: object
 ) -> Collection:
     """Create a collection; its creator (if any) becomes its first trainer."""
     collection = Collection(name=name, slug=slug or slugify(name)[:100], description=description, **settings)
@@ -54,7 +54,7 @@ def collection_create(
 
 
 @transaction.atomic
-def membership_set(*, collection: Collection, user: AbstractBaseUser, role: str) -> Membership:
+def membership_set(*, collection: Collection, user: User, role: str) -> Membership:
     membership, _ = Membership.objects.update_or_create(user=user, collection=collection, defaults={"role": role})
     return membership
 
@@ -134,7 +134,7 @@ def questions_upsert(*, collection: Collection, records: Sequence[QuestionRecord
     return summary
 
 
-def import_rater(*, username: str = IMPORT_RATER_DEFAULT) -> AbstractBaseUser:
+def import_rater(*, username: str = IMPORT_RATER_DEFAULT) -> User:
     """The named user that imported ground truth is rated by (it cannot log in)."""
     user, created = get_user_model().objects.get_or_create(username=username, defaults={"is_active": True})
     if created:
@@ -359,7 +359,7 @@ def ranker_train(*, ranker: Ranker) -> RankerVersion:
 
 @transaction.atomic
 def ranker_version_announce(
-    *, ranker: Ranker, label: str, notes: str = "", created_by: AbstractBaseUser | None = None
+    *, ranker: Ranker, label: str, notes: str = "", created_by: User | None = None
 ):
     """Record that the ranker service deployed a new model, and start its evaluation.
 
@@ -411,7 +411,7 @@ def ranker_train_start(*, ranker: Ranker) -> None:
 
 @transaction.atomic
 def api_token_create(
-    *, collection: Collection, user: AbstractBaseUser, role: str = Role.RATER, name: str = ""
+    *, collection: Collection, user: User, role: str = Role.RATER, name: str = ""
 ) -> tuple[ApiToken, str]:
     """Issue a token for a service acting as ``user`` in ``collection``. Returns the token and its key.
 

@@ -117,6 +117,7 @@ MODEL_DIR = Path(env_str("MODEL_DIR", str(VAR_DIR / "models")))
 
 # --- Redis: Celery broker, result backend and cache -------------------------------------------
 REDIS_URL = env_str("REDIS_URL", "")
+CELERY_RESULT_BACKEND: str | None
 if REDIS_URL:
     check_redis_url(REDIS_URL)
     CELERY_BROKER_URL = REDIS_URL
@@ -139,7 +140,7 @@ else:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": VAR_DIR / "cache",
+            "LOCATION": str(VAR_DIR / "cache"),
         }
     }
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -34,6 +35,12 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
+def _user(request: HttpRequest) -> User:
+    """The logged-in user of a view behind @login_required."""
+    assert isinstance(request.user, User)
+    return request.user
+
+
 def _managed_collection(request: HttpRequest, slug: str) -> Collection:
     """The collection if the user trains it; 404 for non-members (don't reveal it exists), 403 for raters."""
     collection = get_object_or_404(Collection, slug=slug)
@@ -51,7 +58,7 @@ def collection_new(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied("Only trainers and staff can create collections.")
     form = CollectionForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        collection = collection_create(created_by=request.user, **form.cleaned_data)
+        collection = collection_create(created_by=_user(request), **form.cleaned_data)
         messages.success(request, f"Created {collection.name}. Import its answers and questions next.")
         return redirect("collection-manage", slug=collection.slug)
     return render(request, "trainer/collection_new.html", {"form": form})
