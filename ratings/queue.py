@@ -27,7 +27,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db.models import Count, Max
 
@@ -320,7 +320,7 @@ def latest_run(*, collection: Collection):
     )
 
 
-def _load(collection: Collection, rater: AbstractBaseUser) -> _State:
+def _load(collection: Collection, rater: User) -> _State:
     from evaluation.models import QuestionResult
 
     questions = {
@@ -452,7 +452,7 @@ def _ranked(state: _State, exclude: Iterable[int] = ()) -> list[tuple[int, tuple
     return ranked
 
 
-def next_task(*, collection: Collection, rater: AbstractBaseUser, exclude: Iterable[int] = ()) -> Task | None:
+def next_task(*, collection: Collection, rater: User, exclude: Iterable[int] = ()) -> Task | None:
     """The most useful question for the rater now, or None when the queue wants nothing more from them.
 
     ``exclude`` skips questions for this pick only (the rater pressed "next question").
@@ -465,7 +465,7 @@ def next_task(*, collection: Collection, rater: AbstractBaseUser, exclude: Itera
     return Task(question_id, priority, reason, shuffled(to_show, rater_id=rater.pk, question_id=question_id))
 
 
-def task_for_question(*, collection: Collection, rater: AbstractBaseUser, question: Question) -> Task:
+def task_for_question(*, collection: Collection, rater: User, question: Question) -> Task:
     """The task for a question the rater opened directly (a link, a reload after the task expired).
 
     Shows what the rater has not rated yet; if that is nothing, every candidate with their ratings so
@@ -490,7 +490,7 @@ def task_for_question(*, collection: Collection, rater: AbstractBaseUser, questi
     return Task(question.pk, priority, reason, shuffled(to_show, rater_id=rater.pk, question_id=question.pk))
 
 
-def rater_overview(*, collection: Collection, rater: AbstractBaseUser) -> Overview:
+def rater_overview(*, collection: Collection, rater: User) -> Overview:
     """Pairs the queue knows (candidates plus every rated pair), how many have a label, and questions
     still waiting for this rater."""
     state = _load(collection, rater)

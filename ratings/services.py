@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, User
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
@@ -112,6 +112,13 @@ def labels_recompute(*, pairs: Iterable[Pair]) -> int:
     wanted = set(pairs)
     if not wanted:
         return 0
+    if connection.vendor == "postgresql":
+        return _labels_recompute_postgresql(wanted)
+    return _labels_recompute_python(wanted)
+
+
+def _labels_recompute_python(wanted: set[Pair]) -> int:
+    """Any database: read the pairs' ratings, aggregate with ``aggregate_stars``, upsert, delete the unrated."""
     stars_by_pair: dict[Pair, list[int]] = defaultdict(list)
     question_ids = {q for q, _ in wanted}
     for chunk in _chunks(sorted(question_ids), 500):
@@ -136,6 +143,50 @@ def labels_recompute(*, pairs: Iterable[Pair]) -> int:
     for q, a in unrated:
         Label.objects.filter(question_id=q, answer_id=a).delete()
     return len(labels)
+
+
+def _labels_recompute_postgresql(wanted: set[Pair]) -> int:
+    """``labels_recompute`` in one statement: the same aggregate (see ``aggregate_stars``) computed where the
+    ratings are. A rating save is on the hot path and this saves a round trip and most of the ORM work.
+
+    percentile_cont(0.5) is the median, the mean of the two middle values for an even count, so its floor
+    is the median with a half rounded down; the mean is a float division like Python's.
+    """
+    question_ids, answer_ids = zip(*wanted, strict=True)
+    label, rating = Label._meta.db_table, Rating._meta.db_table
+    sql = f"""
+        WITH wanted(question_id, answer_id) AS (SELECT * FROM unnest(%s::bigint[], %s::bigint[])),
+        aggregated AS (
+            SELECT r.question_id, r.answer_id,
+                   floor(percentile_cont(0.5) WITHIN GROUP (ORDER BY r.stars))::smallint AS gain,
+                   count(*) AS rater_count,
+                   sum(r.stars)::float8 / count(*) AS mean_stars,
+                   (max(r.stars) - min(r.stars))::smallint AS disagreement
+            FROM {rating} r JOIN wanted w ON r.question_id = w.question_id AND r.answer_id = w.answer_id
+            GROUP BY r.question_id, r.answer_id
+        ),
+        written AS (
+            INSERT INTO {label} (question_id, answer_id, gain, rater_count, mean_stars, disagreement, updated_at)
+            SELECT question_id, answer_id, gain, rater_count, mean_stars, disagreement, %s FROM aggregated
+            ON CONFLICT (question_id, answer_id) DO UPDATE SET
+                gain = EXCLUDED.gain, rater_count = EXCLUDED.rater_count, mean_stars = EXCLUDED.mean_stars,
+                disagreement = EXCLUDED.disagreement, updated_at = EXCLUDED.updated_at
+            RETURNING 1
+        ),
+        removed AS (
+            DELETE FROM {label} l USING wanted w
+            WHERE l.question_id = w.question_id AND l.answer_id = w.answer_id
+              AND NOT EXISTS (
+                  SELECT 1 FROM aggregated a WHERE a.question_id = w.question_id AND a.answer_id = w.answer_id
+              )
+            RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM removed)
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [list(question_ids), list(answer_ids), timezone.now()])
+        written, _ = cursor.fetchone()
+    return written
 
 
 @dataclass(frozen=True)
@@ -178,11 +229,11 @@ def ratings_import(
     return RatingsImportSummary(len(to_create), len(to_update), len(judgments) - len(to_create) - len(to_update))
 
 
-SKIP_REASON_MAX_LENGTH = Skip._meta.get_field("reason").max_length
+SKIP_REASON_MAX_LENGTH: int = Skip._meta.get_field("reason").max_length or 500
 
 
 @transaction.atomic
-def question_skip(*, rater: AbstractBaseUser, question: Question, reason: str = "") -> Skip:
+def question_skip(*, rater: User, question: Question, reason: str = "") -> Skip:
     """The rater can't judge the question: the queue stops offering it to them. Skipping again updates the reason."""
     reason = (reason or "").strip()
     if len(reason) > SKIP_REASON_MAX_LENGTH:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.contrib import messages
+from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -25,6 +26,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.middleware import HtmxDetails
 
 from ratings import queue
 from ratings.agreement import krippendorff_alpha
@@ -50,19 +52,27 @@ SESSION_TASKS = "rating_tasks"
 SESSION_STARTED = "rating_session_started"
 
 
+class RatingRequest(HttpRequest):
+    """What the views may rely on: a logged-in user (checked first), django-htmx's details, the role."""
+
+    user: User
+    htmx: HtmxDetails
+    collection_role: str
+
+
 class Refusal(Exception):
     def __init__(self, status: int, message: str, field: str | None = None):
         super().__init__(message)
         self.status, self.message, self.field = status, message, field
 
 
-def _wants_json(request: HttpRequest) -> bool:
+def _wants_json(request: RatingRequest) -> bool:
     return request.headers.get("HX-Request") == "true" or "application/json" in request.headers.get(
         "Accept", ""
     )
 
 
-def _refusal_response(request: HttpRequest, refusal: Refusal) -> HttpResponse:
+def _refusal_response(request: RatingRequest, refusal: Refusal) -> HttpResponse:
     if _wants_json(request):
         return JsonResponse({"error": refusal.message, "field": refusal.field}, status=refusal.status)
     return render(
@@ -78,7 +88,7 @@ def collection_view(*, manage: bool = False) -> Callable:
 
     def decorator(view: Callable) -> Callable:
         @functools.wraps(view)
-        def wrapped(request: HttpRequest, slug: str, **kwargs: object) -> HttpResponse:
+        def wrapped(request: RatingRequest, slug: str, **kwargs: object) -> HttpResponse:
             if not request.user.is_authenticated:
                 if _wants_json(request):
                     return JsonResponse(
@@ -112,7 +122,7 @@ def pair_view(view: Callable) -> Callable:
     """
 
     @functools.wraps(view)
-    def wrapped(request: HttpRequest, slug: str, question_id: int, answer_id: int) -> HttpResponse:
+    def wrapped(request: RatingRequest, slug: str, question_id: int, answer_id: int) -> HttpResponse:
         if not request.user.is_authenticated:
             return collection_view()(view)(request, slug, question_id=question_id, answer_id=answer_id)
         question_here = Question.objects.filter(pk=question_id, collection=OuterRef("collection"))
@@ -129,7 +139,9 @@ def pair_view(view: Callable) -> Callable:
             )
         request.collection_role = role
         # Only the question's id and collection are needed; other fields would load on first use.
-        question = Question.from_db(answer._state.db, ["id", "collection_id"], [question_id, answer.collection_id])
+        question = Question.from_db(
+            answer._state.db, ["id", "collection_id"], [question_id, answer.collection_id]
+        )
         question.collection = answer.collection
         try:
             return view(request, answer.collection, question, answer)
@@ -140,7 +152,7 @@ def pair_view(view: Callable) -> Callable:
 
 
 def _refuse_pair(
-    request: HttpRequest, collection: Collection, question_id: int, answer_id: int
+    request: RatingRequest, collection: Collection, question_id: int, answer_id: int
 ) -> HttpResponse:
     _question(collection, question_id)
     _answer(collection, answer_id)
@@ -166,11 +178,11 @@ def _answer(collection: Collection, answer_id: int) -> Answer:
 def _stars(raw: object) -> int:
     form = RatingForm({"stars": raw})
     if not form.is_valid():
-        raise Refusal(400, form.errors["stars"][0], "stars")
+        raise Refusal(400, str(form.errors["stars"][0]), "stars")
     return form.cleaned_data["stars"]
 
 
-def _record(request: HttpRequest, question: Question, answer: Answer, stars: int) -> Rating:
+def _record(request: RatingRequest, question: Question, answer: Answer, stars: int) -> Rating:
     try:
         return rating_record(rater=request.user, question=question, answer=answer, stars=stars)
     except ValidationError as error:
@@ -185,7 +197,7 @@ def _task_key(collection: Collection, question_id: int) -> str:
     return f"{collection.pk}:{question_id}"
 
 
-def _remember_task(request: HttpRequest, collection: Collection, task: queue.Task) -> dict:
+def _remember_task(request: RatingRequest, collection: Collection, task: queue.Task) -> dict:
     tasks = request.session.get(SESSION_TASKS, {})
     entry = {
         "answers": task.answer_ids,
@@ -201,14 +213,14 @@ def _remember_task(request: HttpRequest, collection: Collection, task: queue.Tas
     return entry
 
 
-def _remembered_task(request: HttpRequest, collection: Collection, question_id: int) -> dict | None:
+def _remembered_task(request: RatingRequest, collection: Collection, question_id: int) -> dict | None:
     entry = request.session.get(SESSION_TASKS, {}).get(_task_key(collection, question_id))
     if entry is None or timezone.now() - datetime.fromisoformat(entry["at"]) > TASK_LIFETIME:
         return None
     return entry
 
 
-def _session_started(request: HttpRequest) -> datetime:
+def _session_started(request: RatingRequest) -> datetime:
     started = request.session.get(SESSION_STARTED)
     if started is None:
         started = timezone.now().isoformat()
@@ -227,7 +239,7 @@ class CollectionEntry:
 
 
 @require_GET
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: RatingRequest) -> HttpResponse:
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
     entries = [
@@ -243,7 +255,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @collection_view()
-def rate_next(request: HttpRequest, collection: Collection) -> HttpResponse:
+def rate_next(request: RatingRequest, collection: Collection) -> HttpResponse:
     """Redirect to the most useful question for this rater (``?after=<id>`` passes over that question once)."""
     after = request.GET.get("after", "")
     exclude = [int(after)] if after.isdigit() else []
@@ -273,11 +285,11 @@ class Card:
         return f"Saved: {self._words()}."
 
     def _words(self) -> str:
-        return f"{self.stars} {STAR_WORDS[self.stars]}"
+        return f"{self.stars} {STAR_WORDS[self.stars]}" if self.stars is not None else ""
 
 
 def _card_response(
-    request: HttpRequest, collection: Collection, question: Question, card: Card
+    request: RatingRequest, collection: Collection, question: Question, card: Card
 ) -> HttpResponse:
     return render(
         request,
@@ -288,7 +300,7 @@ def _card_response(
 
 @require_http_methods(["GET", "POST"])
 @collection_view()
-def rate_question(request: HttpRequest, collection: Collection, question_id: int) -> HttpResponse:
+def rate_question(request: RatingRequest, collection: Collection, question_id: int) -> HttpResponse:
     """GET: the rating task for a question. POST: the plain-form save of every rating on the page."""
     question = _question(collection, question_id)
     if request.method == "POST":
@@ -325,7 +337,7 @@ def rate_question(request: HttpRequest, collection: Collection, question_id: int
     )
 
 
-def _save_form(request: HttpRequest, collection: Collection, question: Question) -> HttpResponse:
+def _save_form(request: RatingRequest, collection: Collection, question: Question) -> HttpResponse:
     """Without JavaScript the whole page is one form: fields ``stars-<answer id>``; all saved or none."""
     submitted = [
         (key.removeprefix("stars-"), request.POST[key]) for key in request.POST if key.startswith("stars-")
@@ -357,7 +369,7 @@ def _save_form(request: HttpRequest, collection: Collection, question: Question)
 @require_POST
 @pair_view
 def rate_answer(
-    request: HttpRequest, collection: Collection, question: Question, answer: Answer
+    request: RatingRequest, collection: Collection, question: Question, answer: Answer
 ) -> HttpResponse:
     """Save one rating (htmx: returns the answer's card; plain post: back to the question)."""
     stars = _stars(request.POST.get(f"stars-{answer.pk}", request.POST.get("stars")))
@@ -371,7 +383,7 @@ def rate_answer(
 @require_POST
 @pair_view
 def rate_undo(
-    request: HttpRequest, collection: Collection, question: Question, answer: Answer
+    request: RatingRequest, collection: Collection, question: Question, answer: Answer
 ) -> HttpResponse:
     """Take back the rater's last change to the pair."""
     rating = rating_undo(rater=request.user, question=question, answer=answer)
@@ -385,12 +397,12 @@ def rate_undo(
 
 @require_POST
 @collection_view()
-def rate_skip(request: HttpRequest, collection: Collection, question_id: int) -> HttpResponse:
+def rate_skip(request: RatingRequest, collection: Collection, question_id: int) -> HttpResponse:
     """The rater can't judge the question: record it (with the optional reason) and move on."""
     question = _question(collection, question_id)
     form = SkipForm(request.POST)
     if not form.is_valid():
-        raise Refusal(400, form.errors["reason"][0], "reason")
+        raise Refusal(400, str(form.errors["reason"][0]), "reason")
     try:
         question_skip(rater=request.user, question=question, reason=form.cleaned_data["reason"])
     except ValidationError as error:
@@ -407,7 +419,7 @@ def rate_skip(request: HttpRequest, collection: Collection, question_id: int) ->
 
 @require_GET
 @collection_view(manage=True)
-def training_progress(request: HttpRequest, collection: Collection) -> HttpResponse:
+def training_progress(request: RatingRequest, collection: Collection) -> HttpResponse:
     """Trainers: ratings per day and per rater, coverage of train and test, agreement and leniency."""
     shared = multi_rated_ratings(collection=collection)
     units = agreement_units(ratings=shared)
@@ -430,7 +442,7 @@ def training_progress(request: HttpRequest, collection: Collection) -> HttpRespo
     )
 
 
-def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+def csrf_failure(request: RatingRequest, reason: str = "") -> HttpResponse:
     """CSRF_FAILURE_VIEW: a clear 403 (JSON for htmx requests); nothing was stored."""
     message = "This page's security token is missing or out of date, so nothing was saved. Reload the page and try again."
     if _wants_json(request):

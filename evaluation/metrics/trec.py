@@ -177,6 +177,7 @@ def _hash_words(words: WordArray) -> WordArray:
     h *= np.uint64(0xBF58476D1CE4E5B9)
     np.right_shift(h, np.uint64(29), out=term)
     h ^= term
+    h |= h == 0  # never 0: dense matrices use 0 for "no document here"
     return h
 
 
@@ -863,9 +864,9 @@ def _check_duplicates(
     if ordered is None:
         ordered = np.sort(hashes, axis=1)  # invalid cells hold hash 0, so they sort first
     equal = ordered[:, 1:] == ordered[:, :-1]
-    if layout.valid is not None:  # only pairs inside the last `count` (valid) cells matter
-        width = hashes.shape[1]
-        equal &= np.arange(width - 1) >= (width - np.count_nonzero(layout.valid, axis=1))[:, None]
+    equal &= ordered[:, 1:] != 0  # empty cells (hash 0, which no document has) sort first
+    if not equal.any():
+        return
     suspicious = equal.any(axis=1)
     for r in np.flatnonzero(suspicious):
         ids = layout.ids[r] if layout.valid is None else layout.ids[r][layout.valid[r]]
@@ -969,8 +970,7 @@ def _evaluate_chunk(
 
     # ---- relevance of the top documents: hash match inside the query, verified byte for byte
     labels = np.where(kept, -1.0, np.nan)  # -1: not in the qrels (trec_eval RELVALUE_NONPOOL)
-    match = top_hash[:, :, None] == q_hash[:, None, :]
-    match &= q_valid[:, None, :]
+    match = top_hash[:, :, None] == q_hash[:, None, :]  # empty qrels cells hold 0: never a match
     first_match = match.argmax(axis=2)  # qrels are free of duplicates: at most one true match
     _, n_top, q_width = match.shape
     found = _take_along(match.reshape(-1, q_width), first_match.reshape(-1, 1)).reshape(kept.shape)

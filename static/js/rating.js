@@ -14,7 +14,7 @@
   var RETRY_DELAYS_MS = [2000, 4000, 8000, 15000, 30000];
   var attempts = {}; // answer id -> failed attempts in a row
   var timers = {}; // answer id -> pending retry timer
-  var undoStack = []; // answer ids in the order they were rated on this page
+  var undoStack = []; // answer ids in the order the rater rated them on this page
   var unratedAtLoad = {}; // answer id -> true when it had no rating when the page loaded
   var counted = {};
   var current = null; // answer id of the highlighted card
@@ -106,6 +106,15 @@
   cards().forEach(function (c) { if (c.dataset.stars === "") unratedAtLoad[c.dataset.answer] = true; });
   setCurrent(cards()[0], false);
 
+  // The undo order is the order the rater chose stars in, not the order the server answered.
+  form.addEventListener("change", function (event) {
+    var card = event.target.closest(".answer-card");
+    if (!card || event.target.type !== "radio") return;
+    var id = card.dataset.answer;
+    undoStack = undoStack.filter(function (x) { return x !== id; });
+    undoStack.push(id);
+  });
+
   form.addEventListener("focusin", function (event) {
     var card = event.target.closest(".answer-card");
     if (card) setCurrent(card, false);
@@ -164,9 +173,8 @@
     attempts[id] = 0;
     clearTimeout(timers[id]);
     var state = card.querySelector(".save-state").dataset.state;
-    undoStack = undoStack.filter(function (x) { return x !== id; });
+    if (state === "undone") undoStack = undoStack.filter(function (x) { return x !== id; });
     if (state === "saved") {
-      undoStack.push(id);
       if (unratedAtLoad[id] && !counted[id]) {
         counted[id] = true;
         var count = document.getElementById("session-count");

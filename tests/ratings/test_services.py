@@ -87,3 +87,27 @@ def test_question_skip_reason_too_long_rejected(corpus, rater):
 
     assert error.value.message_dict == {"reason": ["The reason can be at most 500 characters, not 501."]}
     assert Skip.objects.count() == 0
+
+
+def test_labels_recompute_postgresql_matches_python_aggregate(corpus, make_user):
+    from ratings.services import _labels_recompute_postgresql, _labels_recompute_python
+
+    raters = [make_user(f"r{i}", collection=corpus.collection, role=Role.RATER) for i in range(5)]
+    pairs = []
+    for n, answer in enumerate(corpus.a.values()):
+        pair = (corpus.q["q1"].pk, answer.pk)
+        pairs.append(pair)
+        for i, rater in enumerate(raters[: (n % 5) + 1]):
+            rating_record(rater=rater, question=corpus.q["q1"], answer=answer, stars=(n * 7 + i * 3) % 4)
+    Rating.objects.filter(answer=corpus.a["d6"]).delete()  # a pair that lost its ratings loses its label
+    columns = ("question_id", "answer_id", "gain", "rater_count", "mean_stars", "disagreement")
+
+    assert _labels_recompute_python(set(pairs)) == 5
+    by_python = sorted(Label.objects.values_list(*columns))
+    Label.objects.all().delete()
+    Label.objects.create(question=corpus.q["q1"], answer=corpus.a["d6"], gain=3, rater_count=1, mean_stars=3)
+    assert _labels_recompute_postgresql(set(pairs)) == 5
+    by_sql = sorted(Label.objects.values_list(*columns))
+
+    assert by_sql == by_python
+    assert len(by_sql) == 5

@@ -260,3 +260,15 @@ def test_rate_answer_htmx_card_escapes_answer_text(client, corpus, rater):
 
     assert "<script>x()" not in html and "<b>bold" not in html
     assert "&lt;b&gt;bold&lt;/b&gt;" in html and "&lt;script&gt;x()&lt;/script&gt;" in html
+
+
+def test_rate_answer_save_query_count(client, corpus, rater, django_assert_num_queries):
+    client.force_login(rater)
+    client.post(url(corpus, answer="d2"), {"stars": "1"}, **HTMX)
+
+    # Session, user, answer (with its collection and the question check), role; then the service: savepoint,
+    # pair lock, rating read, rating insert, label upsert, release. The save is the hot path: keep it lean.
+    with django_assert_num_queries(10):
+        response = client.post(url(corpus), {"stars": "2"}, **HTMX)
+
+    assert response.status_code == 200

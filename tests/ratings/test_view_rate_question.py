@@ -30,8 +30,13 @@ def test_rate_question_get_shows_question_answers_and_star_words(client, corpus,
     assert sorted(card_ids(html)) == sorted([corpus.a["d1"].pk, corpus.a["d2"].pk])
     for words in ("0 incorrect", "1 right topic", "2 good", "3 perfect"):
         assert html.count(f'<span class="star-words">{words}</span>') == 2
-    assert '<legend>How well does this answer the question?<span class="sr-only"> (Lift of a wing)</span></legend>' in html
-    assert '<legend>How well does this answer the question?<span class="sr-only"> (Drag)</span></legend>' in html
+    assert (
+        '<legend>How well does this answer the question?<span class="sr-only"> (Lift of a wing)</span></legend>'
+        in html
+    )
+    assert (
+        '<legend>How well does this answer the question?<span class="sr-only"> (Drag)</span></legend>' in html
+    )
     assert "Chosen because 2 answers need more ratings" in html
     assert '<span id="task-progress-text">0 of 2</span>' in html
 
