@@ -42,7 +42,15 @@
   }
 
   var opts = Object.assign(size(), {
-    scales: { x: { time: true }, y: { range: [0, 1] } },
+    scales: {
+      // Pad the time axis so edge labels stay readable; one run alone gets a two-hour window, not years.
+      x: (function () {
+        var lo = Math.min.apply(null, xs), hi = Math.max.apply(null, xs);
+        var pad = lo === hi ? 3600 : (hi - lo) * 0.08;
+        return { time: true, auto: false, min: lo - pad, max: hi + pad };
+      })(),
+      y: { range: [0, 1] },
+    },
     axes: [{}, { label: "score (0 = worst, 1 = best)", values: function (u, v) { return v.map(function (n) { return n.toFixed(1); }); } }],
     series: [
       {},
