@@ -209,19 +209,24 @@ def _ranker_table(
     if backend is None:
         return {}, True
     table: dict[int, list[int]] = {}
-    for question_id, external_id, text in questions:
-        try:
-            ranking = backend.rank(RankQuery(external_id=external_id, text=text), k)
-        except RankerUnavailable:
-            logger.warning("ranker %s unavailable; term overlap for the remaining questions", ranker.pk)
-            return table, False
-        except RankerError:
-            logger.warning(
-                "ranker %s failed on question %s; term overlap", ranker.pk, question_id, exc_info=True
-            )
-            continue
-        table[question_id] = [ids_by_external[a] for a in ranking.ids if a in ids_by_external][:k]
-    return table, True
+    try:
+        for question_id, external_id, text in questions:
+            try:
+                ranking = backend.rank(RankQuery(external_id=external_id, text=text), k)
+            except RankerUnavailable:
+                logger.warning("ranker %s unavailable; term overlap for the remaining questions", ranker.pk)
+                return table, False
+            except RankerError:
+                logger.warning(
+                    "ranker %s failed on question %s; term overlap", ranker.pk, question_id, exc_info=True
+                )
+                continue
+            table[question_id] = [ids_by_external[a] for a in ranking.ids if a in ids_by_external][:k]
+        return table, True
+    finally:
+        close = getattr(backend, "close", None)  # HTTP backends hold a connection pool
+        if close is not None:
+            close()
 
 
 def top_k(*, collection: Collection) -> int:

@@ -64,9 +64,17 @@
     if (text) text.textContent = rated + " of " + list.length;
   }
 
+  // A card the server just sent is wired up by htmx when it settles; a key pressed before that must not
+  // fall through to a plain form post (or do nothing), so make sure it is wired up first.
+  function ready(elt) {
+    var card = elt.closest(".answer-card");
+    if (card) htmx.process(card);
+  }
+
   function rate(card, value) {
     var input = card.querySelector('input[type=radio][value="' + value + '"]');
     if (!input) return;
+    ready(card);
     input.checked = true;
     input.dispatchEvent(new Event("change", { bubbles: true }));
   }
@@ -78,11 +86,14 @@
     var button = card && card.querySelector("button.undo:not([hidden])");
     if (!button) return;
     setCurrent(card, true);
+    ready(button);
     button.click();
   }
 
   // The element that made a request: the card's star fieldset, or its undo button.
   function resend(elt) {
+    if (!document.body.contains(elt)) return; // the card was replaced meanwhile (saved another way)
+    ready(elt);
     if (elt.matches("fieldset")) htmx.trigger(elt, "change");
     else elt.click();
   }
@@ -187,4 +198,6 @@
     }
     updateProgress();
   });
+
+  form.dataset.ready = "true"; // keys work from now on (the browser tests wait for this)
 })();

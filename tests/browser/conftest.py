@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 from django.core.cache import cache
+from django.db import connections
 
 from trainer.models import Answer, Collection, Question, Role, Split
 from trainer.services import collection_create
@@ -20,14 +21,18 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    """One chromium per test module. Not per session: a running sync Playwright owns this thread's event
+    loop, so another test directory's Playwright could not start until this one stops."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+        # ORM calls made while Playwright's loop runs may have opened connections of their own.
+        connections.close_all()
 
 
 @pytest.fixture

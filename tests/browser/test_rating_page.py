@@ -17,6 +17,7 @@ def open_task(page, live_server):
     log_in(page, live_server)
     page.get_by_role("link", name="Start rating").click()
     expect(page.locator(".answer-card")).to_have_count(4)
+    expect(page.locator("#rating-form")).to_have_attribute("data-ready", "true")
     return page.locator(".answer-card")
 
 
@@ -38,6 +39,7 @@ def test_keyboard_only_rates_whole_question_and_reload_keeps_every_rating(page, 
     page.reload()
 
     expect(page.locator(".answer-card")).to_have_count(4)
+    expect(page.locator("#rating-form")).to_have_attribute("data-ready", "true")
     assert card_answer_ids(page.locator(".answer-card")) == order
     for answer_id, stars in zip(order, given, strict=True):
         expect(page.locator(f"#stars-{answer_id}-{stars}")).to_be_checked()
