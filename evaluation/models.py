@@ -55,7 +55,9 @@ class EvaluationRun(models.Model):
     claimed_by = models.CharField(max_length=200, blank=True)
 
     # Results (filled when the run succeeds).
-    label_count = models.PositiveIntegerField(null=True, blank=True, help_text="Labels known when the run ran.")
+    label_count = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Labels known when the run ran."
+    )
     ndcg_mean = models.FloatField(null=True, blank=True)
     ndcg_ci_low = models.FloatField(null=True, blank=True)
     ndcg_ci_high = models.FloatField(null=True, blank=True)
@@ -70,7 +72,9 @@ class EvaluationRun(models.Model):
     comparison_count = models.PositiveIntegerField(null=True, blank=True)
 
     # Paired comparison with the previous successful run of the same ranker.
-    previous_run = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    previous_run = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     delta = models.FloatField(null=True, blank=True)
     delta_ci_low = models.FloatField(null=True, blank=True)
     delta_ci_high = models.FloatField(null=True, blank=True)
@@ -80,9 +84,12 @@ class EvaluationRun(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="evaluation_run_status_valid"),
             models.CheckConstraint(
-                condition=Q(questions_done__lte=models.F("questions_total")), name="evaluation_run_progress_bounded"
+                condition=Q(status__in=RunStatus.values), name="evaluation_run_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(questions_done__lte=models.F("questions_total")),
+                name="evaluation_run_progress_bounded",
             ),
         ]
         indexes = [
@@ -129,7 +136,9 @@ class EvaluationChunk(models.Model):
         ordering = ["run", "index"]
         constraints = [
             models.UniqueConstraint(fields=["run", "index"], name="evaluation_chunk_unique_index"),
-            models.CheckConstraint(condition=Q(status__in=ChunkStatus.values), name="evaluation_chunk_status_valid"),
+            models.CheckConstraint(
+                condition=Q(status__in=ChunkStatus.values), name="evaluation_chunk_status_valid"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -158,7 +167,9 @@ class QuestionResult(models.Model):
     error = models.TextField(blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "question"], name="question_result_one_per_run")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "question"], name="question_result_one_per_run")
+        ]
         indexes = [models.Index(fields=["run", "ndcg"], name="question_result_worst_first")]
 
     def __str__(self) -> str:

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser, User
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
@@ -41,7 +41,9 @@ def validate_stars(value: object) -> int:
     try:
         stars = int(str(value).strip()) if not isinstance(value, int) else value
     except (TypeError, ValueError):
-        raise ValidationError({"stars": f"Stars must be a whole number from 0 to 3, not {value!r}."}) from None
+        raise ValidationError(
+            {"stars": f"Stars must be a whole number from 0 to 3, not {value!r}."}
+        ) from None
     if not 0 <= stars <= 3:
         raise ValidationError({"stars": f"Stars must be from 0 to 3, not {stars}."})
     return stars
@@ -61,7 +63,7 @@ def _lock_pair(question_id: int, answer_id: int) -> None:
 
 @transaction.atomic
 def rating_record(
-    *, rater: AbstractBaseUser, question: Question, answer: Answer, stars: object, source: str = RatingSource.WEB
+    *, rater: User, question: Question, answer: Answer, stars: object, source: str = RatingSource.WEB
 ) -> Rating:
     """Record (or change) the rater's stars for the pair and update the pair's label."""
     value = validate_stars(stars)
@@ -70,7 +72,9 @@ def rating_record(
     _lock_pair(question.pk, answer.pk)
     rating = Rating.objects.filter(rater=rater, question=question, answer=answer).first()
     if rating is None:
-        rating = Rating.objects.create(rater=rater, question=question, answer=answer, stars=value, source=source)
+        rating = Rating.objects.create(
+            rater=rater, question=question, answer=answer, stars=value, source=source
+        )
     elif rating.stars != value:
         RatingHistory.objects.create(
             rating=rating, previous_stars=rating.stars, previous_source=rating.source, new_stars=value
@@ -82,7 +86,7 @@ def rating_record(
 
 
 @transaction.atomic
-def rating_undo(*, rater: AbstractBaseUser, question: Question, answer: Answer) -> Rating | None:
+def rating_undo(*, rater: User, question: Question, answer: Answer) -> Rating | None:
     """Take back the rater's last change to the pair: restore the previous stars, or remove a first rating.
 
     Returns the rating as it now is, or None when it was removed.
@@ -130,7 +134,14 @@ def _labels_recompute_python(wanted: set[Pair]) -> int:
     for (q, a), stars in stars_by_pair.items():
         gain, mean, spread = aggregate_stars(stars)
         labels.append(
-            Label(question_id=q, answer_id=a, gain=gain, rater_count=len(stars), mean_stars=mean, disagreement=spread)
+            Label(
+                question_id=q,
+                answer_id=a,
+                gain=gain,
+                rater_count=len(stars),
+                mean_stars=mean,
+                disagreement=spread,
+            )
         )
     Label.objects.bulk_create(
         labels,
@@ -198,7 +209,7 @@ class RatingsImportSummary:
 
 @transaction.atomic
 def ratings_import(
-    *, rater: AbstractBaseUser, judgments: Sequence[tuple[int, int, int]], source: str = RatingSource.IMPORT
+    *, rater: User, judgments: Sequence[tuple[int, int, int]], source: str = RatingSource.IMPORT
 ) -> RatingsImportSummary:
     """Bulk-record ``(question_id, answer_id, stars)`` by one rater, e.g. an imported ground truth.
 
@@ -217,7 +228,9 @@ def ratings_import(
             to_create.append(Rating(rater=rater, question_id=q, answer_id=a, stars=stars, source=source))
         elif rating.stars != stars:
             history.append(
-                RatingHistory(rating=rating, previous_stars=rating.stars, previous_source=rating.source, new_stars=stars)
+                RatingHistory(
+                    rating=rating, previous_stars=rating.stars, previous_source=rating.source, new_stars=stars
+                )
             )
             rating.stars, rating.source, rating.updated_at = stars, source, now
             to_update.append(rating)
@@ -226,7 +239,9 @@ def ratings_import(
     RatingHistory.objects.bulk_create(history, batch_size=1000)
     changed = [(r.question_id, r.answer_id) for r in [*to_create, *to_update]]
     labels_recompute(pairs=changed)
-    return RatingsImportSummary(len(to_create), len(to_update), len(judgments) - len(to_create) - len(to_update))
+    return RatingsImportSummary(
+        len(to_create), len(to_update), len(judgments) - len(to_create) - len(to_update)
+    )
 
 
 SKIP_REASON_MAX_LENGTH: int = Skip._meta.get_field("reason").max_length or 500

@@ -42,7 +42,7 @@ from ratings.selectors import (
 )
 from ratings.services import question_skip, rating_record, rating_undo
 from trainer.models import Answer, Collection, Question, Role
-from trainer.permissions import collection_role
+from trainer.permissions import can_create_collections, collection_role
 from trainer.selectors import collections_for_user
 
 # A task (the answers shown for a question) is kept this long in the session so reloads show the same page.
@@ -250,7 +250,11 @@ def home(request: RatingRequest) -> HttpResponse:
         )
         for collection in collections_for_user(user=request.user)
     ]
-    return render(request, "ratings/home.html", {"entries": entries})
+    return render(
+        request,
+        "ratings/home.html",
+        {"entries": entries, "can_create": can_create_collections(user=request.user)},
+    )
 
 
 @require_GET

@@ -55,7 +55,9 @@ def collection_create(
 
 @transaction.atomic
 def membership_set(*, collection: Collection, user: User, role: str) -> Membership:
-    membership, _ = Membership.objects.update_or_create(user=user, collection=collection, defaults={"role": role})
+    membership, _ = Membership.objects.update_or_create(
+        user=user, collection=collection, defaults={"role": role}
+    )
     return membership
 
 
@@ -193,9 +195,13 @@ def collection_import(
         rows: dict[tuple[int, int], int] = {}
         for j in judgments:
             if j.question_id not in question_ids:
-                raise FormatError(j.file, j.line, f"question id {j.question_id} not in collection {collection.slug}")
+                raise FormatError(
+                    j.file, j.line, f"question id {j.question_id} not in collection {collection.slug}"
+                )
             if j.answer_id not in answer_ids:
-                raise FormatError(j.file, j.line, f"answer id {j.answer_id} not in collection {collection.slug}")
+                raise FormatError(
+                    j.file, j.line, f"answer id {j.answer_id} not in collection {collection.slug}"
+                )
             rows[(question_ids[j.question_id], answer_ids[j.answer_id])] = j.stars
         result = ratings_import(
             rater=import_rater(username=rater_username), judgments=[(q, a, s) for (q, a), s in rows.items()]
@@ -276,7 +282,8 @@ def demo_collection_load(*, slug: str = "cranfield") -> Collection | None:
     )
     answers, questions, judgments = parse_import_files(
         ImportFiles(
-            rnr_documents=DEMO_DATA_DIR / "cranfield-data.json", rnr_ground_truth=DEMO_DATA_DIR / "cranfield-gt.csv"
+            rnr_documents=DEMO_DATA_DIR / "cranfield-data.json",
+            rnr_ground_truth=DEMO_DATA_DIR / "cranfield-gt.csv",
         )
     )
     collection_import(collection=collection, answers=answers, questions=questions, judgments=judgments)
@@ -308,8 +315,12 @@ def ranker_create(
     if Ranker.objects.filter(collection=collection, name=name).exists():
         raise ValidationError({"name": f"This collection already has a ranker named {name!r}."})
     if is_default:
-        Ranker.objects.select_for_update().filter(collection=collection, is_default=True).update(is_default=False)
-    return Ranker.objects.create(collection=collection, name=name, kind=kind, config=cleaned, is_default=is_default)
+        Ranker.objects.select_for_update().filter(collection=collection, is_default=True).update(
+            is_default=False
+        )
+    return Ranker.objects.create(
+        collection=collection, name=name, kind=kind, config=cleaned, is_default=is_default
+    )
 
 
 def _next_version_label(ranker: Ranker) -> str:
@@ -332,11 +343,15 @@ def ranker_train(*, ranker: Ranker) -> RankerVersion:
     from trainer.rankers.training import model_file_write, train
 
     if ranker.kind != RankerKind.BUILTIN:
-        raise ValidationError({"ranker": "Only builtin rankers train here; an http ranker announces its versions."})
+        raise ValidationError(
+            {"ranker": "Only builtin rankers train here; an http ranker announces its versions."}
+        )
     config = validate_ranker_config(kind=ranker.kind, config=ranker.config)
     collection = ranker.collection
     # Training reads and computes for seconds; only the version row is written in a transaction.
-    result = train(collection=collection, index=load_index(collection=collection), candidates=config["candidates"])
+    result = train(
+        collection=collection, index=load_index(collection=collection), candidates=config["candidates"]
+    )
     with transaction.atomic():
         Ranker.objects.select_for_update().filter(pk=ranker.pk).first()  # serialise label numbering
         label = _next_version_label(ranker)
@@ -358,9 +373,7 @@ def ranker_train(*, ranker: Ranker) -> RankerVersion:
 
 
 @transaction.atomic
-def ranker_version_announce(
-    *, ranker: Ranker, label: str, notes: str = "", created_by: User | None = None
-):
+def ranker_version_announce(*, ranker: Ranker, label: str, notes: str = "", created_by: User | None = None):
     """Record that the ranker service deployed a new model, and start its evaluation.
 
     Returns ``(version, run)``. Raises ValidationError for an empty, too long or already used label,
@@ -381,7 +394,9 @@ def ranker_version_announce(
     if RankerVersion.objects.filter(ranker=ranker, label=label).exists():
         raise ValidationError({"label": f"Version {label!r} of this ranker was already announced."})
     version = RankerVersion.objects.create(ranker=ranker, label=label, notes=notes or "")
-    run = evaluation_start(ranker=ranker, ranker_version=version, trigger=RunTrigger.VERSION, created_by=created_by)
+    run = evaluation_start(
+        ranker=ranker, ranker_version=version, trigger=RunTrigger.VERSION, created_by=created_by
+    )
     return version, run
 
 
@@ -398,7 +413,9 @@ def ranker_train_start(*, ranker: Ranker) -> None:
     from trainer.tasks import ranker_train as ranker_train_task
 
     if ranker.kind != RankerKind.BUILTIN:
-        raise ValidationError({"ranker": "Only builtin rankers train here; an http ranker announces its versions."})
+        raise ValidationError(
+            {"ranker": "Only builtin rankers train here; an http ranker announces its versions."}
+        )
     try:
         with app.connection_for_write() as connection:
             connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
@@ -426,7 +443,9 @@ def api_token_create(
     if user_role is None:
         raise ValidationError({"user": f"{user} is not a member of {collection.slug}."})
     if role == Role.TRAINER and user_role != Role.TRAINER:
-        raise ValidationError({"role": f"{user} is a rater in {collection.slug}, so cannot hold a trainer token."})
+        raise ValidationError(
+            {"role": f"{user} is a rater in {collection.slug}, so cannot hold a trainer token."}
+        )
     key = ApiToken.generate_key()
     token = ApiToken.objects.create(
         name=(name or f"{user} {role} token")[:200],
