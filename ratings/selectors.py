@@ -6,14 +6,16 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import TypeVar
 
 from django.contrib.auth import get_user_model
-from django.db.models import Avg, Count, Exists, Max, OuterRef, QuerySet
+from django.db import connection
+from django.db.models import Avg, Count, Exists, Max, Model, OuterRef, QuerySet
 from django.db.models.functions import TruncDate
 
 from ratings.models import Label, Rating, Skip
 from trainer.formats import LabelRow
-from trainer.models import Collection, Question, Split
+from trainer.models import Answer, Collection, Membership, Question, Split
 
 
 def labels_for_collection(*, collection: Collection, split: str = "all") -> QuerySet[Label]:
@@ -218,3 +220,56 @@ def coverage_by_split(*, collection: Collection, candidates: dict[int, list[int]
 def rating_count_since(*, rater, collection: Collection, since: datetime) -> int:
     """Ratings the rater made or changed in the collection since a moment (their session's progress)."""
     return Rating.objects.filter(rater=rater, question__collection=collection, updated_at__gte=since).count()
+
+
+_M = TypeVar("_M", bound=Model)
+
+
+@dataclass(frozen=True)
+class RatingTarget:
+    """What a per-answer request (save, undo) needs, read in one query by ``rating_target``."""
+
+    collection: Collection
+    question: Question
+    answer: Answer
+    question_here: bool  # the question exists and is in the answer's collection
+    member_role: str | None  # the user's Membership.role in the collection, None for a non-member
+
+
+def rating_target(*, slug: str, question_id: int, answer_id: int, user_id: int) -> RatingTarget | None:
+    """The answer in the collection ``slug``, with its collection, whether the question is in that collection,
+    and the user's membership role there, in one query; None if there is no such answer in the collection.
+
+    Raw SQL on purpose: this runs on every star clicked, and building the equivalent queryset (a join and two
+    subqueries) cost ~1.4 ms of CPU per request against ~0.15 ms for this. Only the fields the hot path
+    uses are loaded (the others are deferred and would load on first use); none needs a type conversion, so
+    the same statement works on PostgreSQL and SQLite.
+    """
+    answer_t, collection_t = Answer._meta.db_table, Collection._meta.db_table
+    question_t, membership_t = Question._meta.db_table, Membership._meta.db_table
+    sql = f"""
+        SELECT a.id, a.collection_id, a.title, a.body, c.slug, c.name,
+               EXISTS (SELECT 1 FROM {question_t} q WHERE q.id = %s AND q.collection_id = a.collection_id),
+               (SELECT m.role FROM {membership_t} m
+                WHERE m.user_id = %s AND m.collection_id = a.collection_id LIMIT 1)
+        FROM {answer_t} a JOIN {collection_t} c ON c.id = a.collection_id
+        WHERE a.id = %s AND c.slug = %s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [question_id, user_id, answer_id, slug])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    a_id, collection_id, title, body, c_slug, c_name, question_here, member_role = row
+    collection = _partial(Collection, id=collection_id, slug=c_slug, name=c_name)
+    answer = _partial(Answer, id=a_id, collection_id=collection_id, title=title, body=body)
+    answer.collection = collection
+    question = _partial(Question, id=question_id, collection_id=collection_id)
+    question.collection = collection
+    return RatingTarget(collection, question, answer, bool(question_here), member_role)
+
+
+def _partial(model: type[_M], **values: object) -> _M:
+    """An instance loaded with some fields (``Model.from_db`` wants them in the model's field order)."""
+    names = [f.attname for f in model._meta.concrete_fields if f.attname in values]
+    return model.from_db(connection.alias, names, [values[name] for name in names])

@@ -20,9 +20,9 @@ from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import get_template
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -38,6 +38,7 @@ from ratings.selectors import (
     multi_rated_ratings,
     rater_summaries,
     rating_count_since,
+    rating_target,
     ratings_per_day,
 )
 from ratings.services import question_skip, rating_record, rating_undo
@@ -116,39 +117,41 @@ def collection_view(*, manage: bool = False) -> Callable:
 def pair_view(view: Callable) -> Callable:
     """``collection_view`` for the per-answer endpoints (the hot path: one request per star clicked).
 
-    One query finds the answer with its collection and checks the question is in the same collection;
-    then ``collection_role`` decides as everywhere else. Refusals take the general path so that they say
-    exactly what ``collection_view`` would (no collection you are a member of, unknown question/answer).
+    One query (``rating_target``) finds the answer with its collection, checks the question is in the same
+    collection and reads the user's membership; ``_role_from_membership`` then applies ``collection_role``'s
+    rules to it. Refusals take the general path so that they say exactly what ``collection_view`` would (no
+    collection you are a member of, unknown question/answer).
     """
 
     @functools.wraps(view)
     def wrapped(request: RatingRequest, slug: str, question_id: int, answer_id: int) -> HttpResponse:
         if not request.user.is_authenticated:
             return collection_view()(view)(request, slug, question_id=question_id, answer_id=answer_id)
-        question_here = Question.objects.filter(pk=question_id, collection=OuterRef("collection"))
-        answer = (
-            Answer.objects.select_related("collection")
-            .filter(pk=answer_id, collection__slug=slug)
-            .annotate(question_here=Exists(question_here))
-            .first()
+        target = rating_target(
+            slug=slug, question_id=question_id, answer_id=answer_id, user_id=request.user.pk
         )
-        role = collection_role(user=request.user, collection=answer.collection) if answer else None
-        if answer is None or not answer.question_here or role is None:
+        role = _role_from_membership(request.user, target.member_role) if target else None
+        if target is None or not target.question_here or role is None:
             return collection_view()(_refuse_pair)(
                 request, slug, question_id=question_id, answer_id=answer_id
             )
         request.collection_role = role
-        # Only the question's id and collection are needed; other fields would load on first use.
-        question = Question.from_db(
-            answer._state.db, ["id", "collection_id"], [question_id, answer.collection_id]
-        )
-        question.collection = answer.collection
         try:
-            return view(request, answer.collection, question, answer)
+            return view(request, target.collection, target.question, target.answer)
         except Refusal as refusal:
             return _refusal_response(request, refusal)
 
     return wrapped
+
+
+def _role_from_membership(user: User, member_role: str | None) -> str | None:
+    """``collection_role`` with the membership row already read (by ``pair_view``'s one query): the same
+    rules, so the per-answer endpoints admit exactly whom every other collection page admits."""
+    if not user.is_active:
+        return None
+    if user.is_superuser:
+        return Role.TRAINER
+    return member_role
 
 
 def _refuse_pair(
@@ -295,11 +298,12 @@ class Card:
 def _card_response(
     request: RatingRequest, collection: Collection, question: Question, card: Card
 ) -> HttpResponse:
-    return render(
-        request,
-        "ratings/rate.html#answer-card",
-        {"collection": collection, "question": question, "card": card, "star_choices": STAR_CHOICES},
+    # The card needs nothing from the request or the context processors (no CSRF token: htmx sends the
+    # header from <body>), so it renders from a plain context; it is returned on every star clicked.
+    html = get_template("ratings/rate.html#answer-card").render(
+        {"collection": collection, "question": question, "card": card, "star_choices": STAR_CHOICES}
     )
+    return HttpResponse(html)
 
 
 @require_http_methods(["GET", "POST"])

@@ -355,6 +355,18 @@ class LabelRow:
     rater_count: int = 1
     disagreement: int = 0
 
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of a label, shared by the JSONL export and the API."""
+        return {
+            "question_id": self.question_id,
+            "question": self.question_text,
+            "split": self.split,
+            "answer_id": self.answer_id,
+            "stars": self.stars,
+            "rater_count": self.rater_count,
+            "disagreement": self.disagreement,
+        }
+
 
 def write_rnr_csv(rows: Iterable[LabelRow], out: io.TextIOBase | Any) -> None:
     """One row per question: the question text, then answer_id,stars pairs (stars 0–3)."""
@@ -378,16 +390,7 @@ def write_trec_qrels(rows: Iterable[LabelRow], out: io.TextIOBase | Any) -> None
 
 def write_ground_truth_jsonl(rows: Iterable[LabelRow], out: io.TextIOBase | Any) -> None:
     for row in rows:
-        record = {
-            "question_id": row.question_id,
-            "question": row.question_text,
-            "split": row.split,
-            "answer_id": row.answer_id,
-            "stars": row.stars,
-            "rater_count": row.rater_count,
-            "disagreement": row.disagreement,
-        }
-        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        out.write(json.dumps(row.as_dict(), ensure_ascii=False) + "\n")
 
 
 WRITERS = {"rnr-csv": write_rnr_csv, "trec-qrels": write_trec_qrels, "jsonl": write_ground_truth_jsonl}

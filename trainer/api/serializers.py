@@ -366,12 +366,4 @@ class GroundTruthRowSerializer(serializers.Serializer):
     )
 
     def to_representation(self, row):
-        return {
-            "question_id": row.question_id,
-            "question": row.question_text,
-            "split": row.split,
-            "answer_id": row.answer_id,
-            "stars": row.stars,
-            "rater_count": row.rater_count,
-            "disagreement": row.disagreement,
-        }
+        return row.as_dict()
