@@ -7,12 +7,13 @@ hide its queueing) through the endpoint the rating page uses: the htmx POST to
 ``/c/<slug>/rate/<question>/answers/<answer>/``, which returns the answer's card.
 
 Reference in the same run: ``GET /healthz`` (one ``SELECT 1`` through the same gunicorn and PostgreSQL) at the
-same rate, so the ratio shows what the rating save itself costs over a bare request.
+same rate, so the ratio shows what the rating save itself costs over a bare request. CPU per request is split
+between the gunicorn workers, PostgreSQL, this load generator and the rest of the machine (from /proc).
 
 Afterwards it checks that the database holds exactly the ratings sent (one row per rater and pair, with the
 stars sent) and that every pair's label matches the ratings sent for it.
 
-    .venv/bin/python bench/bench_ratings.py --rate 200 --duration 20 --raters 40 --workers 4
+    .venv/bin/python bench/bench_ratings.py --rate 200 --duration 20 --raters 40 --workers 3
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument(
         "--answers", type=int, default=40, help="answers per question's pool (pairs = questions x answers)"
     )
-    p.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    p.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
     p.add_argument("--threads", type=int, default=1, help="threads per gunicorn worker (1 = sync worker)")
     p.add_argument("--port", type=int, default=0, help="0 picks a free port")
     p.add_argument("--seed", type=int, default=7)
@@ -276,6 +277,46 @@ def server_cpu_seconds(master_pid: int) -> float:
     return total / ticks
 
 
+def postgres_cpu_seconds() -> float:
+    """User + system CPU of every PostgreSQL process so far (backends come and go; the gunicorn workers keep
+    theirs open, so the ones serving the run live through it)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name, _, rest = text.partition(") ")
+        if name.endswith("(postgres"):
+            fields = rest.split()
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine spent busy (all cores; /proc/stat), other users' work included."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_split(master_pid: int) -> dict[str, float]:
+    return {
+        "gunicorn": server_cpu_seconds(master_pid),
+        "postgres": postgres_cpu_seconds(),
+        "generator": time.process_time(),
+        "machine": machine_busy_seconds(),
+    }
+
+
+def per_request(before: dict[str, float], after: dict[str, float], requests: int) -> dict[str, float]:
+    """ms of CPU per request by whom; "other" is the rest of the machine (other users' jobs, the kernel)."""
+    spent = {k: 1000 * (after[k] - before[k]) / max(requests, 1) for k in before}
+    spent["other"] = spent["machine"] - spent["gunicorn"] - spent["postgres"] - spent["generator"]
+    return {f"{k}_cpu_ms_per_request": round(v, 2) for k, v in spent.items()}
+
+
 async def run_load(
     args: argparse.Namespace, port: int, raters: list[Rater], master_pid: int
 ) -> tuple[dict, dict, float]:
@@ -294,9 +335,9 @@ async def run_load(
         except (OSError, TimeoutError) as exc:
             return Sample(loop.time() - scheduled, 0, type(exc).__name__)
 
-    cpu_before = server_cpu_seconds(master_pid)
+    cpu_before = cpu_split(master_pid)
     reference_samples, reference_elapsed, _ = await open_loop(args.rate, min(args.duration, 10), health)
-    reference_cpu = server_cpu_seconds(master_pid) - cpu_before
+    reference_cpu = cpu_split(master_pid)
 
     requests = []
     for i in range(int(args.rate * args.duration) + 1):
@@ -314,13 +355,13 @@ async def run_load(
         except (OSError, TimeoutError) as exc:
             return Sample(loop.time() - scheduled, 0, type(exc).__name__)
 
-    cpu_before = server_cpu_seconds(master_pid)
+    save_cpu_before = cpu_split(master_pid)
     samples, elapsed, lag = await open_loop(args.rate, args.duration, save)
-    save_cpu = server_cpu_seconds(master_pid) - cpu_before
+    save_cpu = cpu_split(master_pid)
     reference = summarise("healthz (reference)", reference_samples, reference_elapsed)
     result = summarise("rating save", samples, elapsed)
-    reference["gunicorn_cpu_ms_per_request"] = round(1000 * reference_cpu / max(len(reference_samples), 1), 2)
-    result["gunicorn_cpu_ms_per_request"] = round(1000 * save_cpu / max(len(samples), 1), 2)
+    reference.update(per_request(cpu_before, reference_cpu, len(reference_samples)))
+    result.update(per_request(save_cpu_before, save_cpu, len(samples)))
     return reference, result, lag
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -159,7 +160,7 @@ def _rating_record_postgresql(
         UNION ALL SELECT {", ".join("r." + c for c in _RATING_COLUMNS)}
             FROM {rating_table} r JOIN old ON r.id = old.id WHERE old.stars = %s
     """
-    write_params = [
+    write_params: list[Any] = [
         *pair,
         *pair, value, source, now, now,
         value, source, now, value,
@@ -264,7 +265,7 @@ def _labels_recompute_postgresql(wanted: set[Pair]) -> int:
     return written
 
 
-def _labels_recompute_sql(wanted: set[Pair]) -> tuple[str, list]:
+def _labels_recompute_sql(wanted: set[Pair]) -> tuple[str, list[Any]]:
     """The statement of ``_labels_recompute_postgresql`` and its parameters; it returns (written, removed)."""
     question_ids, answer_ids = zip(*wanted, strict=True)
     label, rating = Label._meta.db_table, Rating._meta.db_table

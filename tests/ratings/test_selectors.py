@@ -6,10 +6,11 @@ from ratings.selectors import (
     leniency_by_rater,
     multi_rated_ratings,
     rater_summaries,
+    rating_target,
     ratings_per_day,
 )
 from ratings.services import question_skip, rating_record
-from trainer.models import Role
+from trainer.models import Answer, Question, Role, Split
 
 pytestmark = pytest.mark.django_db
 
@@ -85,3 +86,57 @@ def test_coverage_by_split_counts_top_pairs(corpus, rater):
         train.candidate_pairs_labelled,
     ) == (2, 1, 2, 0)
     assert (test.questions, test.questions_labelled, test.candidate_pairs, test.pairs_percent) == (1, 0, 1, 0)
+
+
+def test_rating_target_reads_answer_collection_question_check_and_role(corpus, rater):
+    q, a = corpus.q["q1"], corpus.a["d1"]
+
+    target = rating_target(slug="tiny", question_id=q.pk, answer_id=a.pk, user_id=rater.pk)
+
+    assert (target.collection.pk, target.collection.slug, target.collection.name) == (
+        corpus.collection.pk,
+        "tiny",
+        "Tiny",
+    )
+    assert (target.answer.pk, target.answer.collection_id, target.answer.title, target.answer.body) == (
+        a.pk,
+        corpus.collection.pk,
+        a.title,
+        a.body,
+    )
+    assert (target.question.pk, target.question.collection_id) == (q.pk, corpus.collection.pk)
+    assert target.answer.collection is target.collection and target.question.collection is target.collection
+    assert (target.question_here, target.member_role) == (True, "rater")
+
+
+def test_rating_target_outsider_has_no_role(corpus, outsider):
+    q, a = corpus.q["q1"], corpus.a["d1"]
+
+    target = rating_target(slug="tiny", question_id=q.pk, answer_id=a.pk, user_id=outsider.pk)
+
+    assert (target.question_here, target.member_role) == (True, None)
+
+
+def test_rating_target_question_of_another_collection_not_here(corpus, rater, other_collection):
+    foreign = Question.objects.create(
+        collection=other_collection, external_id="f", text="f", split=Split.TRAIN
+    )
+
+    target = rating_target(slug="tiny", question_id=foreign.pk, answer_id=corpus.a["d1"].pk, user_id=rater.pk)
+
+    assert target.question_here is False
+
+
+def test_rating_target_answer_not_in_the_slugs_collection_is_none(corpus, rater, other_collection):
+    foreign = Answer.objects.create(collection=other_collection, external_id="x", title="x", body="x")
+
+    assert (
+        rating_target(slug="tiny", question_id=corpus.q["q1"].pk, answer_id=foreign.pk, user_id=rater.pk)
+        is None
+    )
+    assert (
+        rating_target(
+            slug="nope", question_id=corpus.q["q1"].pk, answer_id=corpus.a["d1"].pk, user_id=rater.pk
+        )
+        is None
+    )

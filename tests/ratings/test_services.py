@@ -1,5 +1,6 @@
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import transaction
 
 from ratings.models import Label, Rating, RatingHistory, Skip
 from ratings.services import question_skip, rating_record, rating_undo
@@ -111,3 +112,56 @@ def test_labels_recompute_postgresql_matches_python_aggregate(corpus, make_user)
 
     assert by_sql == by_python
     assert len(by_sql) == 5
+
+
+def test_rating_record_returns_the_stored_row(corpus, rater):
+    q, a = corpus.q["q1"], corpus.a["d1"]
+
+    rating = rating_record(rater=rater, question=q, answer=a, stars=2)
+
+    stored = Rating.objects.get(rater=rater, question=q, answer=a)
+    assert (rating.pk, rating.stars, rating.source, rating.created_at, rating.updated_at) == (
+        stored.pk,
+        2,
+        "web",
+        stored.created_at,
+        stored.updated_at,
+    )
+    assert (rating.rater, rating.question, rating.answer) == (rater, q, a)
+
+
+def test_rating_record_same_stars_again_changes_nothing(corpus, rater):
+    q, a = corpus.q["q1"], corpus.a["d1"]
+    first = rating_record(rater=rater, question=q, answer=a, stars=2)
+
+    again = rating_record(rater=rater, question=q, answer=a, stars=2, source="import")
+
+    stored = Rating.objects.get(rater=rater, question=q, answer=a)
+    assert (again.pk, again.source, again.updated_at) == (first.pk, "web", first.updated_at)
+    assert (stored.source, stored.updated_at) == ("web", first.updated_at)
+    assert RatingHistory.objects.count() == 0
+    assert label_of(q, a) == (2, 1, 2.0, 0)
+
+
+def test_rating_record_rerating_returns_new_stars_and_history_keeps_previous_source(corpus, rater):
+    q, a = corpus.q["q1"], corpus.a["d1"]
+    first = rating_record(rater=rater, question=q, answer=a, stars=1, source="import")
+
+    changed = rating_record(rater=rater, question=q, answer=a, stars=0)
+
+    assert (changed.pk, changed.stars, changed.source) == (first.pk, 0, "web")
+    assert changed.updated_at > first.updated_at and changed.created_at == first.created_at
+    assert list(
+        RatingHistory.objects.values_list("rating", "previous_stars", "previous_source", "new_stars")
+    ) == [(first.pk, 1, "import", 0)]
+
+
+def test_rating_record_in_a_failed_outer_transaction_stores_nothing(corpus, rater):
+    q, a = corpus.q["q1"], corpus.a["d1"]
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        rating_record(rater=rater, question=q, answer=a, stars=3)
+        raise RuntimeError("the caller fails after the save")
+
+    assert Rating.objects.count() == 0
+    assert Label.objects.count() == 0
