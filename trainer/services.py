@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,8 @@ from trainer.models import (
     Role,
     Split,
 )
+
+logger = logging.getLogger(__name__)
 
 IMPORT_RATER_DEFAULT = "ground-truth"
 
@@ -186,6 +189,8 @@ def collection_import(
     summary = ImportSummary()
     progress(f"writing {len(answers)} answers")
     summary.answers = answers_upsert(collection=collection, records=answers)
+    if summary.answers.created or summary.answers.updated:
+        transaction.on_commit(lambda: _index_build_soon(collection_id=collection.pk))
     progress(f"writing {len(questions)} questions")
     summary.questions = questions_upsert(collection=collection, records=questions)
     progress(f"writing {len(judgments)} ratings")
@@ -212,6 +217,19 @@ def collection_import(
             result.unchanged,
         )
     return summary
+
+
+def _index_build_soon(*, collection_id: int) -> None:
+    """Ask a worker to rebuild the BM25 index now, so the first ranking after an import isn't the one
+    that waits for it. Best effort: with the broker down the index is still built on first use."""
+    from trainer.tasks import index_build
+
+    try:
+        index_build.delay(collection_id=collection_id)
+    except Exception:  # kombu raises several transport-specific errors; none may fail the import
+        logger.warning(
+            "could not queue the index build of collection %s; it will build on first use", collection_id
+        )
 
 
 @dataclass(frozen=True)

@@ -23,3 +23,18 @@ def test_questions_upsert_keeps_split_when_file_gives_none(collection):
     )
     question = Question.objects.get(external_id="q1")
     assert (question.split, question.text, summary.updated) == ("test", "what lifts a wing", 1)
+
+
+def test_collection_import_queues_index_build_only_when_answers_change(
+    collection, django_capture_on_commit_callbacks
+):
+    from trainer.formats import AnswerRecord
+    from trainer.services import collection_import
+
+    records = [AnswerRecord("a1", "Lift", "wing lift")]
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        collection_import(collection=collection, answers=records)
+    assert len(callbacks) == 1
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        collection_import(collection=collection, answers=records)
+    assert callbacks == []
