@@ -22,27 +22,24 @@ def _chunks_enqueue(chunk_ids: list[int]) -> None:
         evaluation_chunk.apply_async(kwargs={"chunk_id": chunk_id})
 
 
-@shared_task(
-    name="evaluation.run",
-    bind=True,
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    retry_backoff_max=60,
-    max_retries=5,
-)
+# A lost database connection is the one transient error these tasks retry (with backoff); a ranker's
+# transient errors are retried per question inside the chunk.
+RETRY_ON_DATABASE_ERRORS = {
+    "bind": True,
+    "autoretry_for": (OperationalError,),
+    "retry_backoff": True,
+    "retry_backoff_max": 60,
+    "max_retries": 5,
+}
+
+
+@shared_task(name="evaluation.run", **RETRY_ON_DATABASE_ERRORS)
 def evaluation_run(self, *, run_id: int) -> None:
     """Claim the run (PENDING→RUNNING) and fan its test questions out in chunk tasks."""
     _chunks_enqueue(services.run_plan(run_id=run_id, worker=self.request.hostname or "unknown"))
 
 
-@shared_task(
-    name="evaluation.chunk",
-    bind=True,
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    retry_backoff_max=60,
-    max_retries=5,
-)
+@shared_task(name="evaluation.chunk", **RETRY_ON_DATABASE_ERRORS)
 def evaluation_chunk(self, *, chunk_id: int) -> None:
     """Evaluate one chunk of questions; the task that completes the last chunk finalises the run."""
     services.chunk_evaluate(
