@@ -67,6 +67,14 @@ def outsider(make_user, other_collection):
     return make_user("olga", collection=other_collection, role=Role.TRAINER)
 
 
+def celery_worker_command(*options: str) -> list[str]:
+    """`celery worker` for the tests: quiet on the network (no gossip, mingle or heartbeat), INFO log."""
+    return [
+        sys.executable, "-m", "celery", "-A", "trainer", "worker", *options, "--loglevel", "INFO",
+        "--without-gossip", "--without-mingle", "--without-heartbeat",
+    ]  # fmt: skip
+
+
 @dataclass
 class WorkerProcess:
     """A `celery worker` subprocess bound to the test database and a queue of its own."""
@@ -81,34 +89,16 @@ class WorkerProcess:
         name = f"{self.queue}@localhost"
         # On a restart the log already holds the first start's "ready."; only look past it.
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "trainer",
-                "worker",
-                "-Q",
-                self.queue,
-                "-n",
-                name,
-                "--pool",
-                "threads",
-                "--concurrency",
-                "4",
-                "--loglevel",
-                "INFO",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ],
-            cwd=ROOT,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                celery_worker_command(
+                    "-Q", self.queue, "-n", name, "--pool", "threads", "--concurrency", "4"
+                ),
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         self.starts.append(time.monotonic())
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

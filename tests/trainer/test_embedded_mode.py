@@ -6,6 +6,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.conftest import celery_worker_command
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -15,21 +17,7 @@ def test_embedded_worker_runs_task_sent_by_another_process(tmp_path):
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "trainer",
-                "worker",
-                "--pool",
-                "solo",
-                "--loglevel",
-                "INFO",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ],
+            celery_worker_command("--pool", "solo"),
             cwd=ROOT,
             env=env,
             stdout=out,
