@@ -46,8 +46,9 @@ def populate() -> dict:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from trainer.models import Ranker, RankerKind, Role
-    from trainer.services import collection_create, membership_set
+    from corpus.models import Role
+    from corpus.services import collection_create, membership_set
+    from rankers.models import Ranker, RankerKind
 
     collection = collection_create(name="Bench", slug="bench")
     User = get_user_model()
@@ -213,7 +214,7 @@ def main() -> None:
     setup_test_environment()
     from django.contrib.auth import get_user_model
 
-    from trainer.models import Ranker
+    from rankers.models import Ranker
 
     if args.reuse:
         User = get_user_model()

@@ -79,7 +79,7 @@ def populate(sizes: list[int]) -> dict[int, object]:
     """A collection per size with the same 1,000 answers, `size` test questions and three labels each."""
     from django.db import connection
 
-    from trainer.services import collection_create
+    from corpus.services import collection_create
 
     words = "ARRAY[" + ",".join(f"'{w}'" for w in WORDS) + "]"
     n = len(WORDS)
@@ -223,9 +223,10 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
+    from corpus.models import Question
     from evaluation.models import RunTrigger
     from evaluation.services import evaluation_start
-    from trainer.models import Question, Ranker, RankerKind
+    from rankers.models import Ranker, RankerKind
 
     call_command("migrate", verbosity=0)
     print(

@@ -39,21 +39,22 @@ django.setup()
 
 from django.db import connection  # noqa: E402
 
+from corpus.formats import AnswerRecord, JudgmentRecord, QuestionRecord  # noqa: E402
+from corpus.models import Collection, Question, Split  # noqa: E402
+from corpus.services import collection_create, split_for  # noqa: E402
 from evaluation.metrics.ranking import evaluate_rankings  # noqa: E402
 from evaluation.metrics.stats import compare_runs  # noqa: E402
-from ratings.selectors import labels_by_question  # noqa: E402
-from trainer.formats import AnswerRecord, JudgmentRecord, QuestionRecord  # noqa: E402
-from trainer.models import Collection, Question, Ranker, RankerKind, Split  # noqa: E402
-from trainer.rankers import RankQuery, get_backend  # noqa: E402
-from trainer.rankers.builtin import BuiltinBackend, RerankModel, model_path  # noqa: E402
-from trainer.rankers.index import build_index, clear_index_cache, load_index, read_index, save_index  # noqa: E402
-from trainer.services import (  # noqa: E402
-    collection_create,
-    collection_import,
-    demo_collection_load,
-    ranker_train,
-    split_for,
+from rankers.backends import RankQuery, get_backend  # noqa: E402
+from rankers.builtin import (  # noqa: E402
+    BuiltinBackend,
+    RerankModel,
+    clear_ranker_caches,  # noqa: E402
+    model_path,
 )
+from rankers.index import build_index, load_index, read_index, save_index  # noqa: E402
+from rankers.models import Ranker, RankerKind  # noqa: E402
+from ratings.selectors import labels_by_question  # noqa: E402
+from trainer.services import collection_import, demo_collection_load, ranker_train  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -105,7 +106,7 @@ def cranfield_part(collection: Collection, name: str) -> None:
         f"{collection.questions.filter(split='train').count()} train / "
         f"{collection.questions.filter(split='test').count()} test questions"
     )
-    clear_index_cache()
+    clear_ranker_caches()
     started = time.perf_counter()
     load_index(collection=collection)
     print(f"index build: {time.perf_counter() - started:.2f} s")
@@ -185,7 +186,7 @@ def synthetic(n: int, seed: int = 0) -> Collection:
         body = vocab[rng.choice(WORDS, size=int(rng.integers(20, 200)), p=weights)]
         title = vocab[rng.choice(WORDS, size=int(rng.integers(5, 12)), p=weights)]
         batch.append(AnswerRecord(f"s{i}", " ".join(title), " ".join(body)))
-    from trainer.services import answers_upsert
+    from corpus.services import answers_upsert
 
     answers_upsert(collection=collection, records=batch)
     print(f"\n## synthetic: {n} answers inserted in {time.perf_counter() - started:.1f} s")
@@ -193,7 +194,7 @@ def synthetic(n: int, seed: int = 0) -> Collection:
 
 
 def synthetic_part(collection: Collection, model_file: str | None, seed: int = 1) -> None:
-    clear_index_cache()
+    clear_ranker_caches()
     before_rss, before_peak = rss_mb(), peak_mb()
     started = time.perf_counter()
     index = build_index(collection=collection)

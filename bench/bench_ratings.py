@@ -97,8 +97,8 @@ def seed(args: argparse.Namespace) -> tuple[list[int], list[int], list[str]]:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from trainer.models import Answer, Question, Role, Split
-    from trainer.services import collection_create, membership_set
+    from corpus.models import Answer, Question, Role, Split
+    from corpus.services import collection_create, membership_set
 
     call_command("migrate", verbosity=0)
     call_command("collectstatic", interactive=False, verbosity=0)

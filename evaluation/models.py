@@ -6,7 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from trainer.models import Collection, Discount, GainScheme, Question, Ranker, RankerVersion
+from corpus.models import Collection, Discount, GainScheme, Question
+from rankers.models import Ranker, RankerVersion
 
 
 class RunStatus(models.TextChoices):

@@ -12,9 +12,10 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, F, Q, QuerySet
 
+from corpus.models import Collection, Split
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus
+from rankers.models import Ranker
 from ratings.models import Rating
-from trainer.models import Collection, Ranker, Split
 
 ACTIVE = [RunStatus.PENDING, RunStatus.RUNNING]
 

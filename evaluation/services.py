@@ -40,6 +40,7 @@ from functools import partial
 from typing import Any, cast
 
 import numpy as np
+from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -47,6 +48,8 @@ from django.db.models import F, Q
 from django.db.models.functions import Least
 from django.utils import timezone
 
+from corpus.models import Collection, Question
+from corpus.selectors import test_questions
 from evaluation.metrics.ranking import Discount, Gain, RankingEvaluation, evaluate_rankings
 from evaluation.metrics.stats import bootstrap_ci, compare_runs
 from evaluation.models import (
@@ -57,11 +60,12 @@ from evaluation.models import (
     RunStatus,
     RunTrigger,
 )
+from rankers.backends import get_backend
+from rankers.base import RankerError, RankerUnavailable, Ranking, RankQuery
+from rankers.models import Ranker, RankerVersion
+from rankers.selectors import default_ranker
 from ratings.models import Label
 from ratings.selectors import labels_by_question
-from trainer.models import Collection, Question, Ranker, RankerVersion
-from trainer.rankers.base import RankerError, RankerUnavailable, Ranking, RankQuery
-from trainer.selectors import default_ranker, test_questions
 
 logger = logging.getLogger(__name__)
 
@@ -83,10 +87,8 @@ class EvaluationUnavailable(Exception):
 
 def _broker_check() -> None:
     """Raise EvaluationUnavailable unless a connection to the broker can be opened now."""
-    from trainer.celery import app
-
     try:
-        with app.connection_for_write() as connection:
+        with current_app.connection_for_write() as connection:
             connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
     except Exception as exc:  # kombu raises OperationalError, OSError subclasses or library errors
         raise EvaluationUnavailable(_unavailable_message(exc)) from exc
@@ -101,10 +103,8 @@ def _unavailable_message(exc: BaseException) -> str:
 
 def _enqueue_run(run_id: int) -> None:
     """Publish the run's task (after commit). On failure mark the run FAILED with the reason, then raise."""
-    from evaluation.tasks import evaluation_run
-
     try:
-        evaluation_run.apply_async(kwargs={"run_id": run_id})
+        current_app.send_task("evaluation.run", kwargs={"run_id": run_id})
     except Exception as exc:
         message = _unavailable_message(exc)
         EvaluationRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
@@ -384,8 +384,6 @@ _backends_lock = threading.Lock()
 
 
 def _backend_for(run: EvaluationRun):
-    from trainer.rankers import get_backend
-
     key = (run.ranker_id, run.ranker_version_id, json.dumps(run.ranker.config, sort_keys=True))
     now = time.monotonic()
     with _backends_lock:

@@ -21,13 +21,14 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from corpus.models import Answer, Collection, GainScheme, Role
+from corpus.permissions import collection_role
+from corpus.selectors import collections_for_user
 from evaluation import selectors
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start
+from rankers.models import Ranker
 from ratings.models import STAR_WORDS
-from trainer.models import Answer, Collection, GainScheme, Ranker, Role
-from trainer.permissions import collection_role
-from trainer.selectors import collections_for_user
 
 # Below this share of judged answers in the top k, the headline is uncertain: say so and link to rating.
 JUDGED_WARNING = 0.9

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from trainer.models import Answer, Question
+from corpus.models import Answer, Question
 
 STAR_WORDS = {0: "incorrect", 1: "right topic", 2: "good", 3: "perfect"}
 

@@ -13,9 +13,9 @@ from django.db import connection
 from django.db.models import Avg, Count, Exists, Max, Model, OuterRef, QuerySet
 from django.db.models.functions import TruncDate
 
+from corpus.formats import LabelRow
+from corpus.models import Answer, Collection, Membership, Question, Split
 from ratings.models import Label, Rating, Skip
-from trainer.formats import LabelRow
-from trainer.models import Answer, Collection, Membership, Question, Split
 
 
 def labels_for_collection(*, collection: Collection, split: str = "all") -> QuerySet[Label]:

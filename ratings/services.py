@@ -18,8 +18,8 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from corpus.models import Answer, Question
 from ratings.models import Label, Rating, RatingHistory, RatingSource, Skip
-from trainer.models import Answer, Question
 
 Pair = tuple[int, int]  # (question_id, answer_id)
 

@@ -16,9 +16,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from corpus.models import Collection, Role
+from corpus.services import collection_create, membership_set
 from trainer.celery import app as celery_app
-from trainer.models import Collection, Role
-from trainer.services import collection_create, membership_set
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

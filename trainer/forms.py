@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model
 
-from trainer.models import Collection, Role
+from corpus.models import Collection, Role
 
 
 class CollectionForm(forms.ModelForm):

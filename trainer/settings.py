@@ -27,7 +27,7 @@ SECRET_KEY = env_str("SECRET_KEY", _INSECURE_DEV_KEY if DEBUG else None)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # Refused form posts explain themselves (JSON for htmx requests) instead of Django's generic page.
-CSRF_FAILURE_VIEW = "ratings.views.csrf_failure"
+CSRF_FAILURE_VIEW = "raters.views.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -42,9 +42,13 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "template_partials",
-    "trainer",
+    # Bottom layer first; each app imports only the apps above it in this list (see README, "Where things are").
+    "corpus",
+    "rankers",
     "ratings",
     "evaluation",
+    "raters",
+    "trainer",
 ]
 
 MIDDLEWARE = [

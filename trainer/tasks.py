@@ -1,10 +1,15 @@
-"""Core Celery tasks."""
+"""Celery tasks of the training loop: thin callers of trainer.services."""
 
 from __future__ import annotations
 
 import logging
 
 from celery import shared_task
+
+from evaluation.models import RunTrigger
+from evaluation.services import EvaluationUnavailable, evaluation_start
+from rankers.models import Ranker
+from trainer.services import ranker_train as train_service
 
 logger = logging.getLogger(__name__)
 
@@ -22,11 +27,6 @@ def ranker_train(*, ranker_id: int) -> int | None:
     Not retried: training is deterministic, so a failure would only repeat. If the evaluation cannot be
     queued (broker gone) the version is kept; it is evaluated by the next run a trainer starts.
     """
-    from evaluation.models import RunTrigger
-    from evaluation.services import EvaluationUnavailable, evaluation_start
-    from trainer.models import Ranker
-    from trainer.services import ranker_train as train_service
-
     ranker = Ranker.objects.select_related("collection").filter(pk=ranker_id).first()
     if ranker is None:
         logger.warning("ranker %s no longer exists; nothing to train", ranker_id)
@@ -37,19 +37,3 @@ def ranker_train(*, ranker_id: int) -> int | None:
     except EvaluationUnavailable as exc:
         logger.warning("trained %s %s but could not queue its evaluation: %s", ranker, version.label, exc)
     return version.pk
-
-
-@shared_task(name="trainer.index_build")
-def index_build(*, collection_id: int) -> str | None:
-    """Build (or check) a collection's BM25 index ahead of use, e.g. right after an import.
-
-    Otherwise the first process that ranks after answers change builds it (about 30 s per 100,000
-    answers). Returns the index fingerprint.
-    """
-    from trainer.models import Collection
-    from trainer.rankers.index import load_index
-
-    collection = Collection.objects.filter(pk=collection_id).first()
-    if collection is None:
-        return None
-    return load_index(collection=collection).fingerprint

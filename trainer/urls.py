@@ -20,5 +20,5 @@ urlpatterns = [
     path("c/<slug:slug>/manage/import/", views.collection_import_upload, name="collection-import"),
     path("api/", include("trainer.api.urls")),
     path("evaluation/", include("evaluation.urls")),
-    path("", include("ratings.urls")),
+    path("", include("raters.urls")),
 ]

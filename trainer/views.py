@@ -14,17 +14,12 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from trainer.formats import FormatError
+from corpus.formats import FormatError
+from corpus.models import Collection, Membership
+from corpus.permissions import can_create_collections, can_manage, can_rate
+from corpus.services import ImportFiles, collection_create, membership_set, parse_import_files
 from trainer.forms import CollectionForm, ImportForm, MemberForm
-from trainer.models import Collection, Membership
-from trainer.permissions import can_create_collections, can_manage, can_rate
-from trainer.services import (
-    ImportFiles,
-    collection_create,
-    collection_import,
-    membership_set,
-    parse_import_files,
-)
+from trainer.services import collection_import
 
 
 @require_GET

@@ -10,8 +10,8 @@ import pytest
 from django.core.cache import cache
 from django.db import connections
 
-from trainer.models import Answer, Collection, Question, Role, Split
-from trainer.services import collection_create
+from corpus.models import Answer, Collection, Question, Role, Split
+from corpus.services import collection_create
 
 # Playwright's sync API runs an event loop in this thread, which trips Django's async-safety check
 # for the ORM calls the tests make between browser steps.
@@ -90,7 +90,7 @@ def scene(transactional_db) -> Scene:
 
 @pytest.fixture
 def rater(scene, django_user_model):
-    from trainer.services import membership_set
+    from corpus.services import membership_set
 
     user = django_user_model.objects.create_user(username="rita", password="pw-rita-123")
     membership_set(collection=scene.collection, user=user, role=Role.RATER)

@@ -12,11 +12,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from kombu import Connection
 
+from corpus.formats import AnswerRecord, QuestionRecord
+from corpus.models import Answer, Collection, Question, Split
+from corpus.services import answers_upsert, questions_upsert
+from rankers.models import Ranker, RankerKind
 from ratings.services import rating_record
 from trainer.celery import app as celery_app
-from trainer.formats import AnswerRecord, QuestionRecord
-from trainer.models import Answer, Collection, Question, Ranker, RankerKind, Split
-from trainer.services import answers_upsert, import_rater, questions_upsert
+from trainer.services import import_rater
 
 ANSWERS = {
     "a1": ("Boundary layer", "the boundary layer of a flat plate in laminar flow"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evaluation import services
 from evaluation.models import EvaluationRun, RunTrigger
-from trainer.models import Ranker
+from rankers.models import Ranker
 
 
 def run_inline(run: EvaluationRun, *, worker: str = "inline@test") -> EvaluationRun:

@@ -6,6 +6,7 @@ import re
 import pytest
 from django.db import connections
 
+from corpus.models import Role
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.services import evaluation_start
 from tests.evaluation.conftest import http_ranker
@@ -13,7 +14,6 @@ from tests.evaluation.helpers import run_inline
 from tests.evaluation.test_services import RANKINGS
 from tests.evaluation.test_tasks import wait_finished
 from tests.evaluation.test_views import RANKINGS_V2
-from trainer.models import Role
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls between browser steps are safe.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

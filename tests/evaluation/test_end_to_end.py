@@ -7,12 +7,13 @@ import pytest
 from django.db import transaction
 from django.urls import reverse
 
+from corpus.models import Answer, Question, Role
 from evaluation import selectors
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
+from rankers.services import ranker_create
 from ratings.services import rating_record
 from tests.evaluation.test_tasks import wait_finished, wait_for
-from trainer.models import Answer, Question, Role
-from trainer.services import demo_collection_load, ranker_create, ranker_train_start
+from trainer.services import demo_collection_load, ranker_train_start
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

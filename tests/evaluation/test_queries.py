@@ -6,8 +6,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from corpus.models import Question, Split
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus
-from trainer.models import Question, Ranker, RankerKind, RankerVersion, Split
+from rankers.models import Ranker, RankerKind, RankerVersion
 
 pytestmark = pytest.mark.django_db
 

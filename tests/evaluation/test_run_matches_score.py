@@ -7,9 +7,9 @@ import pytest
 from django.core.management import call_command
 
 from evaluation.models import QuestionResult, RunStatus
+from rankers.models import Ranker, RankerKind
 from ratings.selectors import labels_by_question
 from tests.evaluation.helpers import evaluate_inline
-from trainer.models import Ranker, RankerKind
 from trainer.services import demo_collection_load
 
 pytestmark = pytest.mark.django_db

@@ -4,6 +4,9 @@ import numpy as np
 import pytest
 from django.db import transaction
 
+from corpus.formats import AnswerRecord, QuestionRecord
+from corpus.models import Answer, Question, Split
+from corpus.services import answers_upsert, collection_create, questions_upsert
 from evaluation import selectors, services
 from evaluation.metrics.ranking import evaluate_rankings
 from evaluation.metrics.stats import bootstrap_ci, compare_runs
@@ -16,14 +19,13 @@ from evaluation.models import (
     RunTrigger,
 )
 from evaluation.services import EvaluationUnavailable, evaluation_start
+from rankers.backends import get_backend
+from rankers.models import Ranker, RankerKind, RankerVersion
 from ratings.selectors import labels_by_question
 from ratings.services import rating_record
 from tests.evaluation.conftest import broker_url_set, http_ranker
 from tests.evaluation.helpers import evaluate_inline
-from trainer.formats import AnswerRecord, QuestionRecord
-from trainer.models import Answer, Question, Ranker, RankerKind, RankerVersion, Split
-from trainer.rankers import get_backend
-from trainer.services import answers_upsert, collection_create, import_rater, questions_upsert
+from trainer.services import import_rater
 
 pytestmark = pytest.mark.django_db
 

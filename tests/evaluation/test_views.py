@@ -5,13 +5,14 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from corpus.models import Answer, Question
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
+from rankers.models import Ranker, RankerKind, RankerVersion
 from ratings.models import Rating
 from ratings.services import rating_record
 from tests.evaluation.conftest import http_ranker
 from tests.evaluation.helpers import evaluate_inline
 from tests.evaluation.test_services import RANKINGS
-from trainer.models import Answer, Question, Ranker, RankerKind, RankerVersion
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,10 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
+from corpus.models import Answer, Collection, Question, Split
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus
-from trainer.models import Answer, Collection, Question, Ranker, RankerKind, Split
+from rankers.builtin import clear_ranker_caches
+from rankers.models import Ranker, RankerKind
 
 
 @pytest.fixture(autouse=True)
@@ -112,9 +114,7 @@ def checked_stars(html: str) -> dict[int, int]:
 @pytest.fixture
 def builtin_ranker(collection, settings, tmp_path) -> Ranker:
     """The collection's default built-in (BM25) ranker, its index kept in a temporary MODEL_DIR."""
-    from trainer.rankers.index import clear_index_cache
-
     settings.MODEL_DIR = tmp_path / "models"
-    clear_index_cache()
+    clear_ranker_caches()
     yield Ranker.objects.create(collection=collection, name="bm25", kind=RankerKind.BUILTIN, is_default=True)
-    clear_index_cache()
+    clear_ranker_caches()

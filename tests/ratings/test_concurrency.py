@@ -9,10 +9,10 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
+from corpus.models import Role
+from corpus.services import collection_create
 from ratings.models import Label, Rating, RatingHistory
 from tests.ratings.conftest import HTMX, build_corpus
-from trainer.models import Role
-from trainer.services import collection_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

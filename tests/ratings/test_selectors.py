@@ -1,5 +1,6 @@
 import pytest
 
+from corpus.models import Answer, Question, Role, Split
 from ratings.selectors import (
     agreement_units,
     coverage_by_split,
@@ -10,7 +11,6 @@ from ratings.selectors import (
     ratings_per_day,
 )
 from ratings.services import question_skip, rating_record
-from trainer.models import Answer, Question, Role, Split
 
 pytestmark = pytest.mark.django_db
 

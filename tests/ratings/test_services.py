@@ -2,9 +2,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from corpus.models import Answer, Role
 from ratings.models import Label, Rating, RatingHistory, Skip
 from ratings.services import question_skip, rating_record, rating_undo
-from trainer.models import Answer, Role
 
 pytestmark = pytest.mark.django_db
 

@@ -12,12 +12,15 @@ import pytest
 from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
 
+from corpus.formats import AnswerRecord, QuestionRecord
+from corpus.models import Answer, Collection, Question, Role, Split
+from corpus.services import answers_upsert, questions_upsert
 from evaluation.models import EvaluationRun, RunTrigger
 from evaluation.services import evaluation_start
+from rankers.models import Ranker, RankerVersion
+from rankers.services import ranker_create
 from ratings.services import rating_record
-from trainer.formats import AnswerRecord, QuestionRecord
-from trainer.models import Answer, Collection, Question, Ranker, RankerVersion, Role, Split
-from trainer.services import answers_upsert, api_token_create, questions_upsert, ranker_create
+from trainer.services import api_token_create
 
 
 @pytest.fixture(autouse=True)

@@ -107,7 +107,7 @@ def test_api_rater_is_told_why_forbidden(api_data, caller):
 
 
 def test_api_trainer_token_of_user_demoted_to_rater_acts_as_rater(api_data, caller, trainer, collection):
-    from trainer.services import membership_set
+    from corpus.services import membership_set
 
     client = caller("trainer_token")
     membership_set(collection=collection, user=trainer, role="rater")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from corpus.models import Collection, Membership, Role
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
-from trainer.models import Collection, Membership, Role
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +40,7 @@ def test_api_collections_list_shows_role_and_counts(api_data, caller):
 
 
 def test_api_collections_list_is_paginated(caller, trainer):
-    from trainer.services import collection_create
+    from corpus.services import collection_create
 
     for n in range(3):
         collection_create(name=f"C{n}", slug=f"c{n}", created_by=trainer)

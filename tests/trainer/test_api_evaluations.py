@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from corpus.models import Question
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
+from rankers.models import RankerVersion
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 from trainer.celery import app as celery_app
-from trainer.models import Question, RankerVersion
 
 pytestmark = pytest.mark.django_db
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from corpus import formats
+from corpus.services import collection_create
 from ratings.selectors import ground_truth_rows
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
-from trainer import formats
-from trainer.services import collection_create, collection_import, demo_collection_load
+from trainer.services import collection_import, demo_collection_load
 
 pytestmark = pytest.mark.django_db
 URL = "/api/collections/tiny/ground-truth/"
@@ -85,7 +86,7 @@ def test_api_ground_truth_bad_parameter_is_400(api_data, caller, query, errors):
 @pytest.mark.parametrize("fmt", ["rnr-csv", "trec-qrels", "jsonl"])
 def test_api_ground_truth_export_round_trips_through_import(caller, trainer, tmp_path, fmt):
     demo = demo_collection_load()
-    from trainer.services import membership_set
+    from corpus.services import membership_set
 
     membership_set(collection=demo, user=trainer, role="trainer")
     exported = caller("trainer").get(f"/api/collections/cranfield/ground-truth/?format={fmt}&split=all")
@@ -112,7 +113,8 @@ def test_api_ground_truth_export_round_trips_through_import(caller, trainer, tmp
 
 
 def _demo_records():
-    from trainer.services import DEMO_DATA_DIR, ImportFiles, parse_import_files
+    from corpus.services import ImportFiles, parse_import_files
+    from trainer.services import DEMO_DATA_DIR
 
     return parse_import_files(
         ImportFiles(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from corpus.models import Question
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
-from trainer.models import Question
 
 pytestmark = pytest.mark.django_db
 URL = "/api/collections/tiny/questions/"

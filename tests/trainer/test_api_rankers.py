@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from rankers.models import Ranker
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
-from trainer.models import Ranker
 
 pytestmark = pytest.mark.django_db
 

@@ -94,8 +94,8 @@ def test_api_ratings_invalid_list_records_nothing(api_data, caller, body, errors
 
 
 def test_api_ratings_answer_of_another_collection_is_unknown(api_data, caller, other_collection):
-    from trainer.formats import AnswerRecord
-    from trainer.services import answers_upsert
+    from corpus.formats import AnswerRecord
+    from corpus.services import answers_upsert
 
     answers_upsert(collection=other_collection, records=[AnswerRecord("o1", "Other", "x")])
 

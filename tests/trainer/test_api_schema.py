@@ -12,8 +12,8 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import ignored_auth
 
+from corpus.models import Role
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
-from trainer.models import Role
 from trainer.services import api_token_create
 
 

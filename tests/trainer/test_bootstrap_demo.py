@@ -4,8 +4,9 @@ from io import StringIO
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
+from corpus.models import Answer, Collection, Membership, Question, Role
+from rankers.models import Ranker
 from ratings.models import Label
-from trainer.models import Answer, Collection, Membership, Question, Ranker, Role
 
 
 def test_bootstrap_demo_twice_creates_nothing_twice_and_prints_same_logins(db, settings, tmp_path):

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from corpus.models import Collection
 from ratings.models import Label, Rating
-from trainer.models import Collection
 
 DEMO = Path(__file__).resolve().parents[2] / "trainer" / "demo_data"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from corpus.formats import question_id_from_text
+from corpus.models import Answer, Collection, Question
 from ratings.models import Label, Rating
-from trainer.formats import question_id_from_text
-from trainer.models import Answer, Collection, Question
 
 DEMO = Path(__file__).resolve().parents[2] / "trainer" / "demo_data"
 DOCS = DEMO / "cranfield-data.json"

@@ -3,8 +3,9 @@
 import pytest
 from django.db import IntegrityError, transaction
 
+from corpus.models import Answer, Question
+from rankers.models import Ranker
 from ratings.models import Label, Rating
-from trainer.models import Answer, Question, Ranker
 
 
 @pytest.fixture

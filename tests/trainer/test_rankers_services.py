@@ -5,10 +5,13 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
+from corpus.models import Role
 from evaluation.models import EvaluationRun, RunStatus, RunTrigger
-from trainer.models import ApiToken, Ranker, RankerVersion, Role
-from trainer.rankers import RankerError, get_backend
-from trainer.services import api_token_create, api_token_revoke, ranker_create, ranker_version_announce
+from rankers.backends import RankerError, get_backend
+from rankers.models import Ranker, RankerVersion
+from rankers.services import ranker_create
+from trainer.models import ApiToken
+from trainer.services import api_token_create, api_token_revoke, ranker_version_announce
 
 pytestmark = pytest.mark.django_db
 

@@ -7,9 +7,9 @@ import time
 import pytest
 
 from evaluation.models import EvaluationRun, RunStatus, RunTrigger
-from tests.trainer.rankers_support import *  # noqa: F403 - fixtures and helpers
-from tests.trainer.rankers_support import learnable_collection
-from trainer.models import Ranker, RankerKind, RankerVersion
+from rankers.models import Ranker, RankerKind, RankerVersion
+from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
+from tests.rankers.rankers_support import learnable_collection
 from trainer.services import ranker_train_start
 
 

@@ -7,15 +7,18 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ValidationError
 
+from corpus.models import Answer, Question, Split
+from rankers.backends import RankQuery, get_backend
+from rankers.builtin import clear_ranker_caches
+from rankers.index import load_index
+from rankers.models import Ranker, RankerKind
+from rankers.services import ranker_create
 from ratings.models import Label
 from ratings.services import rating_record
-from tests.trainer.rankers_support import *  # noqa: F403 - fixtures and helpers
-from tests.trainer.rankers_support import learnable_collection
-from trainer.models import Answer, Question, Ranker, RankerKind, Split
-from trainer.rankers import RankQuery, get_backend
-from trainer.rankers.index import clear_index_cache, load_index
-from trainer.rankers.training import MIN_CV_GAIN, training_examples, training_questions
-from trainer.services import demo_collection_load, import_rater, ranker_create, ranker_train
+from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
+from tests.rankers.rankers_support import learnable_collection
+from trainer.services import demo_collection_load, import_rater, ranker_train
+from trainer.training import MIN_CV_GAIN, training_examples, training_questions
 
 pytestmark = pytest.mark.django_db
 
@@ -144,7 +147,7 @@ def test_trained_model_persists_across_restart(learnable, model_dir):
     query = RankQuery("q4", "zorpaae quixaae")
     before = get_backend(learnable.ranker, version).rank(query, 5)
 
-    clear_index_cache()  # a restarted process: nothing in memory, the model and index come from disk
+    clear_ranker_caches()  # a restarted process: nothing in memory, the model and index come from disk
     after = get_backend(learnable.ranker, version).rank(query, 5)
 
     assert Path(model_dir / version.model_file).exists()
@@ -153,7 +156,7 @@ def test_trained_model_persists_across_restart(learnable, model_dir):
 
 
 def test_backend_with_missing_model_file_raises_ranker_error(learnable, model_dir):
-    from trainer.rankers import RankerError
+    from rankers.backends import RankerError
 
     version = ranker_train(ranker=learnable.ranker)
     (model_dir / version.model_file).unlink()

@@ -4,7 +4,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from trainer.models import Answer, Collection, Membership, Role
+from corpus.models import Answer, Collection, Membership, Role
 
 DOCS = b'{"add": {"doc": {"id": 1, "title": "Lift", "body": "wing lift"}}, "add": {"doc": {"id": 2, "title": "Drag"}}}'
 

@@ -1,4 +1,4 @@
-"""Who may do what through the API: the web roles (trainer.permissions), narrowed for tokens.
+"""Who may do what through the API: the web roles (corpus.permissions), narrowed for tokens.
 
 - A session user has their membership role in each collection (superusers: trainer everywhere).
 - A token acts only in its own collection, with the lower of its role and its user's current role, so
@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from rest_framework.exceptions import NotFound, PermissionDenied
 
-from trainer.models import ApiToken, Collection, Ranker, Role
-from trainer.permissions import collection_role
+from corpus.models import Collection, Role
+from corpus.permissions import collection_role
+from rankers.models import Ranker
+from trainer.models import ApiToken
 
 
 def token_of(request) -> ApiToken | None:

@@ -12,10 +12,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from evaluation.services import EvaluationUnavailable
+
 
 def exception_handler(exc, context):
-    from evaluation.services import EvaluationUnavailable
-
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         exc = ValidationError(detail=detail)

@@ -8,10 +8,11 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from corpus.models import Collection, Discount, GainScheme, Split
 from evaluation.models import EvaluationRun, QuestionResult
+from rankers.config import redacted_config, validate_ranker_config
+from rankers.models import RankerKind, RankerVersion
 from ratings.services import validate_stars
-from trainer.models import Collection, Discount, GainScheme, RankerKind, RankerVersion, Split
-from trainer.rankers.config import redacted_config, validate_ranker_config
 
 MAX_BULK = 10_000
 

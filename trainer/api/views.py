@@ -26,25 +26,22 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from corpus.formats import WRITERS, AnswerRecord, QuestionRecord
+from corpus.models import Answer, Collection, Membership, Question, Role, Split
+from corpus.permissions import can_create_collections
+from corpus.selectors import collections_for_user
+from corpus.services import answers_upsert, collection_create, questions_upsert
 from evaluation.models import RunTrigger
 from evaluation.selectors import question_results, run_detail, runs_for_ranker
 from evaluation.services import evaluation_start
+from rankers.models import Ranker, RankerVersion
+from rankers.services import ranker_create
 from ratings.models import Label, RatingSource
 from ratings.selectors import ground_truth_rows
 from ratings.services import rating_record
 from trainer.api import serializers as s
 from trainer.api.access import caller_role, collection_for, ranker_for, token_of
-from trainer.formats import WRITERS, AnswerRecord, QuestionRecord
-from trainer.models import Answer, Collection, Membership, Question, Ranker, RankerVersion, Role, Split
-from trainer.permissions import can_create_collections
-from trainer.selectors import collections_for_user
-from trainer.services import (
-    answers_upsert,
-    collection_create,
-    questions_upsert,
-    ranker_create,
-    ranker_version_announce,
-)
+from trainer.services import ranker_version_announce
 
 # Response codes every authenticated endpoint can give, documented once.
 AUTH_ERRORS = {

@@ -15,8 +15,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from trainer.models import Collection, Ranker, RankerKind, Role
-from trainer.services import demo_collection_load, membership_set
+from corpus.models import Collection, Role
+from corpus.services import membership_set
+from rankers.models import Ranker, RankerKind
+from trainer.services import demo_collection_load
 
 DEMO_USERS = {"trainer": Role.TRAINER, "rater": Role.RATER}
 

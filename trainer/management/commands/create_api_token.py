@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from trainer.models import Collection, Role
+from corpus.models import Collection, Role
 from trainer.services import api_token_create
 
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from corpus.formats import WRITERS
+from corpus.models import Collection
 from ratings.selectors import ground_truth_rows
-from trainer.formats import WRITERS
-from trainer.models import Collection
 
 
 class Command(BaseCommand):

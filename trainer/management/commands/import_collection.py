@@ -10,9 +10,10 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from trainer.formats import FormatError
-from trainer.models import Collection
-from trainer.services import ImportFiles, collection_create, collection_import, parse_import_files
+from corpus.formats import FormatError
+from corpus.models import Collection
+from corpus.services import ImportFiles, collection_create, parse_import_files
+from trainer.services import collection_import
 
 
 class Command(BaseCommand):

@@ -1,0 +1,172 @@
+"""Writes of the corpus: collections, memberships, answers and questions, and parsing import files."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from corpus import formats
+from corpus.formats import AnswerRecord, JudgmentRecord, QuestionRecord
+from corpus.models import Answer, Collection, Membership, Question, Role, Split
+
+
+def split_for(*, collection_slug: str, external_id: str, test_fraction: float) -> str:
+    """Deterministic train/test assignment: a stable hash of slug + external id, so re-imports never move it."""
+    digest = hashlib.sha256(f"{collection_slug}\x00{external_id}".encode()).digest()
+    position = int.from_bytes(digest[:8], "big") / 2**64
+    return Split.TEST if position < test_fraction else Split.TRAIN
+
+
+@transaction.atomic
+def collection_create(
+    *, name: str, slug: str = "", description: str = "", created_by: User | None = None, **settings: object
+) -> Collection:
+    """Create a collection; its creator (if any) becomes its first trainer."""
+    collection = Collection(name=name, slug=slug or slugify(name)[:100], description=description, **settings)
+    collection.full_clean()
+    collection.save()
+    if created_by is not None:
+        Membership.objects.create(user=created_by, collection=collection, role=Role.TRAINER)
+    return collection
+
+
+@transaction.atomic
+def membership_set(*, collection: Collection, user: User, role: str) -> Membership:
+    membership, _ = Membership.objects.update_or_create(
+        user=user, collection=collection, defaults={"role": role}
+    )
+    return membership
+
+
+@dataclass
+class UpsertSummary:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+
+def answers_upsert(*, collection: Collection, records: Sequence[AnswerRecord]) -> UpsertSummary:
+    """Create or update answers by external id. Unchanged answers are not written."""
+    summary = UpsertSummary()
+    existing = {a.external_id: a for a in Answer.objects.filter(collection=collection)}
+    to_create, to_update = [], []
+    now = timezone.now()
+    for record in records:
+        answer = existing.get(record.external_id)
+        if answer is None:
+            to_create.append(
+                Answer(
+                    collection=collection,
+                    external_id=record.external_id,
+                    title=record.title,
+                    body=record.body,
+                    metadata=record.metadata,
+                )
+            )
+        elif (answer.title, answer.body, answer.metadata) != (record.title, record.body, record.metadata):
+            answer.title, answer.body, answer.metadata, answer.updated_at = (
+                record.title,
+                record.body,
+                record.metadata,
+                now,
+            )
+            to_update.append(answer)
+        else:
+            summary.unchanged += 1
+    Answer.objects.bulk_create(to_create, batch_size=1000)
+    Answer.objects.bulk_update(to_update, ["title", "body", "metadata", "updated_at"], batch_size=1000)
+    summary.created, summary.updated = len(to_create), len(to_update)
+    return summary
+
+
+def questions_upsert(*, collection: Collection, records: Sequence[QuestionRecord]) -> UpsertSummary:
+    """Create or update questions by external id.
+
+    The split comes from the record when the file gives one; otherwise an existing question keeps its
+    split and a new one is assigned by ``split_for``.
+    """
+    summary = UpsertSummary()
+    existing = {q.external_id: q for q in Question.objects.filter(collection=collection)}
+    to_create, to_update = [], []
+    now = timezone.now()
+    for record in records:
+        question = existing.get(record.external_id)
+        if question is None:
+            split = record.split or split_for(
+                collection_slug=collection.slug,
+                external_id=record.external_id,
+                test_fraction=collection.test_fraction,
+            )
+            to_create.append(
+                Question(collection=collection, external_id=record.external_id, text=record.text, split=split)
+            )
+            continue
+        split = record.split or question.split
+        if (question.text, question.split) != (record.text, split):
+            question.text, question.split, question.updated_at = record.text, split, now
+            to_update.append(question)
+        else:
+            summary.unchanged += 1
+    Question.objects.bulk_create(to_create, batch_size=1000)
+    Question.objects.bulk_update(to_update, ["text", "split", "updated_at"], batch_size=1000)
+    summary.created, summary.updated = len(to_create), len(to_update)
+    return summary
+
+
+@dataclass(frozen=True)
+class ImportFiles:
+    """The files of one import; any subset may be given."""
+
+    rnr_documents: Path | None = None
+    rnr_ground_truth: Path | None = None
+    corpus: Path | None = None
+    topics: Path | None = None
+    qrels: Path | None = None
+    ground_truth_jsonl: Path | None = None
+    grade_map: str | None = None  # default: "rnr" for R&R ground truth, "identity" for qrels
+
+    def paths(self) -> list[Path]:
+        return [value for value in vars(self).values() if isinstance(value, Path)]
+
+
+def parse_import_files(
+    files: ImportFiles, *, progress: Callable[[str], None] = lambda step: None
+) -> tuple[list[AnswerRecord], list[QuestionRecord], list[JudgmentRecord]]:
+    """Parse every given file before anything is written, so a bad file imports nothing."""
+    answers: list[AnswerRecord] = []
+    questions: list[QuestionRecord] = []
+    judgments: list[JudgmentRecord] = []
+    if files.rnr_documents:
+        progress(f"reading {files.rnr_documents.name}")
+        answers += formats.parse_rnr_documents(files.rnr_documents)
+    if files.corpus:
+        progress(f"reading {files.corpus.name}")
+        answers += formats.parse_trec_corpus(files.corpus)
+    if files.topics:
+        progress(f"reading {files.topics.name}")
+        questions += formats.parse_trec_topics(files.topics)
+    if files.rnr_ground_truth:
+        progress(f"reading {files.rnr_ground_truth.name}")
+        qs, js = formats.parse_rnr_ground_truth(
+            files.rnr_ground_truth, grade_map=formats.grade_map_from_spec(files.grade_map or "rnr")
+        )
+        questions += qs
+        judgments += js
+    if files.qrels:
+        progress(f"reading {files.qrels.name}")
+        judgments += formats.parse_trec_qrels(
+            files.qrels, grade_map=formats.grade_map_from_spec(files.grade_map or "identity")
+        )
+    if files.ground_truth_jsonl:
+        progress(f"reading {files.ground_truth_jsonl.name}")
+        qs, js = formats.parse_ground_truth_jsonl(files.ground_truth_jsonl)
+        questions += qs
+        judgments += js
+    return answers, questions, judgments

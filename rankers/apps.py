@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class RankersConfig(AppConfig):
+    name = "rankers"
+    verbose_name = "Rankers and versions"

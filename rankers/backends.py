@@ -1,0 +1,43 @@
+"""Backends of rankers: whatever orders a collection's answers for a question.
+
+``get_backend(ranker, version)`` is the one way to get something to call ``rank(query, k)`` on:
+
+- ``builtin``: BM25 over the collection's answers, reranked by the version's LambdaMART model when it
+  has one (``builtin.py``, ``features.py``, ``fitting.py``; training is ``trainer.training``);
+- ``http``: any service speaking the protocol in ``http.py`` (``manage.py ranker_server`` serves it).
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+
+from rankers.base import RankerBackend, RankerError, RankerUnavailable, Ranking, RankQuery
+from rankers.builtin import BuiltinBackend
+from rankers.config import validate_ranker_config
+from rankers.http import HttpBackend
+from rankers.index import known_answer_ids
+from rankers.models import Ranker, RankerKind, RankerVersion
+
+__all__ = ["RankQuery", "Ranking", "RankerBackend", "RankerError", "RankerUnavailable", "get_backend"]
+
+
+def get_backend(ranker: Ranker, version: RankerVersion | None = None) -> RankerBackend:
+    """A backend ranking as ``version`` of ``ranker`` does.
+
+    ``version`` None means the ranker's latest version; a builtin ranker without versions is plain BM25.
+    Raises RankerError for a config that cannot be used (e.g. an http ranker without a url) or a version
+    of another ranker.
+    """
+    if version is not None and version.ranker_id != ranker.pk:
+        raise RankerError(f"version {version.label!r} belongs to another ranker than {ranker.name!r}")
+    try:
+        config = validate_ranker_config(kind=ranker.kind, config=ranker.config)
+    except ValidationError as exc:  # a config written around the services (admin, shell)
+        raise RankerError(f"ranker {ranker.name!r} has an unusable config: {exc}") from exc
+    if version is None:
+        version = RankerVersion.objects.filter(ranker=ranker).order_by("-created_at", "-id").first()
+    if ranker.kind == RankerKind.BUILTIN:
+        return BuiltinBackend(collection=ranker.collection, version=version, candidates=config["candidates"])
+    if ranker.kind == RankerKind.HTTP:
+        return HttpBackend(config=config, known_ids=known_answer_ids(collection_id=ranker.collection_id))
+    raise RankerError(f"ranker {ranker.name!r} has unknown kind {ranker.kind!r}")

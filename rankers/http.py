@@ -1,0 +1,144 @@
+"""Any ranker service that speaks this HTTP protocol (``manage.py ranker_server`` is a reference server).
+
+Request, ``POST <url>`` with ``Content-Type: application/json``::
+
+    {"question": {"id": "q-17", "text": "what is the boundary layer ..."}, "rows": 10}
+
+Response, ``200`` with the answers best first (at most ``rows``; extra ones are ignored)::
+
+    {"answers": [{"id": "184", "score": 12.7}, {"id": "29", "score": 11.2}]}
+
+- A timeout, a refused connection or a 5xx is retried ``retries`` times (config), waiting 0.1 s, 0.2 s,
+  0.4 s ... (at most 2 s) between attempts; then it raises ``RankerUnavailable``.
+- Anything else that is wrong raises ``RankerError`` at once, naming the problem: a 4xx, a body that is
+  not JSON, no ``answers`` list, an answer without an ``id`` or with a non-numeric ``score``, an id listed
+  twice.
+- Ids the collection does not know are kept in their rank (they count as unlabelled) and listed in
+  ``Ranking.unknown_ids``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Collection as Container
+from typing import Any
+
+import httpx
+
+from rankers.base import RankerError, RankerUnavailable, Ranking, RankQuery
+from rankers.config import HTTP_DEFAULTS
+
+BACKOFF_FIRST = 0.1
+BACKOFF_MAX = 2.0
+
+
+def _snippet(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def parse_ranking(payload: Any, *, k: int, known_ids: Container[str] | None) -> Ranking:
+    """Check a decoded response body and turn it into a Ranking (RankerError naming what is wrong)."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("answers"), list):
+        raise RankerError('response must be a JSON object with an "answers" list')
+    answers: list[tuple[str, float]] = []
+    seen: set[str] = set()
+    for position, item in enumerate(payload["answers"][:k], start=1):
+        if not isinstance(item, dict):
+            raise RankerError(f"answer {position} must be an object with id and score")
+        raw_id = item.get("id")
+        if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or str(raw_id).strip() == "":
+            raise RankerError(f'answer {position} has no usable "id" (a non-empty string)')
+        answer_id = str(raw_id).strip()
+        score = item.get("score")
+        if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+            raise RankerError(f'answer {position} (id {answer_id!r}) has no numeric "score"')
+        if answer_id in seen:
+            raise RankerError(f"answer id {answer_id!r} is listed twice")
+        seen.add(answer_id)
+        answers.append((answer_id, float(score)))
+    unknown = [a for a, _ in answers if known_ids is not None and a not in known_ids]
+    return Ranking(answers=answers, unknown_ids=unknown)
+
+
+class HttpBackend:
+    """Ranks by asking an HTTP service. One instance (one connection pool) is safe to share between threads."""
+
+    def __init__(
+        self,
+        *,
+        config: dict[str, Any],
+        known_ids: Container[str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = config["url"]
+        self.timeout = float(config.get("timeout", HTTP_DEFAULTS["timeout"]))
+        self.retries = int(config.get("retries", HTTP_DEFAULTS["retries"]))
+        headers = {"Accept": "application/json", **config.get("headers", {})}
+        if config.get("auth_header"):
+            headers["Authorization"] = config["auth_header"]
+        self.known_ids = known_ids
+        self.client = httpx.Client(
+            headers=headers,
+            timeout=self.timeout,
+            transport=transport,
+            limits=httpx.Limits(max_connections=64, max_keepalive_connections=64),
+        )
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __del__(self) -> None:
+        # Callers rarely close a backend; don't leave its pooled connections open until exit.
+        client = getattr(self, "client", None)
+        if client is not None:
+            # At interpreter exit module globals (contextlib, httpx internals) may already be gone,
+            # so no helper from a module here: a bare try.
+            try:  # noqa: SIM105 - contextlib.suppress may be gone at exit
+                client.close()
+            except Exception:
+                pass
+
+    def _attempt(self, body: dict[str, Any]) -> httpx.Response:
+        try:
+            response = self.client.post(self.url, json=body)
+        except httpx.TimeoutException as exc:
+            raise RankerUnavailable(f"ranker at {self.url} did not answer within {self.timeout:g} s") from exc
+        except httpx.TransportError as exc:
+            raise RankerUnavailable(f"ranker at {self.url} cannot be reached: {exc}") from exc
+        if response.status_code >= 500:
+            raise RankerUnavailable(
+                f"ranker at {self.url} answered {response.status_code}: {_snippet(response.text)}"
+            )
+        if response.status_code != 200:
+            raise RankerError(
+                f"ranker at {self.url} answered {response.status_code}: {_snippet(response.text)}"
+            )
+        return response
+
+    def rank(self, query: RankQuery, k: int) -> Ranking:
+        body = {"question": {"id": query.external_id, "text": query.text}, "rows": k}
+        attempt = 0
+        while True:
+            try:
+                response = self._attempt(body)
+                break
+            except RankerUnavailable:
+                if attempt >= self.retries:
+                    raise
+                delay = min(BACKOFF_FIRST * 2**attempt, BACKOFF_MAX)
+                time.sleep(delay * random.uniform(0.8, 1.2))  # jitter keeps parallel retries apart
+                attempt += 1
+        try:
+            payload = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise RankerError(
+                f"ranker at {self.url} answered with a body that is not JSON: {_snippet(response.text)}"
+            ) from exc
+        try:
+            return parse_ranking(payload, k=k, known_ids=self.known_ids)
+        except RankerError as exc:
+            raise RankerError(f"ranker at {self.url}: {exc}") from None

@@ -1,0 +1,504 @@
+"""What a rater should rate next: the queue that drives training.
+
+Per rater, a question is offered only while it holds a pair the rater has not rated (and they have not
+skipped the question). Questions are ranked by the first of these that applies, and the reason is shown:
+
+1. test questions whose latest evaluation put unlabelled answers in the top k (they make NDCG@k uncertain);
+2. pairs with fewer raters than the target (``collection.target_raters``; ``overlap_target_raters`` for a
+   deterministic sample of questions used to measure agreement), training questions first;
+3. pairs whose raters disagree by 2 or more stars (a further opinion settles them);
+4. questions with the lowest NDCG@k in the latest evaluation.
+
+A question's candidates are the default ranker's current top k plus the pairs the queue wants judged
+(unlabelled answers of the latest evaluation's top k, labelled pairs short of raters or disputed). Until a
+ranker can answer, the top k comes from plain term overlap between question and answers.
+
+The candidate table (every question's top k) is computed once per collection state and cached, as asking
+the ranker for every question on every request would be far too slow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import User
+from django.core.cache import cache
+from django.db.models import Count, Max
+
+from corpus.models import Answer, Collection, Question, Split
+from evaluation.models import EvaluationRun, QuestionResult, RunStatus
+from rankers.backends import RankerError, RankerUnavailable, RankQuery, get_backend
+from rankers.models import Ranker, RankerVersion
+from rankers.selectors import default_ranker
+from ratings.models import Label, Rating, Skip
+
+logger = logging.getLogger(__name__)
+
+# Disagreement (max − min stars) at which a pair asks for a further opinion.
+DISPUTED_SPREAD = 2
+# Pages stay short enough to judge carefully even when the collection's k is large.
+MAX_TOP_K = 20
+CANDIDATES_CACHE_SECONDS = 15 * 60
+# A ranker that was unreachable is asked again soon rather than after the full cache period.
+CANDIDATES_FALLBACK_CACHE_SECONDS = 60
+
+PRIORITY_UNLABELLED_IN_TEST = 1
+PRIORITY_FEW_RATERS = 2
+PRIORITY_DISAGREEMENT = 3
+PRIORITY_LOW_NDCG = 4
+
+
+@dataclass(frozen=True)
+class Task:
+    """One question for one rater: why it was chosen and which answers to show (in display order)."""
+
+    question_id: int
+    priority: int | None  # None: nothing left the queue wants from this rater here
+    reason: str
+    answer_ids: list[int]
+
+
+@dataclass
+class Overview:
+    """A rater's view of a collection, as shown on their home page."""
+
+    pairs_total: int
+    pairs_rated: int
+    questions_waiting: int
+    my_ratings: int
+
+
+def shuffled(answer_ids: Iterable[int], *, rater_id: int, question_id: int) -> list[int]:
+    """Answers in an order that hides the ranker's rank but is stable for this rater and question.
+
+    Stable so that a reload (or coming back later) shows the same page; per rater so that position bias,
+    if any remains, falls on different answers for different raters.
+    """
+    return sorted(
+        set(answer_ids),
+        key=lambda a: hashlib.sha256(f"{rater_id}:{question_id}:{a}".encode()).digest(),
+    )
+
+
+def is_overlap_question(*, collection_slug: str, external_id: str, fraction: float) -> bool:
+    """Whether the question is in the agreement sample: a stable hash, like the train/test split.
+
+    A different salt from the split's hash so the sample is spread over train and test alike.
+    """
+    digest = hashlib.sha256(f"overlap\x00{collection_slug}\x00{external_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+def _spread_key(rater_id: int, question_id: int) -> bytes:
+    """Orders equally urgent questions differently per rater, so raters working at once rarely collide."""
+    return hashlib.sha256(f"spread:{rater_id}:{question_id}".encode()).digest()
+
+
+# --- candidates -----------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "there",
+        "their",
+        "been",
+        "were",
+        "any",
+        "some",
+        "than",
+        "then",
+        "these",
+        "those",
+        "into",
+    ]
+)
+
+
+def _terms(text: str) -> set[str]:
+    return {t for t in _TOKEN.findall(text.lower()) if len(t) > 1 and t not in _STOPWORDS}
+
+
+def term_overlap_ranking(
+    *, questions: list[tuple[int, str]], answers: list[tuple[int, str]], k: int
+) -> dict[int, list[int]]:
+    """Each question's top k answers by shared terms, each term weighted by its rarity (idf).
+
+    Only answers sharing at least one term are candidates. Ties go to the older answer.
+    """
+    postings: dict[str, list[int]] = defaultdict(list)
+    for answer_id, text in answers:
+        for term in _terms(text):
+            postings[term].append(answer_id)
+    n = max(len(answers), 1)
+    table: dict[int, list[int]] = {}
+    for question_id, text in questions:
+        scores: dict[int, float] = defaultdict(float)
+        for term in _terms(text):
+            ids = postings.get(term)
+            if not ids:
+                continue
+            weight = math.log(1 + n / len(ids))
+            for answer_id in ids:
+                scores[answer_id] += weight
+        table[question_id] = [a for a, _ in sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]]
+    return table
+
+
+def _backend_for(ranker: Ranker):
+    """The ranker's backend, or None when it cannot be built."""
+    try:
+        return get_backend(ranker)
+    except Exception:  # a misconfigured ranker must not stop people from rating
+        logger.warning("cannot build a backend for ranker %s; using term overlap", ranker.pk, exc_info=True)
+        return None
+
+
+def _ranker_table(
+    ranker: Ranker, questions: list[tuple[int, str, str]], ids_by_external: dict[str, int], k: int
+) -> tuple[dict[int, list[int]], bool]:
+    """{question id: top k answer ids} from the ranker for the questions it could rank; and whether it was
+    reachable throughout (False: the rest fall back to term overlap and the table is cached briefly)."""
+    backend = _backend_for(ranker)
+    if backend is None:
+        return {}, True
+    table: dict[int, list[int]] = {}
+    try:
+        for question_id, external_id, text in questions:
+            try:
+                ranking = backend.rank(RankQuery(external_id=external_id, text=text), k)
+            except RankerUnavailable:
+                logger.warning("ranker %s unavailable; term overlap for the remaining questions", ranker.pk)
+                return table, False
+            except RankerError:
+                logger.warning(
+                    "ranker %s failed on question %s; term overlap", ranker.pk, question_id, exc_info=True
+                )
+                continue
+            table[question_id] = [ids_by_external[a] for a in ranking.ids if a in ids_by_external][:k]
+        return table, True
+    finally:
+        close = getattr(backend, "close", None)  # HTTP backends hold a connection pool
+        if close is not None:
+            close()
+
+
+def top_k(*, collection: Collection) -> int:
+    return max(1, min(collection.ndcg_k, MAX_TOP_K))
+
+
+def _candidates_key(collection: Collection, ranker: Ranker | None) -> str:
+    answers = Answer.objects.filter(collection=collection).aggregate(n=Count("id"), t=Max("updated_at"))
+    questions = Question.objects.filter(collection=collection).aggregate(n=Count("id"), t=Max("updated_at"))
+    version = (
+        RankerVersion.objects.filter(ranker=ranker)
+        .order_by("-created_at", "-id")
+        .values_list("id", flat=True)
+        .first()
+        if ranker
+        else None
+    )
+    state = (
+        f"{collection.pk}:{collection.ndcg_k}:{answers['n']}:{answers['t']}:{questions['n']}:{questions['t']}:"
+        f"{ranker.pk if ranker else '-'}:{ranker.kind if ranker else '-'}:{ranker.config if ranker else '-'}:{version}"
+    )
+    return "ratings:candidates:" + hashlib.sha256(state.encode()).hexdigest()
+
+
+def candidate_table(*, collection: Collection) -> dict[int, list[int]]:
+    """{question id: the default ranker's current top k answer ids}, cached per collection state."""
+    ranker = default_ranker(collection=collection)
+    key = _candidates_key(collection, ranker)
+    table = cache.get(key)
+    if table is not None:
+        return table
+    k = top_k(collection=collection)
+    questions = list(Question.objects.filter(collection=collection).values_list("id", "external_id", "text"))
+    table, reachable = {}, True
+    if ranker is not None:
+        ids_by_external = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
+        table, reachable = _ranker_table(ranker, questions, ids_by_external, k)
+    missing = [(q, text) for q, _, text in questions if q not in table]
+    if missing:
+        answers = [
+            (a, f"{title} {body}")
+            for a, title, body in Answer.objects.filter(collection=collection).values_list(
+                "id", "title", "body"
+            )
+        ]
+        table.update(term_overlap_ranking(questions=missing, answers=answers, k=k))
+    cache.set(key, table, CANDIDATES_CACHE_SECONDS if reachable else CANDIDATES_FALLBACK_CACHE_SECONDS)
+    return table
+
+
+# --- the queue ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _RunResult:
+    top: list[int]  # answer ids in the run's top k (answers the collection knows)
+    ndcg: float | None
+
+
+@dataclass
+class _State:
+    """Everything the queue needs about one collection and one rater, loaded in a handful of queries."""
+
+    collection: Collection
+    rater_id: int
+    k: int
+    questions: dict[int, tuple[str, str]]  # id -> (external id, split)
+    candidates: dict[int, list[int]]
+    labels: dict[int, dict[int, tuple[int, int]]]  # question -> answer -> (rater count, disagreement)
+    mine: set[tuple[int, int]]
+    skipped: set[int]
+    run: dict[int, _RunResult] = field(default_factory=dict)
+
+    def target(self, question_id: int) -> int:
+        external_id, _ = self.questions[question_id]
+        c = self.collection
+        if is_overlap_question(collection_slug=c.slug, external_id=external_id, fraction=c.overlap_fraction):
+            return max(c.overlap_target_raters, c.target_raters)
+        return c.target_raters
+
+    def is_overlap(self, question_id: int) -> bool:
+        return self.target(question_id) > self.collection.target_raters
+
+
+def latest_run(*, collection: Collection):
+    """The latest successful evaluation of the collection's default ranker, or None."""
+    ranker = default_ranker(collection=collection)
+    if ranker is None:
+        return None
+    return (
+        EvaluationRun.objects.filter(collection=collection, ranker=ranker, status=RunStatus.SUCCEEDED)
+        .order_by("-finished_at", "-created_at", "-id")
+        .first()
+    )
+
+
+def _load(collection: Collection, rater: User) -> _State:
+    questions = {
+        q: (external_id, split)
+        for q, external_id, split in Question.objects.filter(collection=collection).values_list(
+            "id", "external_id", "split"
+        )
+    }
+    labels: dict[int, dict[int, tuple[int, int]]] = defaultdict(dict)
+    for q, a, count, spread in Label.objects.filter(question__collection=collection).values_list(
+        "question_id", "answer_id", "rater_count", "disagreement"
+    ):
+        labels[q][a] = (count, spread)
+    mine = set(
+        Rating.objects.filter(rater=rater, question__collection=collection).values_list(
+            "question_id", "answer_id"
+        )
+    )
+    skipped = set(
+        Skip.objects.filter(rater=rater, question__collection=collection).values_list(
+            "question_id", flat=True
+        )
+    )
+    k = top_k(collection=collection)
+    state = _State(
+        collection=collection,
+        rater_id=rater.pk,
+        k=k,
+        questions=questions,
+        candidates=candidate_table(collection=collection),
+        labels=labels,
+        mine=mine,
+        skipped=skipped,
+    )
+    run = latest_run(collection=collection)
+    if run is not None:
+        ids_by_external = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
+        run_k = max(1, min(run.ndcg_k, MAX_TOP_K))
+        for q, ranked, ndcg in QuestionResult.objects.filter(run=run).values_list(
+            "question_id", "ranked_answer_ids", "ndcg"
+        ):
+            top = [ids_by_external[a] for a in (ranked or [])[:run_k] if a in ids_by_external]
+            state.run[q] = _RunResult(top=top, ndcg=ndcg)
+    return state
+
+
+def _dedupe(*groups: Iterable[int]) -> list[int]:
+    seen: dict[int, None] = {}
+    for group in groups:
+        for a in group:
+            seen.setdefault(a, None)
+    return list(seen)
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, list[int]]:
+    """(priority, sort key within the priority, reason, answers to show) of one question for the rater."""
+    external_id, split = state.questions[question_id]
+    labels = state.labels.get(question_id, {})
+    mine = state.mine
+    run = state.run.get(question_id)
+    target = state.target(question_id)
+    spread_key = _spread_key(state.rater_id, question_id)
+
+    run_top = run.top if run else []
+    unlabelled = [a for a in run_top if a not in labels] if split == Split.TEST else []
+    short = [a for a, (count, _) in labels.items() if count < target]
+    disputed = [a for a, (_, spread) in labels.items() if spread >= DISPUTED_SPREAD]
+    pool = _dedupe(state.candidates.get(question_id, []), run_top, short, disputed)
+    to_show = [a for a in pool if (question_id, a) not in mine]
+
+    k = state.k
+    if unlabelled:
+        reason = (
+            f"Chosen because {_plural(len(unlabelled), 'answer', 'answers')} in this test question's top {k} "
+            f"{'is' if len(unlabelled) == 1 else 'are'} unrated, which makes its NDCG@{k} uncertain."
+        )
+        return PRIORITY_UNLABELLED_IN_TEST, (-len(unlabelled), spread_key), reason, to_show
+
+    needing = [a for a in pool if labels.get(a, (0, 0))[0] < target and (question_id, a) not in mine]
+    if needing:
+        why_target = (
+            f"this question is in the agreement sample, where each answer gets {target} raters"
+            if state.is_overlap(question_id)
+            else f"the target is {_plural(target, 'rater', 'raters')} per answer"
+        )
+        split_note = (
+            "Training questions come first: they teach the ranker."
+            if split == Split.TRAIN
+            else "It is a test question: its ratings measure the ranker."
+        )
+        reason = (
+            f"Chosen because {_plural(len(needing), 'answer needs', 'answers need')} more ratings "
+            f"({why_target}). {split_note}"
+        )
+        return PRIORITY_FEW_RATERS, (split != Split.TRAIN, spread_key), reason, to_show
+
+    disputed_open = [a for a in disputed if (question_id, a) not in mine]
+    if disputed_open:
+        reason = (
+            f"Chosen because raters disagree by {DISPUTED_SPREAD} or more stars on "
+            f"{_plural(len(disputed_open), 'answer', 'answers')}; a further opinion settles them."
+        )
+        return PRIORITY_DISAGREEMENT, (-len(disputed_open), spread_key), reason, to_show
+
+    if run is not None and run.ndcg is not None and any((question_id, a) not in mine for a in run_top):
+        reason = (
+            f"Chosen because this question scored one of the lowest NDCG@{k} in the latest evaluation "
+            f"({run.ndcg:.2f}); another look at its top answers may show what the ranker gets wrong."
+        )
+        return PRIORITY_LOW_NDCG, (run.ndcg, spread_key), reason, to_show
+
+    return None, (), "", to_show
+
+
+def _ranked(state: _State, exclude: Iterable[int] = ()) -> list[tuple[int, tuple, int, str, list[int]]]:
+    excluded = set(exclude)
+    ranked = []
+    for question_id in state.questions:
+        if question_id in state.skipped or question_id in excluded:
+            continue
+        priority, key, reason, to_show = _assess(state, question_id)
+        if priority is not None and to_show:
+            ranked.append((priority, key, question_id, reason, to_show))
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    return ranked
+
+
+def next_task(*, collection: Collection, rater: User, exclude: Iterable[int] = ()) -> Task | None:
+    """The most useful question for the rater now, or None when the queue wants nothing more from them.
+
+    ``exclude`` skips questions for this pick only (the rater pressed "next question").
+    """
+    state = _load(collection, rater)
+    ranked = _ranked(state, exclude)
+    if not ranked:
+        return None
+    priority, _, question_id, reason, to_show = ranked[0]
+    return Task(question_id, priority, reason, shuffled(to_show, rater_id=rater.pk, question_id=question_id))
+
+
+def task_for_question(*, collection: Collection, rater: User, question: Question) -> Task:
+    """The task for a question the rater opened directly (a link, a reload after the task expired).
+
+    Shows what the rater has not rated yet; if that is nothing, every candidate with their ratings so
+    they can review them.
+    """
+    state = _load(collection, rater)
+    priority, _, reason, to_show = _assess(state, question.pk)
+    if question.pk in state.skipped:
+        priority, reason = None, "You skipped this question earlier. You can still rate its answers."
+    if not to_show:
+        pool = _dedupe(
+            state.candidates.get(question.pk, []),
+            state.run[question.pk].top if question.pk in state.run else [],
+            (a for q, a in state.mine if q == question.pk),
+        )
+        to_show = pool
+        reason = (
+            reason or "You have rated every answer this question needs. You can still change your ratings."
+        )
+    elif priority is None:
+        reason = reason or "This question needs nothing more from you, but you are welcome to rate it."
+    return Task(question.pk, priority, reason, shuffled(to_show, rater_id=rater.pk, question_id=question.pk))
+
+
+def rater_overview(*, collection: Collection, rater: User) -> Overview:
+    """Pairs the queue knows (candidates plus every rated pair), how many have a label, and questions
+    still waiting for this rater."""
+    state = _load(collection, rater)
+    pairs = {(q, a) for q, answers in state.candidates.items() for a in answers}
+    pairs.update((q, a) for q, answers in state.labels.items() for a in answers)
+    for q, result in state.run.items():
+        pairs.update((q, a) for a in result.top)
+    rated = sum(len(answers) for answers in state.labels.values())
+    return Overview(
+        pairs_total=len(pairs),
+        pairs_rated=rated,
+        questions_waiting=len(_ranked(state)),
+        my_ratings=len(state.mine),
+    )

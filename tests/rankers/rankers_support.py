@@ -1,0 +1,182 @@
+"""Shared test data and helpers for the ranker and API tests (imported by their test modules).
+
+``learnable_collection`` is built so a reranker can beat BM25: for each question "<a> <b>" the one
+relevant answer has both terms in its *title*, while four distractors repeat them in a short body, so
+BM25 (which sees title + body together) ranks the distractors first and title coverage finds the
+relevant one.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+from corpus.formats import AnswerRecord, JudgmentRecord, QuestionRecord
+from corpus.models import Collection, Split
+from corpus.services import collection_create
+from rankers.builtin import clear_ranker_caches
+from tests.conftest import ROOT, _database_url_for_tests
+from trainer.services import collection_import
+
+FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt labore"
+
+
+@pytest.fixture
+def model_dir(settings, tmp_path, monkeypatch) -> Path:
+    """MODEL_DIR in a temporary directory (also for subprocesses started from the test), empty cache."""
+    path = tmp_path / "models"
+    settings.MODEL_DIR = path
+    monkeypatch.setenv("MODEL_DIR", str(path))
+    clear_ranker_caches()
+    yield path
+    clear_ranker_caches()
+
+
+def word(prefix: str, n: int) -> str:
+    # Letters only, so stemming leaves them alone and no two questions share a term.
+    letters = "".join(chr(ord("a") + int(d)) for d in f"{n:03d}")
+    return f"{prefix}{letters}"
+
+
+@dataclass
+class Learnable:
+    collection: Collection
+    train_ids: list[str] = field(default_factory=list)
+    test_ids: list[str] = field(default_factory=list)
+
+
+def learnable_records(questions: int = 40, test_every: int = 4):
+    answers, question_records, judgments = [], [], []
+    for n in range(questions):
+        a, b = word("zorp", n), word("quix", n)
+        qid = f"q{n}"
+        split = Split.TEST if n % test_every == 0 else Split.TRAIN
+        question_records.append(QuestionRecord(qid, f"{a} {b}", split))
+        relevant = f"r{n}"
+        answers.append(AnswerRecord(relevant, f"{a} {b}", f"{a} {b} {FILLER} {FILLER}"))
+        judgments.append(JudgmentRecord(qid, relevant, 3))
+        for d in range(4):
+            distractor = f"d{n}-{d}"
+            answers.append(AnswerRecord(distractor, "misc", f"{a} {a} {a} {b} {b} {b} {FILLER[: 10 * d]}"))
+            if d == 0:
+                judgments.append(JudgmentRecord(qid, distractor, 0))
+    return answers, question_records, judgments
+
+
+def learnable_collection(slug: str = "learnable", questions: int = 40) -> Learnable:
+    collection = collection_create(name=slug.title(), slug=slug)
+    answers, question_records, judgments = learnable_records(questions)
+    collection_import(collection=collection, answers=answers, questions=question_records, judgments=judgments)
+    return Learnable(
+        collection=collection,
+        train_ids=[q.external_id for q in question_records if q.split == Split.TRAIN],
+        test_ids=[q.external_id for q in question_records if q.split == Split.TEST],
+    )
+
+
+TINY_ANSWERS = [
+    AnswerRecord("a1", "Boundary layer flow", "The boundary layer of a flat plate in laminar flow."),
+    AnswerRecord("a2", "Shock waves", "Shock waves in supersonic flow behind a blunt body."),
+    AnswerRecord("a3", "Heat transfer", "Heat transfer to a cone at hypersonic speed."),
+    AnswerRecord("a4", "Layered boundaries", "Boundary conditions of layered plates."),
+]
+
+
+def tiny_answers(collection: Collection) -> None:
+    collection_import(collection=collection, answers=TINY_ANSWERS)
+
+
+@dataclass
+class Served:
+    slug: str
+    model_dir: Path
+    log_dir: Path
+
+    def start(self, *args: str) -> RankerServer:
+        return start_ranker_server(self.slug, self.log_dir, *args, model_dir=self.model_dir)
+
+
+@pytest.fixture(scope="module")
+def served(django_db_setup, django_db_blocker, tmp_path_factory) -> Served:
+    """A committed collection "served" with the tiny answers, for ranker_server subprocesses to read."""
+    with django_db_blocker.unblock():
+        collection = collection_create(name="Served", slug="served")
+        tiny_answers(collection)
+    try:
+        yield Served(
+            slug="served",
+            model_dir=tmp_path_factory.mktemp("models"),
+            log_dir=tmp_path_factory.mktemp("logs"),
+        )
+    finally:
+        with django_db_blocker.unblock():
+            collection.delete()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class RankerServer:
+    """``manage.py ranker_server`` in a real subprocess on a free port."""
+
+    url: str
+    process: subprocess.Popen
+    log_path: Path
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-5000:]
+
+
+def start_ranker_server(slug: str, log_dir: Path, *args: str, model_dir: Path | None = None) -> RankerServer:
+    """Start the server for the collection (its data must be committed) and wait until /healthz answers."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url_for_tests(),
+        "DJANGO_SETTINGS_MODULE": "trainer.settings",
+    }
+    if model_dir is not None:
+        env["MODEL_DIR"] = str(model_dir)
+    log_path = log_dir / f"ranker-server-{port}.log"
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "ranker_server", "--collection", slug, "--port", str(port), *args],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    server = RankerServer(url=f"http://127.0.0.1:{port}/", process=process, log_path=log_path)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"ranker_server exited early:\n{server.log()}")
+        try:
+            if httpx.get(server.url + "healthz", timeout=1).status_code == 200:
+                return server
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    server.stop()
+    raise RuntimeError(f"ranker_server did not become ready in 60 s:\n{server.log()}")

@@ -1,0 +1,205 @@
+"""The http ranker kind against `manage.py ranker_server` in a real subprocess, faults injected there."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rankers.backends import RankerError, RankerUnavailable, RankQuery, get_backend
+from rankers.http import HttpBackend, parse_ranking
+from rankers.models import Ranker, RankerKind
+from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
+from tests.rankers.rankers_support import TINY_ANSWERS, free_port
+
+KNOWN = frozenset(a.external_id for a in TINY_ANSWERS)
+QUERY = RankQuery("q1", "boundary layer flows")
+
+
+@pytest.fixture(scope="module")
+def server(served):
+    process = served.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def fault_server(served, request):
+    started = []
+
+    def start(*args: str):
+        process = served.start(*args)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.stop()
+
+
+def test_http_ranker_happy_path_returns_server_ranking(server):
+    backend = HttpBackend(config={"url": server.url, "timeout": 5, "retries": 0}, known_ids=KNOWN)
+
+    ranking = backend.rank(QUERY, 10)
+
+    # The reference server serves the builtin BM25 ranker, so this is its order (see the builtin tests).
+    assert ranking.ids == ["a1", "a4", "a2"]
+    assert ranking.unknown_ids == []
+    assert all(isinstance(score, float) for _, score in ranking.answers)
+
+
+def test_http_ranker_respects_rows(server):
+    backend = HttpBackend(config={"url": server.url}, known_ids=KNOWN)
+
+    assert backend.rank(QUERY, 1).ids == ["a1"]
+
+
+@pytest.mark.django_db
+def test_get_backend_http_ranker_reports_ids_the_collection_lacks(server, collection):
+    # The ranker belongs to "tiny", which has only a1: the served ids a4 and a2 are unknown to it.
+    from corpus.services import answers_upsert
+
+    answers_upsert(collection=collection, records=TINY_ANSWERS[:1])
+    ranker = Ranker.objects.create(
+        collection=collection, name="Service", kind=RankerKind.HTTP, config={"url": server.url}
+    )
+
+    ranking = get_backend(ranker).rank(QUERY, 10)
+
+    assert ranking.ids == ["a1", "a4", "a2"]
+    assert ranking.unknown_ids == ["a4", "a2"]
+
+
+def test_http_ranker_unknown_ids_are_kept_in_rank_and_reported(fault_server):
+    process = fault_server("--unknown-ids", "2")
+    backend = HttpBackend(config={"url": process.url}, known_ids=KNOWN)
+
+    ranking = backend.rank(QUERY, 4)
+
+    assert ranking.ids == ["unknown-1", "unknown-2", "a1", "a4"]
+    assert ranking.unknown_ids == ["unknown-1", "unknown-2"]
+
+
+def test_http_ranker_slow_server_times_out_after_retries(fault_server):
+    process = fault_server("--latency-ms", "2000")
+    backend = HttpBackend(config={"url": process.url, "timeout": 0.3, "retries": 1}, known_ids=KNOWN)
+
+    started = time.monotonic()
+    with pytest.raises(RankerUnavailable, match=r"did not answer within 0.3 s"):
+        backend.rank(QUERY, 10)
+
+    # Two attempts of 0.3 s and one backoff of about 0.1 s, not the server's 2 s each.
+    assert time.monotonic() - started < 1.5
+
+
+def test_http_ranker_500_then_success_is_retried(fault_server):
+    process = fault_server("--fail-first", "2")
+    backend = HttpBackend(config={"url": process.url, "retries": 2}, known_ids=KNOWN)
+
+    assert backend.rank(QUERY, 10).ids == ["a1", "a4", "a2"]
+
+
+def test_http_ranker_500_more_often_than_retries_is_unavailable(fault_server):
+    process = fault_server("--fail-first", "3")
+    backend = HttpBackend(config={"url": process.url, "retries": 2}, known_ids=KNOWN)
+
+    with pytest.raises(RankerUnavailable, match="answered 500"):
+        backend.rank(QUERY, 10)
+    # The server's failures are used up, so the next question succeeds.
+    assert backend.rank(QUERY, 10).ids == ["a1", "a4", "a2"]
+
+
+def test_http_ranker_garbage_body_is_a_ranker_error_not_retried(fault_server):
+    process = fault_server("--garbage")
+    backend = HttpBackend(config={"url": process.url, "retries": 5}, known_ids=KNOWN)
+
+    started = time.monotonic()
+    with pytest.raises(RankerError, match="not JSON: <html>injected garbage") as info:
+        backend.rank(QUERY, 10)
+
+    assert not isinstance(info.value, RankerUnavailable)
+    assert time.monotonic() - started < 1.0  # no retry backoff
+
+
+def test_http_ranker_connection_refused_is_unavailable():
+    backend = HttpBackend(config={"url": f"http://127.0.0.1:{free_port()}/", "retries": 1}, known_ids=KNOWN)
+
+    with pytest.raises(RankerUnavailable, match="cannot be reached"):
+        backend.rank(QUERY, 10)
+
+
+def test_http_ranker_sends_auth_header_and_headers():
+    import httpx
+
+    seen = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.update(request.headers)
+        seen["body"] = request.content
+        return httpx.Response(200, json={"answers": [{"id": "a1", "score": 1}]})
+
+    backend = HttpBackend(
+        config={
+            "url": "http://ranker.test/rank",
+            "auth_header": "Bearer s3cret",
+            "headers": {"X-Team": "ir"},
+        },
+        transport=httpx.MockTransport(handler),
+    )
+
+    assert backend.rank(QUERY, 3).ids == ["a1"]
+    assert seen["authorization"] == "Bearer s3cret"
+    assert seen["x-team"] == "ir"
+    assert seen["body"] == b'{"question":{"id":"q1","text":"boundary layer flows"},"rows":3}'
+
+
+def test_http_ranker_4xx_is_a_ranker_error_not_retried():
+    import httpx
+
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        return httpx.Response(403, text="forbidden")
+
+    backend = HttpBackend(
+        config={"url": "http://ranker.test/", "retries": 3}, transport=httpx.MockTransport(handler)
+    )
+
+    with pytest.raises(RankerError, match="answered 403: forbidden") as info:
+        backend.rank(QUERY, 3)
+    assert not isinstance(info.value, RankerUnavailable)
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ([], 'JSON object with an "answers" list'),
+        ({"results": []}, 'JSON object with an "answers" list'),
+        ({"answers": {"id": "a1"}}, 'JSON object with an "answers" list'),
+        ({"answers": ["a1"]}, "answer 1 must be an object"),
+        ({"answers": [{"score": 1}]}, 'answer 1 has no usable "id"'),
+        ({"answers": [{"id": "", "score": 1}]}, 'answer 1 has no usable "id"'),
+        ({"answers": [{"id": "a1"}]}, "answer 1 (id 'a1') has no numeric \"score\""),
+        ({"answers": [{"id": "a1", "score": "high"}]}, "has no numeric"),
+        ({"answers": [{"id": "a1", "score": True}]}, "has no numeric"),
+        ({"answers": [{"id": "a1", "score": 2}, {"id": "a1", "score": 1}]}, "answer id 'a1' is listed twice"),
+    ],
+)
+def test_parse_ranking_malformed_body_names_the_problem(payload, message):
+    with pytest.raises(RankerError) as info:
+        parse_ranking(payload, k=10, known_ids=KNOWN)
+
+    assert message in str(info.value)
+
+
+def test_parse_ranking_numeric_ids_and_extra_rows():
+    ranking = parse_ranking(
+        {"answers": [{"id": 7, "score": 3}, {"id": "a1", "score": 2.5}, {"id": "a2", "score": 1}]},
+        k=2,
+        known_ids=KNOWN,
+    )
+
+    assert ranking.answers == [("7", 3.0), ("a1", 2.5)]
+    assert ranking.unknown_ids == ["7"]
