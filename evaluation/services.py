@@ -63,7 +63,7 @@ from evaluation.models import (
 from rankers.backends import get_backend
 from rankers.base import RankerError, RankerUnavailable, Ranking, RankQuery
 from rankers.models import Ranker, RankerVersion
-from rankers.selectors import default_ranker
+from rankers.selectors import default_ranker, ranking_version
 from ratings.models import Label
 from ratings.selectors import labels_by_question
 
@@ -133,8 +133,8 @@ def evaluation_start(
     if ranker_version is not None and ranker_version.ranker_id != ranker.pk:
         raise ValueError(f"version {ranker_version.label!r} belongs to another ranker than {ranker.name!r}")
     if ranker_version is None:
-        # What the backend would use (its latest version), recorded so the history says which one ran.
-        ranker_version = RankerVersion.objects.filter(ranker=ranker).order_by("-created_at", "-id").first()
+        # What the backend would use (its champion, else its latest version), recorded so the history says which one ran.
+        ranker_version = ranking_version(ranker=ranker)
     _broker_check()
     with transaction.atomic():
         # Serialise starts of one ranker so two clicks cannot both create a run.
@@ -636,6 +636,114 @@ def scheduled_evaluations_start() -> list[EvaluationRun]:
         ranker = default_ranker(collection=collection)
         if ranker is None:
             continue
-        version = RankerVersion.objects.filter(ranker=ranker).order_by("-created_at", "-id").first()
+        version = ranking_version(ranker=ranker)
         runs.append(evaluation_start(ranker=ranker, ranker_version=version, trigger=RunTrigger.SCHEDULE))
     return runs
+
+
+# ------------------------------------------------------------------------- champion vs challenger
+
+
+SIGNIFICANCE = 0.05
+
+
+@dataclass(frozen=True)
+class VersionComparison:
+    """Two versions of one ranker on the same test questions, scored with the same (current) labels.
+
+    ``difference`` is mean NDCG@k(challenger) − mean NDCG@k(champion) over the questions both could be
+    scored on (a question without any label has no NDCG and is left out of both), with the percentile
+    bootstrap CI of that difference and the paired randomization test's two-sided p-value
+    (``evaluation.metrics.stats.compare_runs``). ``verdict``: "better" or "worse" when p < 0.05,
+    otherwise "within noise".
+    """
+
+    k: int
+    questions: int
+    challenger_ndcg: float
+    champion_ndcg: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    improved: int
+    worsened: int
+    verdict: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "questions": self.questions,
+            "challenger_ndcg": round(self.challenger_ndcg, 6),
+            "champion_ndcg": round(self.champion_ndcg, 6),
+            "difference": round(self.difference, 6),
+            "ci_low": round(self.ci_low, 6),
+            "ci_high": round(self.ci_high, 6),
+            "p_value": round(self.p_value, 6),
+            "improved": self.improved,
+            "worsened": self.worsened,
+            "verdict": self.verdict,
+        }
+
+
+def _per_question_ndcg(
+    *, backend, questions: list[Question], labels: list[dict[str, int]], run: EvaluationRun
+):
+    outcomes = [_rank_with_retry(backend, question, run.ndcg_k) for question in questions]
+    failed = [o for o in outcomes if o.ranking is None]
+    if failed:
+        raise RankerError(
+            f"{len(failed)} of {len(outcomes)} test questions could not be ranked: {failed[0].error}"
+        )
+    rankings = [o.ranking.ids if o.ranking else [] for o in outcomes]
+    return np.asarray(score_rankings(run=run, rankings=rankings, labels=labels).ndcg, dtype=float)
+
+
+def versions_compare(*, challenger: RankerVersion, champion: RankerVersion) -> VersionComparison:
+    """Rank every test question with both versions now and score both with today's labels.
+
+    Nothing is stored: the training loop keeps the figures on the challenger. Raises RankerError when
+    a version cannot rank (e.g. its model file is gone) and ValueError for versions of two rankers.
+    """
+    if challenger.ranker_id != champion.ranker_id:
+        raise ValueError("the two versions belong to different rankers")
+    ranker = challenger.ranker
+    collection = ranker.collection
+    questions = list(test_questions(collection=collection))
+    by_question = labels_by_question(question_ids=[q.pk for q in questions])
+    labels = [by_question[q.pk] for q in questions]
+    # An unsaved run carries the collection's metric definition, exactly as a real run would snapshot it.
+    definition = EvaluationRun(
+        ndcg_k=collection.ndcg_k,
+        gain_scheme=collection.gain_scheme,
+        discount=collection.discount,
+        relevance_threshold=collection.relevance_threshold,
+        accuracy_k=collection.accuracy_k,
+    )
+    new = _per_question_ndcg(
+        backend=get_backend(ranker, challenger), questions=questions, labels=labels, run=definition
+    )
+    old = _per_question_ndcg(
+        backend=get_backend(ranker, champion), questions=questions, labels=labels, run=definition
+    )
+    result = compare_runs(new, old, n_resamples=5000, n_permutations=5000, seed=0)
+    both = ~(np.isnan(new) | np.isnan(old))
+    significant = not math.isnan(result.p_value) and result.p_value < SIGNIFICANCE
+    verdict = "within noise"
+    if significant and result.difference > 0:
+        verdict = "better"
+    elif significant and result.difference < 0:
+        verdict = "worse"
+    return VersionComparison(
+        k=collection.ndcg_k,
+        questions=result.n,
+        challenger_ndcg=result.mean_a,
+        champion_ndcg=result.mean_b,
+        difference=result.difference,
+        ci_low=result.ci_low,
+        ci_high=result.ci_high,
+        p_value=result.p_value,
+        improved=int(np.sum(new[both] > old[both] + 1e-12)),
+        worsened=int(np.sum(new[both] < old[both] - 1e-12)),
+        verdict=verdict,
+    )

@@ -3,7 +3,7 @@
 ``get_backend(ranker, version)`` is the one way to get something to call ``rank(query, k)`` on:
 
 - ``builtin``: BM25 over the collection's answers, reranked by the version's LambdaMART model when it
-  has one (``builtin.py``, ``features.py``, ``fitting.py``; training is ``trainer.training``);
+  has one (``builtin.py``, ``features.py``, ``fitting.py``; training is ``trainer.learner``);
 - ``http``: any service speaking the protocol in ``http.py`` (``manage.py ranker_server`` serves it).
 """
 
@@ -17,6 +17,7 @@ from rankers.config import validate_ranker_config
 from rankers.http import HttpBackend
 from rankers.index import known_answer_ids
 from rankers.models import Ranker, RankerKind, RankerVersion
+from rankers.selectors import ranking_version
 
 __all__ = ["RankQuery", "Ranking", "RankerBackend", "RankerError", "RankerUnavailable", "get_backend"]
 
@@ -24,7 +25,7 @@ __all__ = ["RankQuery", "Ranking", "RankerBackend", "RankerError", "RankerUnavai
 def get_backend(ranker: Ranker, version: RankerVersion | None = None) -> RankerBackend:
     """A backend ranking as ``version`` of ``ranker`` does.
 
-    ``version`` None means the ranker's latest version; a builtin ranker without versions is plain BM25.
+    ``version`` None means the ranker's champion (else its latest version); a builtin ranker without versions is plain BM25.
     Raises RankerError for a config that cannot be used (e.g. an http ranker without a url) or a version
     of another ranker.
     """
@@ -35,7 +36,7 @@ def get_backend(ranker: Ranker, version: RankerVersion | None = None) -> RankerB
     except ValidationError as exc:  # a config written around the services (admin, shell)
         raise RankerError(f"ranker {ranker.name!r} has an unusable config: {exc}") from exc
     if version is None:
-        version = RankerVersion.objects.filter(ranker=ranker).order_by("-created_at", "-id").first()
+        version = ranking_version(ranker=ranker)
     if ranker.kind == RankerKind.BUILTIN:
         return BuiltinBackend(collection=ranker.collection, version=version, candidates=config["candidates"])
     if ranker.kind == RankerKind.HTTP:

@@ -1,7 +1,7 @@
 """Fitting the builtin ranker's LambdaMART model: a pure function of feature and target arrays.
 
 Which labels and questions it learns from, and whether a version uses the model, is the training loop's
-business (``trainer.training``); this module only fits and stores.
+business (``trainer.learner``); this module only fits and stores.
 """
 
 from __future__ import annotations

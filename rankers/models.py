@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -11,6 +12,12 @@ from corpus.models import Collection
 class RankerKind(models.TextChoices):
     BUILTIN = "builtin", "Built-in (BM25 + LambdaMART)"
     HTTP = "http", "HTTP service"
+
+
+class PromotionPolicy(models.TextChoices):
+    BETTER = "better", "Promote only if significantly better (p < 0.05)"
+    NOT_WORSE = "not-worse", "Promote unless significantly worse (p < 0.05)"
+    MANUAL = "manual", "Never automatically: a trainer promotes"
 
 
 class Ranker(models.Model):
@@ -24,6 +31,16 @@ class Ranker(models.Model):
         default=False, help_text="The ranker whose results the rating queue uses."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # The version that ranks unless another is named (queue, evaluations, ranker_server).
+    champion = models.ForeignKey(
+        "RankerVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    promotion_policy = models.CharField(
+        max_length=10, choices=PromotionPolicy.choices, default=PromotionPolicy.BETTER
+    )
+    # Automatic training, off unless set: after this many new training labels, and/or every so many hours.
+    auto_train_labels = models.PositiveIntegerField(null=True, blank=True)
+    auto_train_hours = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["collection", "name"]
@@ -33,6 +50,9 @@ class Ranker(models.Model):
                 fields=["collection"], condition=Q(is_default=True), name="ranker_one_default_per_collection"
             ),
             models.CheckConstraint(condition=Q(kind__in=RankerKind.values), name="ranker_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(promotion_policy__in=PromotionPolicy.values), name="ranker_policy_valid"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -55,7 +75,14 @@ class RankerVersion(models.Model):
     cv_ndcg_model = models.FloatField(null=True, blank=True)
     cv_ndcg_bm25 = models.FloatField(null=True, blank=True)
     uses_model = models.BooleanField(default=False, help_text="False when BM25's order was kept.")
+    # How the version ranks (builtin): "bm25", "fusion", "learned-fusion" or "lambdamart"; "" for http.
+    method = models.CharField(max_length=20, blank=True)
     details = models.JSONField(default=dict, blank=True)
+    # Its test-split evaluation against the champion of the moment (figures, verdict), when trained here.
+    comparison = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ["ranker", "-created_at"]
@@ -66,3 +93,26 @@ class RankerVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.ranker.name} {self.label}"
+
+
+class ChampionChange(models.Model):
+    """Every change of a ranker's champion: who, when, why, with the figures that decided it."""
+
+    ranker = models.ForeignKey(Ranker, on_delete=models.CASCADE, related_name="champion_changes")
+    version = models.ForeignKey(RankerVersion, on_delete=models.CASCADE, related_name="+")
+    previous = models.ForeignKey(
+        RankerVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # None: the promotion policy decided after a training.
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    reason = models.TextField()
+    figures = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["ranker", "-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.ranker.name}: champion {self.version.label}"

@@ -1,13 +1,14 @@
-"""Writes of rankers: creating them and numbering their versions."""
+"""Writes of rankers: creating them, numbering their versions, and changing their champion."""
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from corpus.models import Collection
 from rankers.config import validate_ranker_config
-from rankers.models import Ranker, RankerKind, RankerVersion
+from rankers.models import ChampionChange, PromotionPolicy, Ranker, RankerKind, RankerVersion
 
 
 @transaction.atomic
@@ -33,9 +34,68 @@ def ranker_create(
         Ranker.objects.select_for_update().filter(collection=collection, is_default=True).update(
             is_default=False
         )
-    return Ranker.objects.create(
+    ranker = Ranker.objects.create(
         collection=collection, name=name, kind=kind, config=cleaned, is_default=is_default
     )
+    if kind == RankerKind.BUILTIN:
+        # A builtin ranker has a champion from the start: plain BM25, what needs no ratings.
+        first = RankerVersion.objects.create(
+            ranker=ranker,
+            label="v1",
+            method="bm25",
+            notes="Plain BM25: the starting point, no ratings needed.",
+        )
+        version_promote(
+            version=first, changed_by=None, reason="Version 1 (plain BM25), created with the ranker."
+        )
+        ranker.champion = first
+    return ranker
+
+
+@transaction.atomic
+def version_promote(
+    *, version: RankerVersion, changed_by: User | None, reason: str, figures: dict | None = None
+) -> ChampionChange:
+    """Make ``version`` its ranker's champion and record who, why and on which figures.
+
+    ``changed_by`` None means the promotion policy decided after a training. Promoting the champion
+    again is refused (ValidationError), so the history holds only real changes.
+    """
+    ranker = Ranker.objects.select_for_update().get(pk=version.ranker_id)
+    if ranker.champion_id == version.pk:
+        raise ValidationError({"version": f"{version.label} is already the champion of {ranker.name}."})
+    change = ChampionChange.objects.create(
+        ranker=ranker,
+        version=version,
+        previous_id=ranker.champion_id,
+        changed_by=changed_by,
+        reason=reason,
+        figures=figures or {},
+    )
+    ranker.champion = version
+    ranker.save(update_fields=["champion"])
+    return change
+
+
+@transaction.atomic
+def ranker_training_settings_set(
+    *, ranker: Ranker, promotion_policy: str, auto_train_labels: int | None, auto_train_hours: int | None
+) -> Ranker:
+    """Set how a ranker's new versions are promoted and whether it trains by itself (off: None)."""
+    if promotion_policy not in PromotionPolicy.values:
+        raise ValidationError(
+            {
+                "promotion_policy": f"must be one of {', '.join(PromotionPolicy.values)}, not {promotion_policy!r}."
+            }
+        )
+    for field, value in (("auto_train_labels", auto_train_labels), ("auto_train_hours", auto_train_hours)):
+        if value is not None and value < 1:
+            raise ValidationError({field: "must be at least 1, or empty to turn it off."})
+    ranker.promotion_policy = promotion_policy
+    ranker.auto_train_labels = auto_train_labels
+    ranker.auto_train_hours = auto_train_hours
+    ranker.save(update_fields=["promotion_policy", "auto_train_labels", "auto_train_hours"])
+    return ranker
 
 
 def next_version_label(ranker: Ranker) -> str:

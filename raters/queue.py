@@ -436,11 +436,15 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
     return None, (), "", to_show
 
 
-def _ranked(state: _State, exclude: Iterable[int] = ()) -> list[tuple[int, tuple, int, str, list[int]]]:
+def _ranked(
+    state: _State, exclude: Iterable[int] = (), split: str = ""
+) -> list[tuple[int, tuple, int, str, list[int]]]:
     excluded = set(exclude)
     ranked = []
-    for question_id in state.questions:
+    for question_id, (_, question_split) in state.questions.items():
         if question_id in state.skipped or question_id in excluded:
+            continue
+        if split and question_split != split:
             continue
         priority, key, reason, to_show = _assess(state, question_id)
         if priority is not None and to_show:
@@ -449,13 +453,16 @@ def _ranked(state: _State, exclude: Iterable[int] = ()) -> list[tuple[int, tuple
     return ranked
 
 
-def next_task(*, collection: Collection, rater: User, exclude: Iterable[int] = ()) -> Task | None:
+def next_task(
+    *, collection: Collection, rater: User, exclude: Iterable[int] = (), split: str = ""
+) -> Task | None:
     """The most useful question for the rater now, or None when the queue wants nothing more from them.
 
-    ``exclude`` skips questions for this pick only (the rater pressed "next question").
+    ``exclude`` skips questions for this pick only (the rater pressed "next question"); ``split``
+    ("train" or "test") keeps to one split, e.g. when a trainer needs more training labels to train.
     """
     state = _load(collection, rater)
-    ranked = _ranked(state, exclude)
+    ranked = _ranked(state, exclude, split)
     if not ranked:
         return None
     priority, _, question_id, reason, to_show = ranked[0]

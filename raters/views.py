@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from corpus.models import Answer, Collection, Question, Role
+from corpus.models import Answer, Collection, Question, Role, Split
 from corpus.permissions import can_create_collections, collection_role
 from corpus.selectors import collections_for_user
 from raters import queue
@@ -263,12 +263,24 @@ def home(request: RatingRequest) -> HttpResponse:
 @require_GET
 @collection_view()
 def rate_next(request: RatingRequest, collection: Collection) -> HttpResponse:
-    """Redirect to the most useful question for this rater (``?after=<id>`` passes over that question once)."""
+    """Redirect to the most useful question for this rater (``?after=<id>`` passes over that question once).
+
+    ``?split=train`` keeps this rater's queue on training questions until ``?split=`` (all) is asked for:
+    the link a trainer follows when training needs more labelled training questions.
+    """
+    key = f"rate-split:{collection.pk}"
+    if "split" in request.GET:
+        chosen = request.GET["split"]
+        if chosen in (Split.TRAIN, Split.TEST):
+            request.session[key] = chosen
+        else:
+            request.session.pop(key, None)
+    split = request.session.get(key, "")
     after = request.GET.get("after", "")
     exclude = [int(after)] if after.isdigit() else []
-    task = queue.next_task(collection=collection, rater=request.user, exclude=exclude)
+    task = queue.next_task(collection=collection, rater=request.user, exclude=exclude, split=split)
     if task is None and exclude:
-        task = queue.next_task(collection=collection, rater=request.user)
+        task = queue.next_task(collection=collection, rater=request.user, split=split)
     if task is None:
         return render(
             request, "raters/done.html", {"collection": collection, "role": request.collection_role}

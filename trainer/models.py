@@ -43,3 +43,75 @@ class ApiToken(models.Model):
     @staticmethod
     def hash_key(key: str) -> str:
         return _hash_token(key)
+
+
+class TrainingStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class TrainingPhase(models.TextChoices):
+    """The steps of a training, in order; progress runs 0–1 across them."""
+
+    QUEUED = "queued", "Waiting for a worker"
+    COLLECT_LABELS = "collect-labels", "Collecting labels"
+    COMPUTE_FEATURES = "compute-features", "Computing features"
+    CROSS_VALIDATE = "cross-validate", "Cross-validating candidates"
+    FIT = "fit", "Fitting the chosen model"
+    EVALUATE = "evaluate", "Evaluating on the test questions"
+    DECIDE = "decide", "Deciding on promotion"
+    DONE = "done", "Done"
+
+
+ACTIVE_TRAINING = (TrainingStatus.QUEUED, TrainingStatus.RUNNING)
+
+
+class Training(models.Model):
+    """One training of a builtin ranker: a job row claimed by one worker, with phase and progress."""
+
+    ranker = models.ForeignKey("rankers.Ranker", on_delete=models.CASCADE, related_name="trainings")
+    status = models.CharField(max_length=10, choices=TrainingStatus.choices, default=TrainingStatus.QUEUED)
+    phase = models.CharField(max_length=20, choices=TrainingPhase.choices, default=TrainingPhase.QUEUED)
+    progress = models.FloatField(default=0.0)
+    error = models.TextField(blank=True)
+    trigger = models.CharField(max_length=10, default="ui")  # ui, api, command, auto
+    version = models.ForeignKey(
+        "rankers.RankerVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # What the promotion policy decided: "promoted", "kept" or "manual" (a trainer decides).
+    decision = models.CharField(max_length=10, blank=True)
+    decision_reason = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["ranker"],
+                condition=Q(status__in=ACTIVE_TRAINING),
+                name="training_one_active_per_ranker",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=TrainingStatus.values), name="training_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(progress__gte=0, progress__lte=1), name="training_progress_0_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"training {self.pk} of ranker {self.ranker_id} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_TRAINING

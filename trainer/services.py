@@ -6,13 +6,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from celery import current_app
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
 
 from corpus.formats import AnswerRecord, FormatError, JudgmentRecord, QuestionRecord
 from corpus.models import Answer, Collection, Question, Role
@@ -26,19 +30,27 @@ from corpus.services import (
     questions_upsert,
 )
 from evaluation.models import RunTrigger
-from evaluation.services import evaluation_start
+from evaluation.services import EvaluationUnavailable, evaluation_start, versions_compare
 from rankers.config import validate_ranker_config
 from rankers.fitting import model_file_write
 from rankers.index import load_index
-from rankers.models import Ranker, RankerKind, RankerVersion
-from rankers.services import next_version_label
+from rankers.models import PromotionPolicy, Ranker, RankerKind, RankerVersion
+from rankers.services import next_version_label, version_promote
 from ratings.services import ratings_import
-from trainer.models import ApiToken
-from trainer.training import train
+from trainer.learner import train
+from trainer.models import ACTIVE_TRAINING, ApiToken, Training, TrainingPhase, TrainingStatus
+from trainer.selectors import Readiness, auto_training_due, training_readiness
 
 logger = logging.getLogger(__name__)
 
 IMPORT_RATER_DEFAULT = "ground-truth"
+TRAINING_MAX_ATTEMPTS = 3
+
+Progress = Callable[[str, float], None]
+
+
+def _no_progress(phase: str, fraction: float) -> None:
+    pass
 
 
 def import_rater(*, username: str = IMPORT_RATER_DEFAULT) -> User:
@@ -156,12 +168,14 @@ def demo_collection_load(*, slug: str = "cranfield") -> Collection | None:
     return collection
 
 
-def ranker_train(*, ranker: Ranker) -> RankerVersion:
-    """Train a new version of a builtin ranker on the current labels of its TRAINING questions.
+def ranker_train(
+    *, ranker: Ranker, created_by: User | None = None, progress: Progress = _no_progress
+) -> RankerVersion:
+    """Learn a new version of a builtin ranker from the current labels of its TRAINING questions.
 
-    Cross-validation decides whether the version reranks with the model or keeps BM25's order (see
-    ``trainer.training``); both CV figures are recorded. Raises ValidationError for an http
-    ranker (those train elsewhere and announce their versions).
+    Cross-validation chooses among the candidates (see ``trainer.learner``) and every candidate's
+    figures are recorded on the version. Raises ValidationError for an http ranker (those train
+    elsewhere and announce their versions). The version is not evaluated or promoted here.
     """
     if ranker.kind != RankerKind.BUILTIN:
         raise ValidationError(
@@ -171,7 +185,10 @@ def ranker_train(*, ranker: Ranker) -> RankerVersion:
     collection = ranker.collection
     # Training reads and computes for seconds; only the version row is written in a transaction.
     result = train(
-        collection=collection, index=load_index(collection=collection), candidates=config["candidates"]
+        collection=collection,
+        index=load_index(collection=collection),
+        candidates=config["candidates"],
+        progress=progress,
     )
     with transaction.atomic():
         Ranker.objects.select_for_update().filter(pk=ranker.pk).first()  # serialise label numbering
@@ -193,7 +210,9 @@ def ranker_train(*, ranker: Ranker) -> RankerVersion:
             cv_ndcg_model=result.cv_ndcg_model,
             cv_ndcg_bm25=result.cv_ndcg_bm25,
             uses_model=result.uses_model,
+            method=result.method,
             details={**result.details, "params": result.params, "question_count": result.question_count},
+            created_by=created_by,
         )
 
 
@@ -226,15 +245,33 @@ class TrainingUnavailable(Exception):
     """Training cannot be queued: the Celery broker is unreachable."""
 
 
-def ranker_train_start(*, ranker: Ranker) -> None:
-    """Queue training of a builtin ranker (Celery task ``trainer.ranker_train``) after the commit.
+class TrainingConflict(Exception):
+    """The ranker is already training; ``training`` is that job."""
 
-    Raises TrainingUnavailable, before anything is queued, when the broker can't be reached.
-    """
+    def __init__(self, training: Training) -> None:
+        self.training = training
+        super().__init__(
+            f"{training.ranker.name} is already training (training {training.pk}, {training.status} since "
+            f"{timezone.localtime(training.started_at or training.created_at):%Y-%m-%d %H:%M})."
+        )
+
+
+class TrainingRefused(Exception):
+    """Too few labelled training questions to learn from; the message says how many more are needed."""
+
+    def __init__(self, readiness: Readiness) -> None:
+        self.readiness = readiness
+        super().__init__(readiness.message)
+
+
+def _builtin_only(ranker: Ranker) -> None:
     if ranker.kind != RankerKind.BUILTIN:
         raise ValidationError(
             {"ranker": "Only builtin rankers train here; an http ranker announces its versions."}
         )
+
+
+def _broker_check() -> None:
     try:
         with current_app.connection_for_write() as connection:
             connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
@@ -242,9 +279,195 @@ def ranker_train_start(*, ranker: Ranker) -> None:
         raise TrainingUnavailable(
             f"Training could not be queued: the task queue is not reachable ({exc.__class__.__name__}: {exc})."
         ) from exc
-    transaction.on_commit(
-        lambda: current_app.send_task("trainer.ranker_train", kwargs={"ranker_id": ranker.pk})
+
+
+def _enqueue(training_id: int) -> None:
+    current_app.send_task("trainer.training_run", kwargs={"training_id": training_id})
+
+
+def training_start(*, ranker: Ranker, created_by: User | None = None, trigger: str = "ui") -> Training:
+    """Queue a training of a builtin ranker (Celery task ``trainer.training_run``) after the commit.
+
+    Refuses with TrainingRefused when there are too few labelled training questions, TrainingConflict
+    (naming the running job) when the ranker already trains, TrainingUnavailable when the broker is
+    unreachable; nothing is stored in any of these cases.
+    """
+    _builtin_only(ranker)
+    readiness = training_readiness(ranker=ranker)
+    if not readiness.ready:
+        raise TrainingRefused(readiness)
+    _broker_check()
+    with transaction.atomic():
+        Ranker.objects.select_for_update().filter(pk=ranker.pk).first()
+        active = Training.objects.filter(ranker=ranker, status__in=ACTIVE_TRAINING).first()
+        if active is not None:
+            raise TrainingConflict(active)
+        training = Training.objects.create(ranker=ranker, created_by=created_by, trigger=trigger)
+        transaction.on_commit(lambda: _enqueue(training.pk))
+    return training
+
+
+# Where each phase starts on the 0–1 progress bar; a phase reports its own fraction within its span.
+PHASE_START = {
+    TrainingPhase.COLLECT_LABELS: 0.0,
+    TrainingPhase.COMPUTE_FEATURES: 0.05,
+    TrainingPhase.CROSS_VALIDATE: 0.30,
+    TrainingPhase.FIT: 0.75,
+    TrainingPhase.EVALUATE: 0.80,
+    TrainingPhase.DECIDE: 0.97,
+    TrainingPhase.DONE: 1.0,
+}
+_PHASES = list(PHASE_START)
+
+
+def _progress_write(training_id: int, phase: str, fraction: float) -> None:
+    start = PHASE_START[TrainingPhase(phase)]
+    following = _PHASES[_PHASES.index(TrainingPhase(phase)) + 1] if phase != TrainingPhase.DONE else phase
+    end = PHASE_START[TrainingPhase(following)]
+    value = round(min(1.0, start + (end - start) * min(max(fraction, 0.0), 1.0)), 4)
+    Training.objects.filter(pk=training_id, status=TrainingStatus.RUNNING).update(
+        phase=phase, progress=value, heartbeat_at=timezone.now()
     )
+
+
+def training_claim(*, training_id: int, worker: str) -> bool:
+    """QUEUED → RUNNING by one conditional UPDATE: of two workers given the same job, one wins."""
+    now = timezone.now()
+    return bool(
+        Training.objects.filter(pk=training_id, status=TrainingStatus.QUEUED).update(
+            status=TrainingStatus.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            claimed_by=worker,
+            attempts=F("attempts") + 1,
+            phase=TrainingPhase.COLLECT_LABELS,
+            progress=0.0,
+        )
+    )
+
+
+def training_run(*, training_id: int, worker: str) -> Training | None:
+    """Claim the job and run it: learn a version, evaluate it against the champion, apply the policy.
+
+    Any error fails the job with the reason (a version already made is kept and can be promoted by
+    hand). Returns the finished job, or None when another worker had claimed it.
+    """
+    if not training_claim(training_id=training_id, worker=worker):
+        return None
+    training = Training.objects.select_related("ranker__collection", "ranker__champion").get(pk=training_id)
+    ranker = training.ranker
+    try:
+        version = ranker_train(
+            ranker=ranker,
+            created_by=training.created_by,
+            progress=lambda phase, fraction: _progress_write(training_id, phase, fraction),
+        )
+        Training.objects.filter(pk=training_id).update(version=version)
+        _progress_write(training_id, TrainingPhase.EVALUATE, 0.0)
+        decision, reason = version_decide(version=version)
+        _progress_write(training_id, TrainingPhase.DECIDE, 1.0)
+    except Exception as exc:
+        logger.exception("training %s of ranker %s failed", training_id, ranker.pk)
+        Training.objects.filter(pk=training_id).update(
+            status=TrainingStatus.FAILED,
+            finished_at=timezone.now(),
+            error=f"{exc.__class__.__name__}: {exc}"[:2000],
+        )
+        return Training.objects.get(pk=training_id)
+    Training.objects.filter(pk=training_id).update(
+        status=TrainingStatus.SUCCEEDED,
+        phase=TrainingPhase.DONE,
+        progress=1.0,
+        finished_at=timezone.now(),
+        decision=decision,
+        decision_reason=reason,
+    )
+    if decision == "promoted":
+        try:  # the new champion's first point on the history chart
+            evaluation_start(ranker=ranker, ranker_version=version, trigger=RunTrigger.TRAINING)
+        except EvaluationUnavailable as exc:
+            logger.warning(
+                "promoted %s %s but could not queue its evaluation: %s", ranker, version.label, exc
+            )
+    return Training.objects.get(pk=training_id)
+
+
+def version_decide(*, version: RankerVersion) -> tuple[str, str]:
+    """Compare a new version with the champion on the test questions and apply the ranker's policy.
+
+    Returns (decision, reason): "promoted", "kept" or "manual". The figures are kept on the version.
+    """
+    ranker = Ranker.objects.select_related("champion").get(pk=version.ranker_id)
+    champion = ranker.champion
+    if champion is None:
+        version_promote(version=version, changed_by=None, reason="The ranker had no champion yet.")
+        return "promoted", "The ranker had no champion yet."
+    comparison = versions_compare(challenger=version, champion=champion)
+    figures = {**comparison.as_json(), "champion": champion.label, "champion_id": champion.pk}
+    version.comparison = figures
+    version.save(update_fields=["comparison"])
+    k = comparison.k
+    said = (
+        f"{version.label} vs {champion.label} on {comparison.questions} test questions: NDCG@{k} "
+        f"{comparison.challenger_ndcg:.3f} vs {comparison.champion_ndcg:.3f} ({comparison.difference:+.3f}, "
+        f"95% CI {comparison.ci_low:+.3f} to {comparison.ci_high:+.3f}, p = {comparison.p_value:.3f})"
+    )
+    policy = ranker.promotion_policy
+    if policy == PromotionPolicy.MANUAL:
+        return "manual", f"{said}. The policy is manual: a trainer decides."
+    if policy == PromotionPolicy.BETTER:
+        promote = comparison.verdict == "better"
+        rule = "promoted only if significantly better (p < 0.05)"
+    else:
+        promote = comparison.verdict != "worse"
+        rule = "promoted unless significantly worse (p < 0.05)"
+    if not promote:
+        return "kept", f"{said}: {comparison.verdict}. Kept {champion.label}; a new version is {rule}."
+    reason = f"{said}: {comparison.verdict}. Promoted by the policy: {rule}."
+    version_promote(version=version, changed_by=None, reason=reason, figures=figures)
+    return "promoted", reason
+
+
+def trainings_resume(*, worker: str = "", since: datetime | None = None) -> list[int]:
+    """Take over trainings whose worker is gone; returns the ids to queue again.
+
+    Gone means: its heartbeat is older than TRAINING_STALE_SECONDS, or (on a worker's start) it was
+    claimed by this worker's node name before this process started. Such a job goes back to QUEUED,
+    or FAILED with the reason after TRAINING_MAX_ATTEMPTS claims, so none stays running forever.
+    A QUEUED job nobody claimed for that long (its message lost) is queued again.
+    """
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.TRAINING_STALE_SECONDS)
+    gone = Q(heartbeat_at__lt=stale)
+    if worker and since is not None:
+        gone |= Q(claimed_by=worker, started_at__lt=since)
+    running = Training.objects.filter(gone, status=TrainingStatus.RUNNING)
+    Training.objects.filter(pk__in=running.filter(attempts__gte=TRAINING_MAX_ATTEMPTS).values("pk")).update(
+        status=TrainingStatus.FAILED,
+        finished_at=now,
+        error=f"The worker running this training stopped {TRAINING_MAX_ATTEMPTS} times; giving up. "
+        "Check the worker's log, then train again.",
+    )
+    ids = list(running.filter(attempts__lt=TRAINING_MAX_ATTEMPTS).values_list("pk", flat=True))
+    Training.objects.filter(pk__in=ids, status=TrainingStatus.RUNNING).update(
+        status=TrainingStatus.QUEUED, phase=TrainingPhase.QUEUED, progress=0.0, claimed_by=""
+    )
+    lost = Training.objects.filter(status=TrainingStatus.QUEUED, created_at__lt=stale).exclude(pk__in=ids)
+    return ids + list(lost.values_list("pk", flat=True))
+
+
+def auto_trainings_start() -> list[Training]:
+    """Start trainings that rankers asked for: after N new training labels, or every so many hours."""
+    started = []
+    for ranker in Ranker.objects.filter(kind=RankerKind.BUILTIN).filter(
+        Q(auto_train_labels__isnull=False) | Q(auto_train_hours__isnull=False)
+    ):
+        if auto_training_due(ranker=ranker):
+            try:
+                started.append(training_start(ranker=ranker, trigger="auto"))
+            except (TrainingRefused, TrainingConflict, TrainingUnavailable) as exc:
+                logger.info("automatic training of ranker %s not started: %s", ranker.pk, exc)
+    return started
 
 
 @transaction.atomic

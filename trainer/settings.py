@@ -183,6 +183,10 @@ EVALUATION_STALE_SECONDS = env_int("EVALUATION_STALE_SECONDS", 120, minimum=1)
 # evaluates each collection's default ranker; the sweep resumes evaluations whose worker died.
 EVALUATION_SCHEDULE = env_str("EVALUATION_SCHEDULE", "")
 CELERY_BEAT_SCHEDULE["evaluation-sweep"] = {"task": "evaluation.sweep", "schedule": 60.0}
+# A running training whose worker has not reported for this long is restarted (up to 3 attempts in all)
+# by beat's sweep, which also starts automatic trainings (each ranker's own setting, off by default).
+TRAINING_STALE_SECONDS = env_int("TRAINING_STALE_SECONDS", 120, minimum=1)
+CELERY_BEAT_SCHEDULE["training-sweep"] = {"task": "trainer.training_sweep", "schedule": 60.0}
 if EVALUATION_SCHEDULE:
     from celery.schedules import crontab
 

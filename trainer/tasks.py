@@ -5,13 +5,16 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from celery.signals import worker_ready
+from django.db import close_old_connections
+from django.utils import timezone
 
-from evaluation.models import RunTrigger
-from evaluation.services import EvaluationUnavailable, evaluation_start
-from rankers.models import Ranker
-from trainer.services import ranker_train as train_service
+from trainer import services
 
 logger = logging.getLogger(__name__)
+
+# When this worker process started: trainings its node name claimed before this moment lost their worker.
+PROCESS_STARTED = timezone.now()
 
 
 @shared_task(name="trainer.ping")
@@ -20,20 +23,42 @@ def ping(*, value: str) -> str:
     return value
 
 
-@shared_task(name="trainer.ranker_train", acks_late=True)
-def ranker_train(*, ranker_id: int) -> int | None:
-    """Train a new version of a builtin ranker, then start its evaluation. Returns the version id.
+@shared_task(name="trainer.training_run", bind=True, acks_late=True)
+def training_run(self, *, training_id: int) -> str | None:
+    """Run one training job (claimed by a conditional UPDATE, so a redelivered message is harmless).
 
-    Not retried: training is deterministic, so a failure would only repeat. If the evaluation cannot be
-    queued (broker gone) the version is kept; it is evaluated by the next run a trainer starts.
+    Not retried: learning is deterministic, so a failure would only repeat; the job records why.
     """
-    ranker = Ranker.objects.select_related("collection").filter(pk=ranker_id).first()
-    if ranker is None:
-        logger.warning("ranker %s no longer exists; nothing to train", ranker_id)
-        return None
-    version = train_service(ranker=ranker)
+    training = services.training_run(training_id=training_id, worker=self.request.hostname or "unknown")
+    return None if training is None else training.status
+
+
+def _enqueue(training_ids: list[int]) -> None:
+    for training_id in training_ids:
+        training_run.apply_async(kwargs={"training_id": training_id})
+
+
+@shared_task(name="trainer.training_sweep", bind=True)
+def training_sweep(self) -> int:
+    """Beat, every minute: restart trainings whose worker went silent, start due automatic trainings."""
+    ids = services.trainings_resume()
+    _enqueue(ids)
+    services.auto_trainings_start()
+    return len(ids)
+
+
+@worker_ready.connect
+def trainings_resume_on_start(sender=None, **kwargs) -> None:
+    """A worker starting again restarts the trainings its killed predecessor (same node name) held."""
+    hostname = getattr(sender, "hostname", "") or ""
     try:
-        evaluation_start(ranker=ranker, ranker_version=version, trigger=RunTrigger.TRAINING)
-    except EvaluationUnavailable as exc:
-        logger.warning("trained %s %s but could not queue its evaluation: %s", ranker, version.label, exc)
-    return version.pk
+        close_old_connections()
+        ids = services.trainings_resume(worker=hostname, since=PROCESS_STARTED)
+        _enqueue(ids)
+        if ids:
+            logger.info("Restarted %d training(s) left running by a previous %s", len(ids), hostname)
+    except Exception:
+        # A worker must start even when the database is briefly unreachable; beat's sweep retries.
+        logger.exception("could not resume trainings on worker start")
+    finally:
+        close_old_connections()

@@ -10,10 +10,12 @@ from django.urls import reverse
 from corpus.models import Answer, Question, Role
 from evaluation import selectors
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
+from rankers.models import PromotionPolicy
 from rankers.services import ranker_create
 from ratings.services import rating_record
 from tests.evaluation.test_tasks import wait_finished, wait_for
-from trainer.services import demo_collection_load, ranker_train_start
+from trainer.models import TrainingStatus
+from trainer.services import demo_collection_load, training_start
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -23,6 +25,9 @@ def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, cel
     trainer = make_user("trainer-e2e", collection=collection, role=Role.TRAINER)
     rater = make_user("rater-e2e", collection=collection, role=Role.RATER)
     ranker = ranker_create(collection=collection, name="Built-in", kind="builtin", is_default=True)
+    # Promote unless significantly worse, so the retrained version is what the second run measures.
+    ranker.promotion_policy = PromotionPolicy.NOT_WORSE
+    ranker.save()
 
     # 1. Evaluate plain BM25 from the dashboard's button.
     client.force_login(trainer)
@@ -33,7 +38,7 @@ def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, cel
     first = wait_finished(EvaluationRun.objects.get(ranker=ranker), celery_worker_process, timeout=120)
     assert first.status == RunStatus.SUCCEEDED, first.error
     assert first.questions_done == first.questions_total == 57
-    assert first.ranker_version is None
+    assert first.ranker_version.label == "v1"  # plain BM25, the champion from the start
 
     # 2. Rate: the unrated answers at the top of five test questions, and some training pairs.
     worst = QuestionResult.objects.filter(run=first).order_by("unlabelled_in_top_k").reverse()[:5]
@@ -51,7 +56,7 @@ def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, cel
 
     # 3. Retrain: the worker trains a version and starts its evaluation.
     with transaction.atomic():
-        ranker_train_start(ranker=ranker)
+        training = training_start(ranker=ranker, created_by=trainer)
 
     def second_run():
         return EvaluationRun.objects.filter(ranker=ranker, trigger=RunTrigger.TRAINING).first()
@@ -59,7 +64,9 @@ def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, cel
     second = wait_for(second_run, timeout=180, worker=celery_worker_process, what="the training's evaluation")
     wait_finished(second, celery_worker_process, timeout=120)
     assert second.status == RunStatus.SUCCEEDED, second.error
-    assert second.ranker_version.label == "v1"
+    training.refresh_from_db()
+    assert (training.status, training.decision) == (TrainingStatus.SUCCEEDED, "promoted"), training.error
+    assert second.ranker_version.label == "v2"
     assert second.label_count == first.label_count + rated
     assert second.previous_run_id == first.pk
     assert second.verdict in {"real improvement", "within noise", "real drop"}
@@ -76,4 +83,4 @@ def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, cel
         f'<span class="delta">{delta}</span> since the previous run: <strong class="verdict">{second.verdict}</strong>'
         in body
     )
-    assert "version v1" in body
+    assert "version v2" in body

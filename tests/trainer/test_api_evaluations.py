@@ -55,7 +55,7 @@ def test_api_version_announce_invalid(api_data, caller, body, errors):
     response = caller("trainer").post(f"/api/rankers/{api_data.ranker.pk}/versions/", body, format="json")
 
     assert (response.status_code, response.json()) == (400, errors)
-    assert RankerVersion.objects.count() == 1
+    assert RankerVersion.objects.filter(ranker=api_data.ranker).count() == 1
 
 
 def test_api_version_announce_builtin_is_400(api_data, caller):

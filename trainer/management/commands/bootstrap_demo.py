@@ -18,9 +18,13 @@ from django.db import transaction
 from corpus.models import Collection, Role
 from corpus.services import membership_set
 from rankers.models import Ranker, RankerKind
+from rankers.services import ranker_create
 from trainer.services import demo_collection_load
 
 DEMO_USERS = {"trainer": Role.TRAINER, "rater": Role.RATER}
+
+
+DEMO_RANKER = "Built-in ranker"
 
 
 class Command(BaseCommand):
@@ -37,11 +41,10 @@ class Command(BaseCommand):
             collection = Collection.objects.get(slug="cranfield")
             if created:
                 self.stdout.write(self.style.SUCCESS(f"Loaded demo collection {collection.name}"))
-            Ranker.objects.get_or_create(
-                collection=collection,
-                name="Built-in BM25 + LambdaMART",
-                defaults={"kind": RankerKind.BUILTIN, "is_default": True},
-            )
+            if not Ranker.objects.filter(collection=collection, name=DEMO_RANKER).exists():
+                ranker_create(
+                    collection=collection, name=DEMO_RANKER, kind=RankerKind.BUILTIN, is_default=True
+                )
             User = get_user_model()
             for username, role in DEMO_USERS.items():
                 user = User.objects.filter(username=username).first()

@@ -1,4 +1,4 @@
-"""The `trainer.ranker_train` Celery task, run by a real worker process."""
+"""The `trainer.training_run` Celery task, run by a real worker process."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import time
 import pytest
 
 from evaluation.models import EvaluationRun, RunStatus, RunTrigger
-from rankers.models import Ranker, RankerKind, RankerVersion
+from rankers.services import ranker_create
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
 from tests.rankers.rankers_support import learnable_collection
-from trainer.services import ranker_train_start
+from trainer.models import Training, TrainingStatus
+from trainer.services import training_start
 
 
 def wait_for(predicate, timeout: float = 90):
@@ -25,15 +26,25 @@ def wait_for(predicate, timeout: float = 90):
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_ranker_train_task_creates_version_then_evaluates_it(model_dir, celery_worker_process):
+def test_training_run_task_trains_promotes_then_evaluates_the_new_champion(model_dir, celery_worker_process):
     data = learnable_collection()
-    ranker = Ranker.objects.create(collection=data.collection, name="Built-in", kind=RankerKind.BUILTIN)
+    ranker = ranker_create(collection=data.collection, name="Built-in", kind="builtin")
 
-    ranker_train_start(ranker=ranker)  # autocommit: queued at once
+    training = training_start(ranker=ranker)  # autocommit: queued at once
 
-    version = wait_for(lambda: RankerVersion.objects.filter(ranker=ranker).first())
-    assert version is not None, celery_worker_process.log()
-    assert (version.label, version.uses_model) == ("v1", True)
+    finished = wait_for(
+        lambda: Training.objects.filter(
+            pk=training.pk, status__in=[TrainingStatus.SUCCEEDED, TrainingStatus.FAILED]
+        ).first()
+    )
+    assert finished is not None, celery_worker_process.log()
+    assert (finished.status, finished.decision, finished.progress) == (
+        TrainingStatus.SUCCEEDED,
+        "promoted",
+        1.0,
+    )
+    version = finished.version
+    assert (version.label, version.uses_model) == ("v2", True)
     assert (model_dir / version.model_file).exists()  # the worker wrote it under the same MODEL_DIR
     run = wait_for(
         lambda: EvaluationRun.objects.filter(

@@ -17,8 +17,8 @@ from ratings.models import Label
 from ratings.services import rating_record
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
 from tests.rankers.rankers_support import learnable_collection
+from trainer.learner import MIN_CV_GAIN, training_examples, training_questions
 from trainer.services import demo_collection_load, import_rater, ranker_train
-from trainer.training import MIN_CV_GAIN, training_examples, training_questions
 
 pytestmark = pytest.mark.django_db
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -73,6 +74,7 @@ class TrainingResult:
     uses_model: bool
     label_count: int
     question_count: int
+    method: str = "bm25"
     cv_ndcg_model: float | None = None
     cv_ndcg_bm25: float | None = None
     params: dict[str, Any] | None = None
@@ -164,10 +166,26 @@ def _mean(values: np.ndarray) -> float | None:
     return None if math.isnan(result.mean) else round(result.mean, 6)
 
 
-def train(*, collection: Collection, index: CollectionIndex, candidates: int) -> TrainingResult:
-    """Cross-validate, choose, and fit the reranker for the collection's current training labels."""
+def _no_progress(phase: str, fraction: float) -> None:
+    pass
+
+
+def train(
+    *,
+    collection: Collection,
+    index: CollectionIndex,
+    candidates: int,
+    progress: Callable[[str, float], None] = _no_progress,
+) -> TrainingResult:
+    """Cross-validate, choose, and fit the reranker for the collection's current training labels.
+
+    ``progress(phase, fraction)`` hears of each phase (collect-labels, compute-features,
+    cross-validate, fit) as it goes.
+    """
     started = time.perf_counter()
+    progress("collect-labels", 0.0)
     examples = training_examples(collection=collection, index=index, candidates=candidates)
+    progress("compute-features", 1.0)
     label_count = sum(len(e.labels) for e in examples)
     learnable = [e for e in examples if e.targets.max(initial=0) > 0]
     result = TrainingResult(uses_model=False, label_count=label_count, question_count=len(examples))
@@ -195,6 +213,7 @@ def train(*, collection: Collection, index: CollectionIndex, candidates: int) ->
     grid_scores = []
     best: tuple[float, int, np.ndarray] | None = None
     for setting, params in enumerate(PARAM_GRID):
+        progress("cross-validate", setting / len(PARAM_GRID))
         per_question = np.full(len(examples), np.nan)
         for held_out in folds:
             held = set(held_out.tolist())
@@ -222,6 +241,7 @@ def train(*, collection: Collection, index: CollectionIndex, candidates: int) ->
         "p_value": round(comparison.p_value, 6),
         "questions": comparison.n,
     }
+    progress("fit", 0.0)
     booster = _fit(learnable, params, exponential=exponential, k=collection.ndcg_k)
     gains = booster.feature_importance(importance_type="gain")
     total = float(gains.sum()) or 1.0
@@ -232,6 +252,7 @@ def train(*, collection: Collection, index: CollectionIndex, candidates: int) ->
     result.model_text = booster.model_to_string()
     result.cv_ndcg_model = best_score
     result.uses_model = best_score >= (result.cv_ndcg_bm25 or 0.0) + MIN_CV_GAIN
+    result.method = "lambdamart" if result.uses_model else "bm25"
     if not result.uses_model:
         result.details["reason"] = (
             f"The model's cross-validated NDCG@{collection.ndcg_k} ({best_score:.4f}) did not beat BM25's "

@@ -1,0 +1,214 @@
+"""The training loop's services: start (refusals), run (phases, decision by policy), resume, promote."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from corpus.services import collection_create
+from rankers.models import ChampionChange, PromotionPolicy, RankerVersion
+from rankers.services import ranker_create, version_promote
+from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
+from tests.rankers.rankers_support import learnable_collection
+from trainer.models import Training, TrainingPhase, TrainingStatus
+from trainer.services import (
+    TRAINING_MAX_ATTEMPTS,
+    TrainingConflict,
+    TrainingRefused,
+    TrainingUnavailable,
+    training_claim,
+    training_run,
+    training_start,
+    trainings_resume,
+)
+
+
+@pytest.fixture
+def learnable_ranker(db, model_dir):
+    data = learnable_collection()
+    return ranker_create(collection=data.collection, name="Built-in", kind="builtin")
+
+
+def test_ranker_create_builtin_has_bm25_champion_from_the_start(db):
+    collection = collection_create(name="C", slug="c")
+
+    ranker = ranker_create(collection=collection, name="Built-in", kind="builtin")
+
+    assert (ranker.champion.label, ranker.champion.method) == ("v1", "bm25")
+    change = ChampionChange.objects.get(ranker=ranker)
+    assert (change.version_id, change.previous_id, change.changed_by_id) == (ranker.champion_id, None, None)
+
+
+def test_training_start_too_few_labels_says_how_many_more_and_links_the_train_queue(db):
+    collection = collection_create(name="C", slug="c")
+    ranker = ranker_create(collection=collection, name="Built-in", kind="builtin")
+
+    with pytest.raises(TrainingRefused) as refused:
+        training_start(ranker=ranker)
+
+    assert str(refused.value) == (
+        "Training needs at least 10 training questions with a relevant rated answer (1 star or more); "
+        "there are 0. Rate 10 more training questions: /c/c/rate/?split=train"
+    )
+    assert Training.objects.count() == 0
+
+
+def test_training_start_http_ranker_is_refused(db):
+    collection = collection_create(name="C", slug="c")
+    ranker = ranker_create(collection=collection, name="S", kind="http", config={"url": "http://r.test/"})
+
+    with pytest.raises(ValidationError):
+        training_start(ranker=ranker)
+
+
+def test_training_start_second_request_conflicts_naming_the_running_one(learnable_ranker):
+    first = training_start(ranker=learnable_ranker)
+
+    with pytest.raises(TrainingConflict) as conflict:
+        training_start(ranker=learnable_ranker)
+
+    assert conflict.value.training == first
+    assert f"(training {first.pk}, queued since" in str(conflict.value)
+    assert Training.objects.count() == 1
+
+
+def test_training_start_broker_down_raises_before_storing(learnable_ranker):
+    from trainer.celery import app
+
+    previous = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    try:
+        with pytest.raises(TrainingUnavailable, match="task queue is not reachable"):
+            training_start(ranker=learnable_ranker)
+    finally:
+        app.conf.broker_url = previous
+    assert Training.objects.count() == 0
+
+
+def test_training_claim_only_one_worker_wins(learnable_ranker):
+    training = Training.objects.create(ranker=learnable_ranker)
+
+    assert training_claim(training_id=training.pk, worker="a") is True
+    assert training_claim(training_id=training.pk, worker="b") is False
+    training.refresh_from_db()
+    assert (training.status, training.claimed_by, training.attempts) == (TrainingStatus.RUNNING, "a", 1)
+
+
+def test_training_run_promotes_a_significantly_better_version(learnable_ranker):
+    training = Training.objects.create(ranker=learnable_ranker)
+
+    done = training_run(training_id=training.pk, worker="w")
+
+    learnable_ranker.refresh_from_db()
+    assert (done.status, done.phase, done.progress, done.decision) == (
+        TrainingStatus.SUCCEEDED,
+        TrainingPhase.DONE,
+        1.0,
+        "promoted",
+    )
+    assert done.version.label == "v2"
+    assert learnable_ranker.champion_id == done.version.pk
+    # 10 test questions: BM25 puts a distractor first on each, the learned version the 3-star answer.
+    comparison = done.version.comparison
+    assert (comparison["questions"], comparison["champion"], comparison["verdict"]) == (10, "v1", "better")
+    assert comparison["challenger_ndcg"] == 1.0
+    assert comparison["p_value"] < 0.05
+    change = ChampionChange.objects.filter(ranker=learnable_ranker).first()
+    assert (change.version_id, change.previous.label, change.figures["verdict"]) == (
+        done.version.pk,
+        "v1",
+        "better",
+    )
+    assert "Promoted by the policy: promoted only if significantly better (p < 0.05)." in done.decision_reason
+
+
+def test_training_run_manual_policy_keeps_the_champion(learnable_ranker):
+    learnable_ranker.promotion_policy = PromotionPolicy.MANUAL
+    learnable_ranker.save()
+    training = Training.objects.create(ranker=learnable_ranker)
+
+    done = training_run(training_id=training.pk, worker="w")
+
+    learnable_ranker.refresh_from_db()
+    assert (done.decision, learnable_ranker.champion.label) == ("manual", "v1")
+    assert done.decision_reason.endswith("The policy is manual: a trainer decides.")
+
+
+def test_training_run_same_labels_again_is_within_noise_and_kept(learnable_ranker):
+    training_run(training_id=Training.objects.create(ranker=learnable_ranker).pk, worker="w")
+
+    again = training_run(training_id=Training.objects.create(ranker=learnable_ranker).pk, worker="w")
+
+    learnable_ranker.refresh_from_db()
+    assert (again.decision, again.version.label, learnable_ranker.champion.label) == ("kept", "v3", "v2")
+    assert (again.version.comparison["difference"], again.version.comparison["verdict"]) == (
+        0.0,
+        "within noise",
+    )
+
+
+def test_training_run_failure_is_recorded_not_left_running(learnable_ranker, monkeypatch):
+    from trainer import services
+
+    def broken(**kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(services, "train", broken)
+    training = Training.objects.create(ranker=learnable_ranker)
+
+    done = training_run(training_id=training.pk, worker="w")
+
+    assert (done.status, done.error) == (TrainingStatus.FAILED, "RuntimeError: disk full")
+
+
+def test_trainings_resume_requeues_silent_worker_then_fails_after_max_attempts(learnable_ranker, settings):
+    settings.TRAINING_STALE_SECONDS = 60
+    old = timezone.now() - timedelta(seconds=61)
+    training = Training.objects.create(
+        ranker=learnable_ranker, status=TrainingStatus.RUNNING, heartbeat_at=old, attempts=1, claimed_by="w"
+    )
+
+    assert trainings_resume() == [training.pk]
+    training.refresh_from_db()
+    assert (training.status, training.claimed_by) == (TrainingStatus.QUEUED, "")
+
+    Training.objects.filter(pk=training.pk).update(
+        status=TrainingStatus.RUNNING, heartbeat_at=old, attempts=TRAINING_MAX_ATTEMPTS
+    )
+    assert trainings_resume() == []
+    training.refresh_from_db()
+    assert training.status == TrainingStatus.FAILED
+    assert training.error.startswith("The worker running this training stopped 3 times")
+
+
+def test_trainings_resume_on_worker_start_takes_back_its_own_jobs(learnable_ranker):
+    started = timezone.now()
+    training = Training.objects.create(
+        ranker=learnable_ranker,
+        status=TrainingStatus.RUNNING,
+        heartbeat_at=timezone.now(),
+        started_at=started - timedelta(seconds=5),
+        attempts=1,
+        claimed_by="celery@host",
+    )
+
+    assert trainings_resume(worker="celery@other", since=started) == []
+    assert trainings_resume(worker="celery@host", since=started) == [training.pk]
+
+
+def test_version_promote_by_hand_records_who_and_refuses_the_champion_again(learnable_ranker, trainer):
+    v1 = learnable_ranker.champion
+    v2 = RankerVersion.objects.create(ranker=learnable_ranker, label="v2", method="bm25")
+
+    change = version_promote(version=v2, changed_by=trainer, reason="Rolled forward by hand.")
+
+    assert (change.previous_id, change.changed_by_id, change.reason) == (
+        v1.pk,
+        trainer.pk,
+        "Rolled forward by hand.",
+    )
+    with pytest.raises(ValidationError, match="already the champion"):
+        version_promote(version=v2, changed_by=trainer, reason="again")
