@@ -3,7 +3,8 @@
 * :mod:`.ranking` – per-question DCG / NDCG / accuracy / precision / recall / RR / judged at k,
   vectorised over many questions, plus :func:`evaluate_rankings` for ragged Python input.
 * :mod:`.stats` – bootstrap confidence intervals and the paired randomization test.
-* :mod:`.trec` – TREC qrels/run parsing and trec_eval 10 compatible scoring (``manage.py score``).
+* :mod:`.trec` – TREC qrels/run parsing and trec_eval 10 compatible scoring (``manage.py score``), a
+  package: files, measure formulas and output format each in their own module.
 """
 
 from .ranking import (
