@@ -221,6 +221,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Collections, questions, answers, ratings, ground truth, rankers and evaluations.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Runs and trainings both have a "status"; each keeps its own enum in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "evaluation.models.RunStatus",
+        "TrainingStatusEnum": "trainer.models.TrainingStatus",
+    },
 }
 
 # --- Security (manage.py check --deploy is clean with DEBUG=0) --------------------------------

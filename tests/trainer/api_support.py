@@ -20,6 +20,7 @@ from evaluation.services import evaluation_start
 from rankers.models import Ranker, RankerVersion
 from rankers.services import ranker_create
 from ratings.services import rating_record
+from trainer.models import Training, TrainingStatus
 from trainer.services import api_token_create
 
 
@@ -35,6 +36,8 @@ class ApiData:
     version: RankerVersion
     run: EvaluationRun
     builtin: Ranker
+    builtin_v2: RankerVersion
+    training: Training
 
 
 def fill(collection: Collection, rater) -> None:
@@ -72,7 +75,19 @@ def api_data(collection, rater, trainer) -> ApiData:
     builtin = ranker_create(collection=collection, name="Built-in", kind="builtin", is_default=True)
     version = RankerVersion.objects.create(ranker=ranker, label="v1")
     run = evaluation_start(ranker=ranker, ranker_version=version, trigger=RunTrigger.API, created_by=trainer)
-    return ApiData(collection=collection, ranker=ranker, version=version, run=run, builtin=builtin)
+    builtin_v2 = RankerVersion.objects.create(ranker=builtin, label="v2", method="bm25")
+    training = Training.objects.create(
+        ranker=builtin, status=TrainingStatus.SUCCEEDED, version=builtin_v2, decision="kept", progress=1.0
+    )
+    return ApiData(
+        collection=collection,
+        ranker=ranker,
+        version=version,
+        run=run,
+        builtin=builtin,
+        builtin_v2=builtin_v2,
+        training=training,
+    )
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ CALLERS = ["anonymous", "rater", "trainer", "rater_token", "trainer_token", "oth
 
 def request_for(endpoint: str, data):
     """(method, url, body) of each endpoint, with a valid body."""
-    ranker, run = data.ranker.pk, data.run.pk
+    ranker, run, builtin = data.ranker.pk, data.run.pk, data.builtin.pk
     return {
         "collections.list": ("get", "/api/collections/", None),
         "collections.create": ("post", "/api/collections/", {"name": "New one"}),
@@ -44,6 +44,15 @@ def request_for(endpoint: str, data):
         "ranker.evaluations.list": ("get", f"/api/rankers/{ranker}/evaluations/", None),
         "ranker.evaluations.start": ("post", f"/api/rankers/{ranker}/evaluations/", {}),
         "evaluation.detail": ("get", f"/api/evaluations/{run}/", None),
+        # Two questions are too few to train: trainers get the refusal (400), others never get that far.
+        "ranker.train": ("post", f"/api/rankers/{builtin}/train/", {}),
+        "ranker.versions.list": ("get", f"/api/rankers/{builtin}/versions/", None),
+        "ranker.version.promote": (
+            "post",
+            f"/api/rankers/{builtin}/versions/{data.builtin_v2.pk}/promote/",
+            {"reason": "better on the help desk"},
+        ),
+        "training.detail": ("get", f"/api/trainings/{data.training.pk}/", None),
     }[endpoint]
 
 
@@ -67,6 +76,10 @@ MATRIX = {
     "ranker.evaluations.list": (401, 200, 200, 200, 200, 404),
     "ranker.evaluations.start": (401, 403, 202, 403, 202, 404),
     "evaluation.detail": (401, 200, 200, 200, 200, 404),
+    "ranker.train": (401, 403, 400, 403, 400, 404),
+    "ranker.versions.list": (401, 200, 200, 200, 200, 404),
+    "ranker.version.promote": (401, 403, 200, 403, 200, 404),
+    "training.detail": (401, 403, 200, 403, 200, 404),
 }
 
 

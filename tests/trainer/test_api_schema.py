@@ -50,7 +50,13 @@ schema = schemathesis.from_pytest_fixture("api_schema")
 )
 def test_api_conforms_to_its_schema(case, api_data, trainer, collection):
     _, key = api_token_create(collection=collection, user=trainer, role=Role.TRAINER)
-    real = {"slug": "tiny", "ranker_id": api_data.ranker.pk, "run_id": api_data.run.pk}
+    real = {
+        "slug": "tiny",
+        "ranker_id": api_data.ranker.pk,
+        "run_id": api_data.run.pk,
+        "version_id": api_data.version.pk,
+        "training_id": api_data.training.pk,
+    }
     if case.path_parameters:
         case.path_parameters = {name: real.get(name, value) for name, value in case.path_parameters.items()}
 

@@ -3,6 +3,8 @@ except for rankers and evaluation runs, which have no external id."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
@@ -11,8 +13,9 @@ from rest_framework import serializers
 from corpus.models import Collection, Discount, GainScheme, Split
 from evaluation.models import EvaluationRun, QuestionResult
 from rankers.config import redacted_config, validate_ranker_config
-from rankers.models import RankerKind, RankerVersion
+from rankers.models import PromotionPolicy, RankerKind, RankerVersion
 from ratings.services import validate_stars
+from trainer.models import Training, TrainingPhase, TrainingStatus
 
 MAX_BULK = 10_000
 
@@ -187,6 +190,16 @@ class RatingsResultSerializer(serializers.Serializer):
 
 
 class RankerVersionSerializer(serializers.ModelSerializer):
+    is_champion = serializers.SerializerMethodField(help_text="The version that ranks unless one is named.")
+    comparison = serializers.JSONField(
+        read_only=True,
+        help_text="Its test-split evaluation against the champion of its time (trained versions): "
+        "challenger_ndcg, champion_ndcg, difference, ci_low, ci_high, p_value, questions, verdict.",
+    )
+    candidates = serializers.SerializerMethodField(
+        help_text="Cross-validated NDCG@k of every candidate training considered (trained versions)."
+    )
+
     class Meta:
         model = RankerVersion
         fields = [
@@ -194,13 +207,23 @@ class RankerVersionSerializer(serializers.ModelSerializer):
             "label",
             "notes",
             "created_at",
+            "method",
+            "is_champion",
             "label_count",
             "uses_model",
             "cv_ndcg_model",
             "cv_ndcg_bm25",
+            "candidates",
+            "comparison",
             "feature_importances",
         ]
         read_only_fields = fields
+
+    def get_is_champion(self, version: RankerVersion) -> bool:
+        return version.ranker.champion_id == version.pk
+
+    def get_candidates(self, version: RankerVersion) -> list[dict[str, Any]]:
+        return list(version.details.get("candidates", []))
 
 
 class RankerSerializer(serializers.Serializer):
@@ -216,6 +239,10 @@ class RankerSerializer(serializers.Serializer):
         "Secrets (auth_header, header values) are shown masked.",
     )
     is_default = serializers.BooleanField(required=False, default=False)
+    champion = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text="Id of the champion version."
+    )
+    promotion_policy = serializers.ChoiceField(choices=PromotionPolicy.choices, read_only=True)
     created_at = serializers.DateTimeField(read_only=True)
     versions = RankerVersionSerializer(many=True, read_only=True, help_text="Newest first (at most 20).")
 
@@ -235,6 +262,8 @@ class RankerSerializer(serializers.Serializer):
             "kind": instance.kind,
             "config": redacted_config(instance.config),
             "is_default": instance.is_default,
+            "champion": instance.champion_id,
+            "promotion_policy": instance.promotion_policy,
             "created_at": serializers.DateTimeField().to_representation(instance.created_at),
             "versions": RankerVersionSerializer(versions, many=True).data,
         }
@@ -368,3 +397,73 @@ class GroundTruthRowSerializer(serializers.Serializer):
 
     def to_representation(self, row):
         return row.as_dict()
+
+
+# --- trainings -------------------------------------------------------------------------------------
+
+
+class TrainingSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+    ranker = serializers.IntegerField(source="ranker_id")
+    version = serializers.SerializerMethodField(help_text="The version this training created, once it has.")
+    status = serializers.ChoiceField(choices=TrainingStatus.choices)
+    phase = serializers.ChoiceField(choices=TrainingPhase.choices)
+    progress = serializers.FloatField(help_text="0 to 1, across the phases.")
+    decision = serializers.ChoiceField(
+        choices=[("", "not yet"), ("promoted", "promoted"), ("kept", "kept"), ("manual", "manual")],
+        help_text="What the promotion policy did with the new version.",
+    )
+
+    class Meta:
+        model = Training
+        fields = [
+            "id",
+            "url",
+            "ranker",
+            "status",
+            "phase",
+            "progress",
+            "error",
+            "version",
+            "decision",
+            "decision_reason",
+            "trigger",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+    def get_url(self, training: Training) -> str:
+        path = reverse("api-training", args=[training.pk])
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+    def get_version(self, training: Training) -> dict[str, Any] | None:
+        if training.version is None:
+            return None
+        return RankerVersionSerializer(training.version).data
+
+
+class TrainingRefusedSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    training_questions = serializers.IntegerField(
+        required=False, help_text="Training questions with a relevant label now."
+    )
+    needed = serializers.IntegerField(
+        required=False, help_text="Training questions with a relevant label needed."
+    )
+    rate_url = serializers.CharField(
+        required=False, help_text="The rating queue, kept to training questions."
+    )
+
+
+class TrainingConflictSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    training = serializers.CharField(help_text="URL of the training that is running.")
+
+
+class PromoteSerializer(serializers.Serializer):
+    reason = serializers.CharField(
+        max_length=2000, required=False, allow_blank=True, default="", help_text="Why (kept in the history)."
+    )

@@ -24,5 +24,12 @@ urlpatterns = [
         views.RankerEvaluationsView.as_view(),
         name="api-ranker-evaluations",
     ),
+    path("rankers/<int:ranker_id>/train/", views.RankerTrainView.as_view(), name="api-ranker-train"),
+    path(
+        "rankers/<int:ranker_id>/versions/<int:version_id>/promote/",
+        views.VersionPromoteView.as_view(),
+        name="api-version-promote",
+    ),
+    path("trainings/<int:training_id>/", views.TrainingDetailView.as_view(), name="api-training"),
     path("evaluations/<int:run_id>/", views.EvaluationDetailView.as_view(), name="api-evaluation-detail"),
 ]

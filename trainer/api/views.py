@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpResponse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -34,14 +35,23 @@ from corpus.services import answers_upsert, collection_create, questions_upsert
 from evaluation.models import RunTrigger
 from evaluation.selectors import question_results, run_detail, runs_for_ranker
 from evaluation.services import evaluation_start
-from rankers.models import Ranker, RankerVersion
-from rankers.services import ranker_create
+from rankers.models import Ranker, RankerKind, RankerVersion
+from rankers.selectors import ranking_version
+from rankers.services import ranker_create, version_promote
 from ratings.models import Label, RatingSource
 from ratings.selectors import ground_truth_rows
 from ratings.services import rating_record
 from trainer.api import serializers as s
 from trainer.api.access import caller_role, collection_for, ranker_for, token_of
-from trainer.services import ranker_version_announce
+from trainer.models import Training
+from trainer.selectors import versions_of
+from trainer.services import (
+    TrainingConflict,
+    TrainingRefused,
+    TrainingUnavailable,
+    ranker_version_announce,
+    training_start,
+)
 
 # Response codes every authenticated endpoint can give, documented once.
 AUTH_ERRORS = {
@@ -480,6 +490,15 @@ class RankerVersionCreateView(GenericAPIView):
     serializer_class = s.VersionAnnounceSerializer
 
     @extend_schema(
+        summary="The ranker's versions, newest first, with their figures and which one is champion",
+        responses={200: s.RankerVersionSerializer(many=True), **AUTH_ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request, ranker_id: int) -> Response:
+        ranker, _ = ranker_for(request, ranker_id)
+        page = self.paginate_queryset(versions_of(ranker=ranker).select_related("ranker"))
+        return self.get_paginated_response(s.RankerVersionSerializer(page, many=True).data)
+
+    @extend_schema(
         summary="Announce a newly deployed model of an http ranker; its evaluation starts",
         request=s.VersionAnnounceSerializer,
         responses={
@@ -543,7 +562,7 @@ class RankerEvaluationsView(GenericAPIView):
             if version is None:
                 raise ValidationError({"version": [f"Ranker {ranker.pk} has no version {label!r}."]})
         else:
-            version = versions.order_by("-created_at", "-id").first()
+            version = ranking_version(ranker=ranker)
         run = evaluation_start(
             ranker=ranker, ranker_version=version, trigger=RunTrigger.API, created_by=request.user
         )
@@ -564,3 +583,107 @@ class EvaluationDetailView(GenericAPIView):
             raise NotFound(f"No evaluation {run_id} that you can see.")
         context = {"request": request, "question_results": question_results(run=run)}
         return Response(s.EvaluationDetailSerializer(run, context=context).data)
+
+
+CONFLICT = {
+    409: OpenApiResponse(s.TrainingConflictSerializer, description="The ranker is already training."),
+}
+
+
+class RankerTrainView(GenericAPIView):
+    parser_classes = [JSONParser]
+    serializer_class = s.TrainingSerializer
+
+    @extend_schema(
+        summary="Train a new version of a builtin ranker from the current training labels",
+        request=None,
+        responses={
+            202: OpenApiResponse(s.TrainingSerializer, description="Training queued; see Location."),
+            400: OpenApiResponse(
+                s.TrainingRefusedSerializer,  # an http ranker's refusal carries only "detail"
+                description="Too few labelled training questions (says how many more), or not a builtin ranker.",
+            ),
+            **AUTH_ERRORS,
+            **FORBIDDEN,
+            **NOT_FOUND,
+            **CONFLICT,
+            **UNAVAILABLE,
+        },
+    )
+    def post(self, request: Request, ranker_id: int) -> Response:
+        ranker, _ = ranker_for(request, ranker_id, need=Role.TRAINER)
+        if ranker.kind != RankerKind.BUILTIN:
+            return Response(
+                {"detail": "Only builtin rankers train here; an http ranker announces its versions."},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        try:
+            training = training_start(ranker=ranker, created_by=request.user, trigger="api")
+        except TrainingRefused as refused:
+            readiness = refused.readiness
+            return Response(
+                {
+                    "detail": str(refused),
+                    "training_questions": readiness.questions,
+                    "needed": readiness.needed,
+                    "rate_url": request.build_absolute_uri(readiness.rate_url),
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        except TrainingConflict as conflict:
+            url = request.build_absolute_uri(reverse("api-training", args=[conflict.training.pk]))
+            return Response({"detail": str(conflict), "training": url}, status=status.HTTP_409_CONFLICT)
+        except TrainingUnavailable as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        body = s.TrainingSerializer(training, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+
+class TrainingDetailView(GenericAPIView):
+    parser_classes = [JSONParser]
+    serializer_class = s.TrainingSerializer
+
+    @extend_schema(
+        summary="A training: status, phase, progress 0–1, error, and the version it created",
+        responses={200: s.TrainingSerializer, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
+    )
+    def get(self, request: Request, training_id: int) -> Response:
+        training = (
+            Training.objects.select_related("ranker__collection", "version__ranker")
+            .filter(pk=training_id)
+            .first()
+        )
+        if training is None or caller_role(request, training.ranker.collection) is None:
+            raise NotFound(f"No training {training_id} that you can see.")
+        ranker_for(request, training.ranker_id, need=Role.TRAINER)
+        return Response(s.TrainingSerializer(training, context={"request": request}).data)
+
+
+class VersionPromoteView(GenericAPIView):
+    parser_classes = [JSONParser]
+    serializer_class = s.PromoteSerializer
+
+    @extend_schema(
+        summary="Make a version the champion (promote a challenger, or roll back to an older version)",
+        request=s.PromoteSerializer,
+        responses={
+            200: s.RankerVersionSerializer,
+            **INVALID,
+            **AUTH_ERRORS,
+            **FORBIDDEN,
+            **NOT_FOUND,
+        },
+    )
+    def post(self, request: Request, ranker_id: int, version_id: int) -> Response:
+        ranker, _ = ranker_for(request, ranker_id, need=Role.TRAINER)
+        version = versions_of(ranker=ranker).filter(pk=version_id).first()
+        if version is None:
+            raise NotFound(f"Ranker {ranker_id} has no version {version_id}.")
+        serializer = s.PromoteSerializer(data=request.data or {})
+        serializer.is_valid(raise_exception=True)
+        reason = serializer.validated_data["reason"] or f"Promoted by hand by {request.user}."
+        version_promote(version=version, changed_by=request.user, reason=reason)
+        version.refresh_from_db()
+        return Response(
+            s.RankerVersionSerializer(RankerVersion.objects.select_related("ranker").get(pk=version.pk)).data
+        )
