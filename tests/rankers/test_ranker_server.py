@@ -96,3 +96,27 @@ def test_ranker_server_unknown_collection_is_an_error():
 def test_ranker_server_negative_fault_option_is_an_error(collection):
     with pytest.raises(CommandError, match="--latency-ms must be 0 or more"):
         call_command("ranker_server", "--collection", collection.slug, "--latency-ms", "-1")
+
+
+def test_ranker_server_version_option_serves_that_version(served, django_db_blocker):
+    from rankers.models import Ranker, RankerVersion
+    from rankers.services import ranker_create
+
+    with django_db_blocker.unblock():
+        collection = Ranker._meta.get_field("collection").related_model.objects.get(slug="served")
+        ranker = ranker_create(collection=collection, name="Built-in", kind="builtin")
+        older = RankerVersion.objects.create(ranker=ranker, label="v0-bm25", method="bm25")
+    process = served.start("--ranker", str(ranker.pk), "--version", str(older.pk))
+    try:
+        health = httpx.get(process.url + "healthz").json()
+    finally:
+        process.stop()
+        with django_db_blocker.unblock():
+            ranker.delete()
+
+    assert (health["ranker"], health["version"]) == ("Built-in", "v0-bm25")
+
+
+def test_ranker_server_unknown_version_is_an_error(collection):
+    with pytest.raises(CommandError, match="has no version with id 999999"):
+        call_command("ranker_server", "--collection", collection.slug, "--version", "999999")

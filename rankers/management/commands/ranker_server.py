@@ -148,6 +148,10 @@ def make_handler(*, backend: Any, faults: Faults, health: dict[str, Any], verbos
 class Command(BaseCommand):
     help = "Serve a collection's builtin ranker over the HTTP ranker protocol (POST /, GET /healthz)."
 
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        # --version names the ranker version to serve here, in place of Django's own --version.
+        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
+
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--collection", required=True, help="slug of the collection to rank")
         parser.add_argument("--host", default="127.0.0.1")
@@ -155,8 +159,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--ranker",
             type=int,
-            help="id of a builtin ranker of the collection whose latest version to serve "
+            help="id of a builtin ranker of the collection whose champion to serve "
             "(default: the collection's default ranker if builtin, else plain BM25)",
+        )
+        parser.add_argument(
+            "--version", type=int, metavar="ID", help="serve this version of the ranker instead"
         )
         faults = parser.add_argument_group("fault injection (tests and benchmarks only)")
         faults.add_argument("--latency-ms", type=int, default=0, help="sleep this long before each answer")
@@ -184,8 +191,17 @@ class Command(BaseCommand):
             ranker = default_ranker(collection=collection)
             if ranker is not None and ranker.kind != RankerKind.BUILTIN:
                 ranker = None
+        version_asked: RankerVersion | None = None
+        if options["version"] is not None:
+            version_asked = RankerVersion.objects.filter(pk=options["version"], ranker=ranker).first()
+            if ranker is None or version_asked is None:
+                raise CommandError(f"the ranker served has no version with id {options['version']}")
         try:
-            served = get_backend(ranker) if ranker is not None else BuiltinBackend(collection=collection)
+            served = (
+                get_backend(ranker, version_asked)
+                if ranker is not None
+                else BuiltinBackend(collection=collection)
+            )
         except RankerError as exc:
             raise CommandError(str(exc)) from exc
         assert isinstance(served, BuiltinBackend)  # only builtin rankers are served
