@@ -95,7 +95,9 @@ def demo_edition(fresh: bool) -> Collection:
     demo = demo_collection_load(slug=slug)
     # The split hashes the slug: give the questions the split they have in the app's "cranfield" demo.
     for question in demo.questions.all():
-        question.split = split_for(collection_slug="cranfield", external_id=question.external_id, test_fraction=0.3)
+        question.split = split_for(
+            collection_slug="cranfield", external_id=question.external_id, test_fraction=0.3
+        )
         question.save(update_fields=["split"])
     return demo
 
@@ -111,14 +113,14 @@ def original_edition(directory: Path, fresh: bool) -> Collection:
     return original_cranfield(directory)
 
 
-def embed(texts: list[str], cache: Path, batch_size: int) -> tuple[np.ndarray, float | None]:
+def embed(texts: list[str], cache: Path, batch_size: int, max_tokens: int) -> tuple[np.ndarray, float | None]:
     """Embeddings of ``texts``, from the cache file when it has them all; seconds spent (None if cached)."""
-    key = hashlib.sha256("\n".join(text_hash(t) for t in texts).encode()).hexdigest()[:24]
+    key = hashlib.sha256("\n".join(text_hash(t, max_tokens) for t in texts).encode()).hexdigest()[:24]
     path = cache / f"{key}.npy"
     if path.exists():
         return np.load(path), None
     started = time.perf_counter()
-    vectors = load_encoder().encode(texts, batch_size=batch_size)
+    vectors = load_encoder(max_tokens=max_tokens).encode(texts, batch_size=batch_size)
     seconds = time.perf_counter() - started
     cache.mkdir(parents=True, exist_ok=True)
     np.save(path, vectors)
@@ -149,23 +151,24 @@ def prepare(collection: Collection, name: str, args) -> Edition:
     index = load_index(collection=collection)
     questions = list(Question.objects.filter(collection=collection).order_by("pk"))
     by_question = labels_by_question(question_ids=[q.pk for q in questions])
-    texts = dict(
-        Answer.objects.filter(collection=collection).values_list("external_id", "title").order_by()
-    )
+    texts = dict(Answer.objects.filter(collection=collection).values_list("external_id", "title").order_by())
     bodies = dict(Answer.objects.filter(collection=collection).values_list("external_id", "body"))
     answer_texts = [f"{texts[i]}\n{bodies[i]}".strip() for i in index.ids]
-    answer_vectors, embed_seconds = embed(answer_texts, args.cache, args.batch_size)
-    question_vectors, _ = embed([q.text for q in questions], args.cache, args.batch_size)
+    answer_vectors, embed_seconds = embed(answer_texts, args.cache, args.batch_size, args.max_tokens)
+    question_vectors, _ = embed([q.text for q in questions], args.cache, args.batch_size, args.max_tokens)
 
     started = time.perf_counter()
     # Each answer's title + body term ids, tokenised again here: the index's own ``doc_terms`` cannot be
     # used, because build_index's ``occurrences.sum_duplicates()`` sorts and de-duplicates them in place
     # (scipy shares the array) -- a bug of trainer/rankers/index.py, reported, not fixed here.
     term_lists = [
-        [index.vocab[t] for t in tokenize(texts[i]) + tokenize(bodies[i]) if t in index.vocab] for i in index.ids
+        [index.vocab[t] for t in tokenize(texts[i]) + tokenize(bodies[i]) if t in index.vocab]
+        for i in index.ids
     ]
     doc_offsets = np.concatenate([[0], np.cumsum([len(t) for t in term_lists])])
-    doc_terms = np.fromiter((t for terms in term_lists for t in terms), dtype=np.int64, count=int(doc_offsets[-1]))
+    doc_terms = np.fromiter(
+        (t for terms in term_lists for t in terms), dtype=np.int64, count=int(doc_offsets[-1])
+    )
     vocabulary = len(index.idf)
     lengths = np.diff(doc_offsets)
     average_length = float(lengths.mean())
@@ -179,7 +182,9 @@ def prepare(collection: Collection, name: str, args) -> Edition:
         feedback = positions[: args.fb_docs]
         candidate_tf = term_frequency_matrix(doc_offsets, doc_terms, positions, vocabulary)
         if qi < 5 and len(positions) > 2:  # check: RM3 with no feedback ranks exactly as BM25 does
-            plain = rm3_scores(index.term_ids(terms), candidate_tf, candidate_tf[:0], [], index.idf, average_length)
+            plain = rm3_scores(
+                index.term_ids(terms), candidate_tf, candidate_tf[:0], [], index.idf, average_length
+            )
             assert np.corrcoef(plain, scores[positions])[0, 1] > 0.999, (plain[:5], scores[positions][:5])
         rm3.append(
             rm3_scores(
@@ -254,7 +259,9 @@ def feature_matrix(edition: Edition, prop: list[np.ndarray], rows: np.ndarray, n
 def candidate_gains(edition: Edition, rows: np.ndarray) -> np.ndarray:
     return np.concatenate(
         [
-            np.array([edition.labels[qi].get(edition.answer_ids[p], 0) for p in edition.candidates[qi]], float)
+            np.array(
+                [edition.labels[qi].get(edition.answer_ids[p], 0) for p in edition.candidates[qi]], float
+            )
             for qi in rows
         ]
     )
@@ -274,7 +281,15 @@ def per_question_ndcg(edition: Edition, rows: np.ndarray, scores: np.ndarray | N
     return evaluate_rankings(rankings, [edition.labels[qi] for qi in rows], k=10).ndcg
 
 
-def learned(edition: Edition, train_rows: np.ndarray, test_rows: np.ndarray, args, *, names=FEATURES, method="coordinate_ascent"):
+def learned(
+    edition: Edition,
+    train_rows: np.ndarray,
+    test_rows: np.ndarray,
+    args,
+    *,
+    names=FEATURES,
+    method="coordinate_ascent",
+):
     prop = propagation(edition, train_rows, args)
     x_train, g_train = feature_matrix(edition, prop, train_rows, names)
     ideal = ideal_dcg_from_labels([edition.labels[qi].values() for qi in train_rows], 10)
@@ -345,7 +360,7 @@ def mean(values: np.ndarray) -> float:
 
 
 def run_edition(edition: Edition, args) -> None:
-    train_rows = np.flatnonzero(edition.is_train & np.array([bool(l) for l in edition.labels]))
+    train_rows = np.flatnonzero(edition.is_train & np.array([bool(labels) for labels in edition.labels]))
     test_rows = np.flatnonzero(~edition.is_train)
     defined = sum(1 for qi in test_rows if any(g > 0 for g in edition.labels[qi].values()))
     print(
@@ -357,7 +372,9 @@ def run_edition(edition: Edition, args) -> None:
         print(f"embedding {len(edition.answer_ids)} answers: {edition.embed_seconds:.1f} s")
     else:
         print("embeddings: from the cache (run with a new --cache directory to time them)")
-    print(f"BM25 candidates, cosine and RM3 features for all {len(edition.questions)} questions: {edition.feature_seconds:.1f} s")
+    print(
+        f"BM25 candidates, cosine and RM3 features for all {len(edition.questions)} questions: {edition.feature_seconds:.1f} s"
+    )
 
     bm25 = per_question_ndcg(edition, test_rows, None)
     _, g_test = feature_matrix(edition, edition.bm25, test_rows, ("bm25", "cosine"))
@@ -376,9 +393,15 @@ def run_edition(edition: Edition, args) -> None:
         ("learned fusion, all 4 signals (coord. ascent)", FEATURES, "coordinate_ascent"),
         ("learned fusion, all 4 signals (pairwise logistic)", FEATURES, "pairwise"),
         ("learned fusion, BM25 + cosine (coord. ascent)", ("bm25", "cosine"), "coordinate_ascent"),
-        ("learned fusion, BM25 + cosine + RM3 (coord. ascent)", ("bm25", "cosine", "rm3"), "coordinate_ascent"),
+        (
+            "learned fusion, BM25 + cosine + RM3 (coord. ascent)",
+            ("bm25", "cosine", "rm3"),
+            "coordinate_ascent",
+        ),
     ):
-        runs[label], model, seconds = learned(edition, train_rows, test_rows, args, names=names, method=method)
+        runs[label], model, seconds = learned(
+            edition, train_rows, test_rows, args, names=names, method=method
+        )
         models[label] = (model, seconds)
     if args.lambdamart:
         runs["LambdaMART, lexical + semantic"], lm_seconds = lambdamart(edition, train_rows, test_rows, args)
@@ -392,17 +415,23 @@ def run_edition(edition: Edition, args) -> None:
             print(f"| {label} | {mean(values):.4f} | {versus(values, bm25)} |")
     main = "learned fusion, all 4 signals (coord. ascent)"
     untrained = "untrained fusion z(BM25)+z(cos)"
-    print(f"\nlearned (all 4, coord. ascent) vs untrained fusion: {versus(runs[main], runs[untrained])}  (diff | CI | p)")
+    print(
+        f"\nlearned (all 4, coord. ascent) vs untrained fusion: {versus(runs[main], runs[untrained])}  (diff | CI | p)"
+    )
     for label, (model, seconds) in models.items():
         weights = ", ".join(f"{n} {w:+.3f}" for n, w in zip(model.feature_names, model.weights, strict=True))
-        print(f"- {label}: weights {weights}; train NDCG@10 {model.details['train_ndcg']:.4f}; fit {seconds:.2f} s")
+        print(
+            f"- {label}: weights {weights}; train NDCG@10 {model.details['train_ndcg']:.4f}; fit {seconds:.2f} s"
+        )
     if args.lambdamart:
         print(f"- LambdaMART fit: {lm_seconds:.2f} s")
 
     # Learning curve: random subsets of the labelled training questions (propagation and learner both
     # see only the subset); the test questions are always the same.
     print("\nlearning curve (learned fusion, all 4 signals, coord. ascent), test NDCG@10:")
-    print("| training questions | runs | mean | sd | min | max | mean vs BM25 | mean vs untrained | p vs BM25 (per run) |")
+    print(
+        "| training questions | runs | mean | sd | min | max | mean vs BM25 | mean vs untrained | p vs BM25 (per run) |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     rng = np.random.default_rng(SEED)
     for fraction in (0.25, 0.5, 1.0):
@@ -410,7 +439,9 @@ def run_edition(edition: Edition, args) -> None:
         results, ps = [], []
         for _ in range(repeats):
             count = max(2, round(fraction * len(train_rows)))
-            subset = np.sort(rng.choice(train_rows, size=count, replace=False)) if fraction < 1 else train_rows
+            subset = (
+                np.sort(rng.choice(train_rows, size=count, replace=False)) if fraction < 1 else train_rows
+            )
             values, _, _ = learned(edition, subset, test_rows, args)
             results.append(mean(values))
             ps.append(compare_runs(values, bm25, seed=0).p_value)
@@ -428,6 +459,7 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="reload the collections")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "wt-learn-embeddings")
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--max-tokens", type=int, default=128, help="embedding truncation (word pieces)")
     parser.add_argument("--candidates", type=int, default=100)
     parser.add_argument("--fb-docs", type=int, default=10)
     parser.add_argument("--fb-terms", type=int, default=10)
@@ -441,7 +473,9 @@ def main() -> None:
     print(f"CPUs {os.cpu_count()}; MODEL_DIR {os.environ['MODEL_DIR']}; embedding cache {args.cache}")
     editions = [(demo_edition(args.fresh), "Cranfield, R&R demo edition (150 q)")]
     if args.cranfield_original:
-        editions.append((original_edition(args.cranfield_original, args.fresh), "Cranfield, original 225 queries"))
+        editions.append(
+            (original_edition(args.cranfield_original, args.fresh), "Cranfield, original 225 queries")
+        )
     for collection, name in editions:
         run_edition(prepare(collection, name, args), args)
     print(f"\npeak RSS {peak_mb():.0f} MB; total {time.perf_counter() - started:.0f} s")

@@ -56,11 +56,11 @@ class EmbeddingUnavailable(Exception):
     """The embedding model cannot be used here (package missing, file missing or altered)."""
 
 
-def text_hash(text: str) -> str:
+def text_hash(text: str, max_tokens: int = MAX_TOKENS) -> str:
     """A key for caching a text's embedding: SHA-256 of the model id, token limit and the text (hex)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
-    return hashlib.sha256(f"{MODEL_ID}\x00{MAX_TOKENS}\x00{text}".encode()).hexdigest()
+    return hashlib.sha256(f"{MODEL_ID}\x00{max_tokens}\x00{text}".encode()).hexdigest()
 
 
 def file_sha256(path: Path) -> str:
@@ -150,7 +150,7 @@ def _model_file(package: str) -> Path:
     return path
 
 
-def _checked_encoder(package: str, sha256: str, tokenizer_path: Path) -> Encoder:
+def _checked_encoder(package: str, sha256: str, tokenizer_path: Path, max_tokens: int) -> Encoder:
     path = _model_file(package)
     actual = file_sha256(path)
     if actual != sha256:
@@ -166,29 +166,37 @@ def _checked_encoder(package: str, sha256: str, tokenizer_path: Path) -> Encoder
     except ImportError as exc:
         raise EmbeddingUnavailable(f"onnxruntime and tokenizers are needed for embeddings: {exc}") from exc
     try:
-        return Encoder(path, tokenizer_path)
+        return Encoder(path, tokenizer_path, max_tokens=max_tokens)
     except Exception as exc:  # onnxruntime and tokenizers raise their own error types
         raise EmbeddingUnavailable(f"The embedding model could not be loaded: {exc}") from exc
 
 
-_encoders: dict[tuple[str, str, str], Encoder] = {}
+_encoders: dict[tuple[str, str, str, int], Encoder] = {}
 _encoders_lock = threading.Lock()
 
 
 def load_encoder(
-    *, package: str = MODEL_PACKAGE, sha256: str = MODEL_SHA256, tokenizer_path: Path = TOKENIZER_PATH
+    *,
+    package: str = MODEL_PACKAGE,
+    sha256: str = MODEL_SHA256,
+    tokenizer_path: Path = TOKENIZER_PATH,
+    max_tokens: int = MAX_TOKENS,
 ) -> Encoder:
     """The process's encoder, loaded (and its model file's hash checked) on first use, then cached.
 
+    ``max_tokens``: texts are truncated to this many word pieces (the model was trained with up to 256;
+    128 keeps memory and time low and covers a question or an abstract's first ~100 words).
     Raises :class:`EmbeddingUnavailable` when the model package is not installed, its file is missing or
     its SHA-256 is not ``sha256``. A failure is not cached: a later call tries again.
     """
-    key = (package, sha256, str(tokenizer_path))
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 2 < max_tokens <= 512:
+        raise ValueError(f"max_tokens must be an int in 3..512, got {max_tokens!r}")
+    key = (package, sha256, str(tokenizer_path), max_tokens)
     encoder = _encoders.get(key)
     if encoder is not None:
         return encoder
     with _encoders_lock:
         encoder = _encoders.get(key)
         if encoder is None:
-            encoder = _encoders[key] = _checked_encoder(package, sha256, tokenizer_path)
+            encoder = _encoders[key] = _checked_encoder(package, sha256, tokenizer_path, max_tokens)
         return encoder
