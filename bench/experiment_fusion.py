@@ -288,8 +288,9 @@ def learned(
     args,
     *,
     names=FEATURES,
-    method="coordinate_ascent",
+    fit: dict | None = None,
 ):
+    """Learn a fusion from the labels of ``train_rows`` only; NDCG@10 of ``test_rows`` under it."""
     prop = propagation(edition, train_rows, args)
     x_train, g_train = feature_matrix(edition, prop, train_rows, names)
     ideal = ideal_dcg_from_labels([edition.labels[qi].values() for qi in train_rows], 10)
@@ -300,11 +301,37 @@ def learned(
         g_train,
         ideal_dcg=ideal,
         feature_names=names,
-        method=method,
+        **(fit or {}),
     )
     seconds = time.perf_counter() - started
     x_test, g_test = feature_matrix(edition, prop, test_rows, names)
     return per_question_ndcg(edition, test_rows, model.score(x_test, g_test)), model, seconds
+
+
+CV_FOLDS = 5
+#: The learned variants measured: label -> (features, fit_linear_fusion arguments).
+VARIANTS: dict[str, tuple[tuple[str, ...], dict]] = {
+    "learned fusion, all 4 signals (coord. ascent)": (FEATURES, {}),
+    "learned fusion, all 4 signals (coord. ascent, 10 bags)": (FEATURES, {"bags": 10, "restarts": 0}),
+    "learned fusion, all 4 signals (pairwise logistic)": (FEATURES, {"method": "pairwise"}),
+    "learned fusion, BM25 + cosine (coord. ascent)": (("bm25", "cosine"), {}),
+    "learned fusion, BM25 + cosine + RM3 (coord. ascent)": (("bm25", "cosine", "rm3"), {}),
+}
+MAIN = "learned fusion, all 4 signals (coord. ascent)"
+
+
+def cross_validated(edition: Edition, train_rows: np.ndarray, args, *, names, fit) -> np.ndarray:
+    """Per-question NDCG@10 of each training question when its fold was held out (folds fixed by SEED).
+
+    The held-out fold is treated as new questions: propagation and the learner see the other folds only.
+    """
+    order = np.random.default_rng(SEED).permutation(len(train_rows))
+    out = np.full(len(train_rows), np.nan)
+    for fold in range(CV_FOLDS):
+        held = np.sort(order[fold::CV_FOLDS])
+        rest = np.setdiff1d(np.arange(len(train_rows)), held)
+        out[held], _, _ = learned(edition, train_rows[rest], train_rows[held], args, names=names, fit=fit)
+    return out
 
 
 def lambdamart(edition: Edition, train_rows: np.ndarray, test_rows: np.ndarray, args):
@@ -389,20 +416,12 @@ def run_edition(edition: Edition, args) -> None:
         ),
     }
     models = {}
-    for label, names, method in (
-        ("learned fusion, all 4 signals (coord. ascent)", FEATURES, "coordinate_ascent"),
-        ("learned fusion, all 4 signals (pairwise logistic)", FEATURES, "pairwise"),
-        ("learned fusion, BM25 + cosine (coord. ascent)", ("bm25", "cosine"), "coordinate_ascent"),
-        (
-            "learned fusion, BM25 + cosine + RM3 (coord. ascent)",
-            ("bm25", "cosine", "rm3"),
-            "coordinate_ascent",
-        ),
-    ):
-        runs[label], model, seconds = learned(
-            edition, train_rows, test_rows, args, names=names, method=method
-        )
+    cv = {}
+    for label, (names, fit) in VARIANTS.items():
+        runs[label], model, seconds = learned(edition, train_rows, test_rows, args, names=names, fit=fit)
         models[label] = (model, seconds)
+        if args.cv:
+            cv[label] = cross_validated(edition, train_rows, args, names=names, fit=fit)
     if args.lambdamart:
         runs["LambdaMART, lexical + semantic"], lm_seconds = lambdamart(edition, train_rows, test_rows, args)
 
@@ -413,7 +432,15 @@ def run_edition(edition: Edition, args) -> None:
             print(f"| BM25 | {mean(values):.4f} | | | |")
         else:
             print(f"| {label} | {mean(values):.4f} | {versus(values, bm25)} |")
-    main = "learned fusion, all 4 signals (coord. ascent)"
+    if args.cv:
+        cv_bm25 = per_question_ndcg(edition, train_rows, None)
+        print(f"\n{CV_FOLDS}-fold CV on the training questions (choosing a learner without the test split):")
+        print("| learner | CV NDCG@10 | vs BM25 (same questions) |")
+        print("|---|---:|---:|")
+        print(f"| BM25 | {mean(cv_bm25):.4f} | |")
+        for label, values in cv.items():
+            print(f"| {label} | {mean(values):.4f} | {mean(values) - mean(cv_bm25):+.4f} |")
+    main = MAIN
     untrained = "untrained fusion z(BM25)+z(cos)"
     print(
         f"\nlearned (all 4, coord. ascent) vs untrained fusion: {versus(runs[main], runs[untrained])}  (diff | CI | p)"
@@ -468,6 +495,9 @@ def main() -> None:
     parser.add_argument("--prop-power", type=float, default=2.0)
     parser.add_argument("--curve-runs", type=int, default=5)
     parser.add_argument("--lambdamart", action="store_true")
+    parser.add_argument(
+        "--cv", action="store_true", help="also cross-validate each learner on the training split"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     print(f"CPUs {os.cpu_count()}; MODEL_DIR {os.environ['MODEL_DIR']}; embedding cache {args.cache}")

@@ -314,6 +314,38 @@ def _coordinate_ascent(
     return w, best, rounds
 
 
+def _best_of_starts(
+    objective: _Objective,
+    first: FloatArray,
+    rng: np.random.Generator,
+    *,
+    restarts: int,
+    max_rounds: int,
+    tolerance: float,
+) -> tuple[FloatArray, float, int, list[float]]:
+    """Coordinate ascent from ``first`` and ``restarts`` random points; the best (earliest on a tie)."""
+    f = len(first)
+    starts = [first] + [rng.uniform(-0.2, 1.0, size=f) for _ in range(max(restarts, 0))]
+    best: tuple[FloatArray, float, int] | None = None
+    tried = []
+    for s in starts:
+        result = _coordinate_ascent(objective, s, max_rounds=max_rounds, tolerance=tolerance)
+        tried.append(round(result[1], 6))
+        if best is None or result[1] > best[1] + 1e-12:
+            best = result
+    assert best is not None
+    return best[0], best[1], best[2], tried
+
+
+def _pick_groups(
+    z: FloatArray, gains: FloatArray, sizes: NDArray[np.int64], ideal: FloatArray, picks: NDArray[np.int64]
+) -> tuple[FloatArray, FloatArray, NDArray[np.int64], FloatArray]:
+    """The questions at ``picks`` (repeats allowed), as (z, gains, sizes, ideal)."""
+    offsets = np.cumsum(sizes) - sizes
+    rows = np.concatenate([np.arange(offsets[p], offsets[p] + sizes[p]) for p in picks] or [np.zeros(0, int)])
+    return z[rows], gains[rows], sizes[picks], ideal[picks]
+
+
 def _pairwise_logistic(
     z: FloatArray,
     gains: FloatArray,
@@ -366,6 +398,7 @@ def fit_linear_fusion(
     feature_names: Sequence[str] = (),
     start: ArrayLike | None = None,
     restarts: int = 4,
+    bags: int = 0,
     max_rounds: int = 20,
     tolerance: float = 1e-5,
     l2: float = 1e-3,
@@ -385,7 +418,9 @@ def fit_linear_fusion(
       (the smallest move among ties, since NDCG is piecewise constant); rounds stop when one gains less
       than ``tolerance``. It starts from ``start`` (default: equal weights, i.e. the untrained fusion of
       the features) and from ``restarts`` random points (fixed ``seed``), and keeps the best start
-      (training NDCG; the earliest on a tie, so the equal-weights start wins ties).
+      (training NDCG; the earliest on a tie, so the equal-weights start wins ties). With ``bags`` > 0,
+      this is done on ``bags`` bootstrap samples of the questions and the weights (L1 norm 1) are
+      averaged (bagging: steadier weights when a few questions sway the optimum).
     * ``"pairwise"``: RankNet with a linear scorer: pairwise logistic loss weighted by the gain
       difference, L2 penalty ``l2``, solved exactly by Newton's method (a smooth convex problem).
 
@@ -425,18 +460,31 @@ def fit_linear_fusion(
             first = np.asarray(start, dtype=np.float64)
             if first.shape != (f,) or not np.all(np.isfinite(first)) or not np.any(first):
                 raise ValueError("start must be f finite weights, not all zero")
+        if isinstance(bags, bool) or not isinstance(bags, (int, np.integer)) or bags < 0:
+            raise ValueError("bags must be an int >= 0")
         rng = np.random.default_rng(seed)
-        starts = [first] + [rng.uniform(-0.2, 1.0, size=f) for _ in range(max(restarts, 0))]
-        best: tuple[FloatArray, float, int] | None = None
-        tried = []
-        for s in starts:
-            result = _coordinate_ascent(objective, s, max_rounds=max_rounds, tolerance=tolerance)
-            tried.append(round(result[1], 6))
-            if best is None or result[1] > best[1] + 1e-12:
-                best = result
-        assert best is not None
-        w, value, rounds = best
-        details = {"method": method, "train_ndcg": value, "rounds": rounds, "starts": tried}
+        if bags == 0:
+            w, value, rounds, tried = _best_of_starts(
+                objective, first, rng, restarts=restarts, max_rounds=max_rounds, tolerance=tolerance
+            )
+            details = {"method": method, "train_ndcg": value, "rounds": rounds, "starts": tried}
+        else:
+            bagged = []
+            for _ in range(bags):
+                picks = rng.integers(0, len(sizes), size=len(sizes))
+                sample = _Objective(*_pick_groups(z, g, sizes, ideal, picks), k)
+                bagged.append(
+                    _best_of_starts(
+                        sample, first, rng, restarts=restarts, max_rounds=max_rounds, tolerance=tolerance
+                    )[0]
+                )
+            w = _l1(np.mean(bagged, axis=0))
+            details = {
+                "method": method,
+                "train_ndcg": objective(w),
+                "bags": bags,
+                "bag_weights_sd": [round(float(x), 4) for x in np.std(bagged, axis=0)],
+            }
     elif method == "pairwise":
         if l2 < 0 or not np.isfinite(l2):
             raise ValueError("l2 must be >= 0")
