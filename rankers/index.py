@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 # bm25s logs every index build at INFO; ours says it once, with the collection and the time taken.
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
-INDEX_FORMAT = "2"
+INDEX_FORMAT = "3"  # 3: doc_terms keep their order (2 saved them sorted and de-duplicated)
 # Classic Okapi parameters; Lucene's IDF (never negative).
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -154,9 +154,9 @@ def build_index(*, collection: Collection, fingerprint: str | None = None) -> Co
     n = len(ids)
     width = max(len(vocab), 1)
     occurrences = sparse.csr_matrix(
-        (np.ones(len(doc_terms), dtype=np.int32), doc_terms, doc_offsets), shape=(n, width)
+        (np.ones(len(doc_terms), dtype=np.int32), doc_terms.copy(), doc_offsets.copy()), shape=(n, width)
     )
-    occurrences.sum_duplicates()  # one entry per (answer, term)
+    occurrences.sum_duplicates()  # one entry per (answer, term); in place, hence the copies above
     df = np.bincount(occurrences.indices, minlength=width).astype(np.float64)
     idf = np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
     return CollectionIndex(

@@ -116,3 +116,52 @@ class ChampionChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.ranker.name}: champion {self.version.label}"
+
+
+class BuildStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class EmbeddingBuild(models.Model):
+    """Computing the answer embeddings of one state (index fingerprint) of a collection: a job row.
+
+    The answers to encode are split into parts, one Celery task each, so several workers share the work;
+    a part's vectors are kept in their own file, so a killed worker's part is simply done again.
+    """
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="embedding_builds")
+    fingerprint = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, choices=BuildStatus.choices, default=BuildStatus.QUEUED)
+    answers_total = models.PositiveIntegerField(default=0)
+    answers_reused = models.PositiveIntegerField(
+        default=0, help_text="Unchanged texts from an earlier build."
+    )
+    parts_total = models.PositiveIntegerField(default=0)
+    parts_done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "fingerprint"], name="embedding_build_unique_state"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=BuildStatus.values), name="embedding_build_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"embeddings of {self.collection_id} at {self.fingerprint[:8]} ({self.status})"
+
+    @property
+    def progress(self) -> float:
+        return 1.0 if self.status == BuildStatus.SUCCEEDED else self.parts_done / max(self.parts_total, 1)

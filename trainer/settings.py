@@ -187,6 +187,8 @@ CELERY_BEAT_SCHEDULE["evaluation-sweep"] = {"task": "evaluation.sweep", "schedul
 # by beat's sweep, which also starts automatic trainings (each ranker's own setting, off by default).
 TRAINING_STALE_SECONDS = env_int("TRAINING_STALE_SECONDS", 120, minimum=1)
 CELERY_BEAT_SCHEDULE["training-sweep"] = {"task": "trainer.training_sweep", "schedule": 60.0}
+# Embedding builds whose parts went silent for EVALUATION_STALE_SECONDS get those parts queued again.
+CELERY_BEAT_SCHEDULE["embeddings-sweep"] = {"task": "rankers.embeddings_sweep", "schedule": 60.0}
 if EVALUATION_SCHEDULE:
     from celery.schedules import crontab
 

@@ -1,0 +1,336 @@
+"""Answer and question embeddings of a collection: the builtin ranker's semantic signal.
+
+An answer's vector is the embedding (``rankers.embedding``) of its title and body. The vectors of one
+state of a collection (its index fingerprint) are stored under ``MODEL_DIR/embeddings/collection-<id>/``
+as one matrix whose rows follow the BM25 index's answer order (``vectors-<fingerprint>.npy``), beside
+each row's text hash (``hashes-<fingerprint>.npy``). A new state re-encodes only the answers whose text
+changed: the others are copied from the previous state's files by hash.
+
+Computing them is a job (``EmbeddingBuild``): ``embeddings_plan`` lists the texts to encode and splits
+them into parts of ``PART_SIZE``; each part is one Celery task (``rankers.embeddings_part``) whose
+vectors go to their own file, written atomically, so parts run on any worker, a killed worker's part
+is simply done again, and finished parts are never redone. The part that finds every part done
+assembles the matrix. Ranking never builds: without vectors a semantic version ranks as BM25 does.
+
+About 25 ms per answer on 2 cores (batch 16, 128 tokens): 1,400 answers in ~30 s; 100,000 in ~40 min.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from corpus.models import Answer, Collection
+from rankers.embedding import DIMENSION, EmbeddingUnavailable, load_encoder, text_hash
+from rankers.index import CollectionIndex
+from rankers.models import BuildStatus, EmbeddingBuild
+
+logger = logging.getLogger(__name__)
+
+PART_SIZE = 256
+BATCH_SIZE = 16
+QUESTION_CACHE_SIZE = 4096
+
+_vectors: dict[int, tuple[str, np.ndarray]] = {}
+_vectors_lock = threading.Lock()
+_questions: OrderedDict[str, np.ndarray] = OrderedDict()
+_questions_lock = threading.Lock()
+
+
+def embeddings_dir(*, collection_id: int) -> Path:
+    return Path(settings.MODEL_DIR) / "embeddings" / f"collection-{collection_id}"
+
+
+def _vectors_file(collection_id: int, fingerprint: str) -> Path:
+    return embeddings_dir(collection_id=collection_id) / f"vectors-{fingerprint}.npy"
+
+
+def _hashes_file(collection_id: int, fingerprint: str) -> Path:
+    return embeddings_dir(collection_id=collection_id) / f"hashes-{fingerprint}.npy"
+
+
+def _plan_file(collection_id: int, fingerprint: str) -> Path:
+    return embeddings_dir(collection_id=collection_id) / f"plan-{fingerprint}.npz"
+
+
+def _part_file(collection_id: int, fingerprint: str, part: int) -> Path:
+    return embeddings_dir(collection_id=collection_id) / f"part-{fingerprint}-{part}.npy"
+
+
+def _save(path: Path, array: np.ndarray) -> None:
+    """Write then rename, so a reader (or a killed writer) never leaves half a file under the name."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{threading.get_ident()}.tmp")
+    with open(tmp, "wb") as out:
+        np.save(out, array)
+    tmp.replace(path)
+
+
+def answer_text(title: str, body: str) -> str:
+    return f"{title}. {body}" if title else body
+
+
+def _texts(index: CollectionIndex) -> list[str]:
+    rows = dict(
+        (external_id, answer_text(title, body))
+        for external_id, title, body in Answer.objects.filter(collection_id=index.collection_id).values_list(
+            "external_id", "title", "body"
+        )
+    )
+    return [rows.get(external_id, "") for external_id in index.ids]
+
+
+def answer_vectors(*, index: CollectionIndex) -> np.ndarray | None:
+    """The (answers × 384) unit vectors of the index's answers, or None when they are not built yet."""
+    cached = _vectors.get(index.collection_id)
+    if cached is not None and cached[0] == index.fingerprint:
+        return cached[1]
+    path = _vectors_file(index.collection_id, index.fingerprint)
+    if not path.exists():
+        return None
+    matrix = np.load(path, mmap_mode="r")
+    if matrix.shape != (index.size, DIMENSION):
+        logger.warning(
+            "embeddings file %s has shape %s, expected %s", path, matrix.shape, (index.size, DIMENSION)
+        )
+        return None
+    with _vectors_lock:
+        _vectors[index.collection_id] = (index.fingerprint, matrix)
+    return matrix
+
+
+def question_vectors(texts: list[str]) -> np.ndarray:
+    """Unit vectors of question texts, from an in-process cache when asked before (~5 ms each otherwise).
+
+    Raises EmbeddingUnavailable when the model cannot be loaded.
+    """
+    keys = [text_hash(text) for text in texts]
+    missing = [i for i, key in enumerate(keys) if key not in _questions]
+    if missing:
+        encoded = load_encoder().encode([texts[i] for i in missing], batch_size=BATCH_SIZE)
+        with _questions_lock:
+            for i, vector in zip(missing, encoded, strict=True):
+                _questions[keys[i]] = vector
+            while len(_questions) > QUESTION_CACHE_SIZE:
+                _questions.popitem(last=False)
+    with _questions_lock:
+        return np.vstack([_questions[key] for key in keys]) if keys else np.zeros((0, DIMENSION), np.float32)
+
+
+def forget_vectors() -> None:
+    _vectors.clear()
+    _questions.clear()
+
+
+# ------------------------------------------------------------------------------------------ building
+
+
+def embeddings_build_for(*, index: CollectionIndex) -> tuple[EmbeddingBuild, bool]:
+    """The build row of the index's state, created QUEUED if there is none; and whether it is new.
+
+    A failed build is reset to QUEUED, so asking again retries it.
+    """
+    with transaction.atomic():
+        build, created = EmbeddingBuild.objects.get_or_create(
+            collection_id=index.collection_id, fingerprint=index.fingerprint
+        )
+        if build.status == BuildStatus.FAILED:
+            EmbeddingBuild.objects.filter(pk=build.pk).update(
+                status=BuildStatus.QUEUED, error="", parts_done=0, parts_total=0
+            )
+            build.refresh_from_db()
+            created = True
+    return build, created
+
+
+def _previous(collection_id: int, fingerprint: str) -> dict[bytes, np.ndarray]:
+    """{text hash: vector} of the latest other state whose vectors are on disk."""
+    directory = embeddings_dir(collection_id=collection_id)
+    states = sorted(
+        (p for p in directory.glob("vectors-*.npy") if p.name != f"vectors-{fingerprint}.npy"),
+        key=lambda p: p.stat().st_mtime,
+    )
+    if not states:
+        return {}
+    latest = states[-1]
+    hashes_path = latest.with_name(latest.name.replace("vectors-", "hashes-"))
+    if not hashes_path.exists():
+        return {}
+    vectors, hashes = np.load(latest), np.load(hashes_path)
+    return {bytes(h): vectors[i] for i, h in enumerate(hashes)}
+
+
+def embeddings_plan(*, build_id: int, index: CollectionIndex, worker: str = "") -> list[int]:
+    """Claim a QUEUED build and plan it: which answers to encode, in which parts. Returns the parts to run.
+
+    A build already planned (RUNNING) returns its unfinished parts, so planning twice is harmless.
+    """
+    now = timezone.now()
+    claimed = EmbeddingBuild.objects.filter(pk=build_id, status=BuildStatus.QUEUED).update(
+        status=BuildStatus.RUNNING, started_at=now, heartbeat_at=now
+    )
+    build = EmbeddingBuild.objects.get(pk=build_id)
+    plan_path = _plan_file(build.collection_id, build.fingerprint)
+    if not claimed:
+        if build.status != BuildStatus.RUNNING or not plan_path.exists():
+            return []
+        return _unfinished(build)
+    try:
+        load_encoder()  # fail the build now, with the reason, rather than in every part
+    except EmbeddingUnavailable as exc:
+        _fail(build.pk, str(exc))
+        return []
+    texts = _texts(index)
+    hashes = np.array([text_hash(t).encode() for t in texts], dtype="S64")
+    known = _previous(build.collection_id, build.fingerprint)
+    reused = [i for i, h in enumerate(hashes) if bytes(h) in known]
+    todo = np.array([i for i, h in enumerate(hashes) if bytes(h) not in known], dtype=np.int64)
+    reused_vectors = (
+        np.vstack([known[bytes(hashes[i])] for i in reused])
+        if reused
+        else np.zeros((0, DIMENSION), np.float32)
+    )
+    plan_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = plan_path.with_name(f".{plan_path.name}.tmp")
+    with open(tmp, "wb") as out:
+        np.savez(
+            out,
+            ids=np.array(index.ids, dtype=str),
+            hashes=hashes,
+            todo=todo,
+            reused=np.array(reused, dtype=np.int64),
+            vectors=reused_vectors,
+        )
+    tmp.replace(plan_path)
+    parts = -(-len(todo) // PART_SIZE)
+    EmbeddingBuild.objects.filter(pk=build.pk).update(
+        answers_total=len(texts), answers_reused=len(reused), parts_total=parts, heartbeat_at=timezone.now()
+    )
+    if parts == 0:
+        embeddings_assemble(build_id=build.pk)
+        return []
+    return list(range(parts))
+
+
+def _unfinished(build: EmbeddingBuild) -> list[int]:
+    return [
+        part
+        for part in range(build.parts_total)
+        if not _part_file(build.collection_id, build.fingerprint, part).exists()
+    ]
+
+
+def _fail(build_id: int, error: str) -> None:
+    EmbeddingBuild.objects.filter(pk=build_id).update(
+        status=BuildStatus.FAILED, error=error[:2000], finished_at=timezone.now()
+    )
+
+
+def embeddings_part(*, build_id: int, part: int) -> None:
+    """Encode one part's answers (unless its file exists), then assemble if it was the last one."""
+    build = EmbeddingBuild.objects.filter(pk=build_id, status=BuildStatus.RUNNING).first()
+    if build is None:
+        return
+    path = _part_file(build.collection_id, build.fingerprint, part)
+    if not path.exists():
+        with np.load(_plan_file(build.collection_id, build.fingerprint)) as plan:
+            positions = plan["todo"][part * PART_SIZE : (part + 1) * PART_SIZE]
+            wanted = [str(external_id) for external_id in plan["ids"][positions]]
+        rows = Answer.objects.filter(collection_id=build.collection_id, external_id__in=wanted)
+        texts_by_id = {
+            external_id: answer_text(title, body)
+            for external_id, title, body in rows.values_list("external_id", "title", "body")
+        }
+        texts = [texts_by_id.get(external_id, "") for external_id in wanted]
+        try:
+            vectors = load_encoder().encode(texts, batch_size=BATCH_SIZE).astype(np.float32)
+        except EmbeddingUnavailable as exc:
+            _fail(build.pk, str(exc))
+            return
+        _save(path, vectors)
+    done = build.parts_total - len(_unfinished(build))
+    EmbeddingBuild.objects.filter(pk=build.pk, status=BuildStatus.RUNNING).update(
+        parts_done=done, heartbeat_at=timezone.now()
+    )
+    if done == build.parts_total:
+        embeddings_assemble(build_id=build.pk)
+
+
+def embeddings_assemble(*, build_id: int) -> bool:
+    """Put the reused and the parts' vectors in index order, save them, and finish the build."""
+    with transaction.atomic():
+        build = EmbeddingBuild.objects.select_for_update().get(pk=build_id)
+        if build.status != BuildStatus.RUNNING:
+            return False
+        if _unfinished(build):
+            return False
+        with np.load(_plan_file(build.collection_id, build.fingerprint)) as plan:
+            hashes, todo, reused, reused_vectors = (
+                plan["hashes"],
+                plan["todo"],
+                plan["reused"],
+                plan["vectors"],
+            )
+        matrix = np.zeros((len(hashes), DIMENSION), dtype=np.float32)
+        if len(reused):
+            matrix[reused] = reused_vectors
+        for part in range(build.parts_total):
+            positions = todo[part * PART_SIZE : (part + 1) * PART_SIZE]
+            matrix[positions] = np.load(_part_file(build.collection_id, build.fingerprint, part))
+        _save(_hashes_file(build.collection_id, build.fingerprint), hashes)
+        _save(_vectors_file(build.collection_id, build.fingerprint), matrix)
+        finished = timezone.now()
+        EmbeddingBuild.objects.filter(pk=build.pk).update(
+            status=BuildStatus.SUCCEEDED,
+            parts_done=build.parts_total,
+            finished_at=finished,
+            seconds=round((finished - (build.started_at or finished)).total_seconds(), 3),
+        )
+    for part in range(build.parts_total):
+        _part_file(build.collection_id, build.fingerprint, part).unlink(missing_ok=True)
+    _plan_file(build.collection_id, build.fingerprint).unlink(missing_ok=True)
+    return True
+
+
+def embeddings_build_now(
+    *, collection: Collection, index: CollectionIndex, progress: Callable[[float], None] = lambda f: None
+) -> np.ndarray | None:
+    """The index's answer vectors, computed here and now when missing (a training job does this; a
+    ranking request never does). Shares parts with a build the workers run at the same time.
+
+    Returns None when the model is unavailable (the build records why).
+    """
+    vectors = answer_vectors(index=index)
+    if vectors is not None:
+        return vectors
+    build, _ = embeddings_build_for(index=index)
+    parts = embeddings_plan(build_id=build.pk, index=index)
+    for done, part in enumerate(parts, start=1):
+        embeddings_part(build_id=build.pk, part=part)
+        progress(done / len(parts))
+    build.refresh_from_db()
+    if build.status == BuildStatus.RUNNING:
+        embeddings_assemble(build_id=build.pk)
+    return answer_vectors(index=index)
+
+
+def embeddings_resume(*, stale_seconds: int) -> list[tuple[int, int]]:
+    """(build, part) pairs to queue again: unfinished parts of builds whose workers went silent."""
+    stale = timezone.now() - timedelta(seconds=stale_seconds)
+    pending: list[tuple[int, int]] = []
+    for build in EmbeddingBuild.objects.filter(
+        Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True), status=BuildStatus.RUNNING
+    ):
+        EmbeddingBuild.objects.filter(pk=build.pk).update(heartbeat_at=timezone.now())
+        pending += [(build.pk, part) for part in _unfinished(build)]
+    return pending
