@@ -16,6 +16,7 @@ import numpy as np
 from django.conf import settings
 
 from rankers.features import FEATURE_NAMES, FEATURE_VERSION
+from rankers.signals import RatedQuestions
 
 
 def _lgb_params(
@@ -46,26 +47,45 @@ def lambdamart_fit(
     exponential_gain: bool,
     truncation: int,
     seed: int,
+    feature_names: list[str] | None = None,
 ) -> lgb.Booster:
     """A LambdaMART model of candidates' ``features`` (rows grouped by question, ``groups`` their sizes)
     for ``targets`` (stars 0–3), deterministic for given inputs (one thread, fixed seed)."""
     dataset = lgb.Dataset(
-        features, targets, group=groups, feature_name=list(FEATURE_NAMES), free_raw_data=True
+        features, targets, group=groups, feature_name=feature_names or list(FEATURE_NAMES), free_raw_data=True
     )
     full = _lgb_params(params, exponential_gain=exponential_gain, truncation=truncation, seed=seed)
     rounds = full.pop("num_iterations")
     return lgb.train(full, dataset, num_boost_round=rounds)
 
 
-def model_file_write(*, ranker_id: int, label: str, model_text: str, params: dict[str, Any] | None) -> str:
+def model_file_write(
+    *,
+    ranker_id: int,
+    label: str,
+    model_text: str,
+    params: dict[str, Any] | None,
+    signals: list[str] | None = None,
+) -> str:
     """Write the model and its metadata under MODEL_DIR; returns the path relative to MODEL_DIR."""
     digest = hashlib.sha256(model_text.encode()).hexdigest()[:12]
     relative = Path("models") / f"ranker-{ranker_id}" / f"{label}-{digest}.txt"
     path = Path(settings.MODEL_DIR) / relative
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"features": list(FEATURE_NAMES), "feature_version": FEATURE_VERSION, "params": params}
+    meta = {
+        "features": list(FEATURE_NAMES) + list(signals or []),
+        "feature_version": FEATURE_VERSION,
+        "params": params,
+    }
     path.with_suffix(".json").write_text(json.dumps(meta))
     tmp = path.with_suffix(".tmp")
     tmp.write_text(model_text)
     tmp.replace(path)
+    return str(relative)
+
+
+def rated_file_write(*, ranker_id: int, label: str, rated: RatedQuestions, answer_ids: list[str]) -> str:
+    """Store the rated training questions a version propagates from; returns the path under MODEL_DIR."""
+    relative = Path("models") / f"ranker-{ranker_id}" / f"{label}-rated.npz"
+    rated.save(Path(settings.MODEL_DIR) / relative, answer_ids)
     return str(relative)

@@ -48,7 +48,7 @@ _questions_lock = threading.Lock()
 
 
 def embeddings_dir(*, collection_id: int) -> Path:
-    return Path(settings.MODEL_DIR) / "embeddings" / f"collection-{collection_id}"
+    return Path(settings.EMBEDDINGS_DIR) / f"collection-{collection_id}"
 
 
 def _vectors_file(collection_id: int, fingerprint: str) -> Path:
@@ -154,20 +154,21 @@ def embeddings_build_for(*, index: CollectionIndex) -> tuple[EmbeddingBuild, boo
 
 
 def _previous(collection_id: int, fingerprint: str) -> dict[bytes, np.ndarray]:
-    """{text hash: vector} of the latest other state whose vectors are on disk."""
-    directory = embeddings_dir(collection_id=collection_id)
-    states = sorted(
-        (p for p in directory.glob("vectors-*.npy") if p.name != f"vectors-{fingerprint}.npy"),
-        key=lambda p: p.stat().st_mtime,
-    )
-    if not states:
-        return {}
-    latest = states[-1]
-    hashes_path = latest.with_name(latest.name.replace("vectors-", "hashes-"))
-    if not hashes_path.exists():
-        return {}
-    vectors, hashes = np.load(latest), np.load(hashes_path)
-    return {bytes(h): vectors[i] for i, h in enumerate(hashes)}
+    """{text hash: vector} from the latest other state of this collection and the latest state of any
+    collection (a re-imported collection, or a copy, reuses everything: the same text, the same vector)."""
+    root = Path(settings.EMBEDDINGS_DIR)
+    own = [p for p in embeddings_dir(collection_id=collection_id).glob("vectors-*.npy") if fingerprint not in p.name]
+    anywhere = [p for p in root.glob("collection-*/vectors-*.npy") if fingerprint not in p.name]
+    known: dict[bytes, np.ndarray] = {}
+    for states in (anywhere, own):  # the collection's own state last, so it wins
+        if not states:
+            continue
+        latest = max(states, key=lambda p: p.stat().st_mtime)
+        hashes_path = latest.with_name(latest.name.replace("vectors-", "hashes-"))
+        if hashes_path.exists():
+            vectors, hashes = np.load(latest), np.load(hashes_path)
+            known.update((bytes(h), vectors[i]) for i, h in enumerate(hashes))
+    return known
 
 
 def embeddings_plan(*, build_id: int, index: CollectionIndex, worker: str = "") -> list[int]:

@@ -25,6 +25,20 @@ DATA = Path(__file__).resolve().parent / "data"
 DEMO = ROOT / "trainer" / "demo_data"
 
 
+@pytest.fixture(scope="session")
+def embeddings_cache(tmp_path_factory) -> Path:
+    """One answer-embeddings directory for the whole session, also for the worker processes it starts:
+    vectors are reused by text hash, so the Cranfield answers are encoded once per run, not per test."""
+    path = tmp_path_factory.mktemp("embeddings")
+    os.environ["EMBEDDINGS_DIR"] = str(path)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def shared_embeddings(settings, embeddings_cache):
+    settings.EMBEDDINGS_DIR = embeddings_cache
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Tests create many users; the production hasher (PBKDF2) costs about 0.3 s per password."""

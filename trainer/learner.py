@@ -1,28 +1,36 @@
-"""Training the built-in reranker: LightGBM LambdaMART on the gain labels of TRAINING questions only.
+"""Training the builtin ranker: choose, by cross-validation on TRAINING questions, how to rank.
 
-Test questions are what evaluations score the ranker on, so nothing about them may reach the model:
-``training_examples`` reads labels through ``labels_for_collection(split="train")`` and only questions
-whose split is train. (Features use BM25 statistics of the answers, which involve no labels.)
+Test questions are what evaluations score a version on, so nothing about them may reach training:
+labels are read through ``labels_for_collection(split="train")`` and only train-split questions are
+examples (also as the rated neighbours that propagation draws on).
 
-How a version is chosen, because on small collections a learned reranker is easily worse than BM25
-(on Cranfield, LambdaMART on lexical features is within noise of BM25 with all training labels and
-clearly worse with a tenth of them):
+Candidates, each ranking a question's top ``candidates`` BM25 answers (``rankers.signals`` says what the
+signals are):
 
-1. Each labelled training question contributes its top ``candidates`` BM25 answers as one ranking
-   group; a candidate's target is its label's gain, or 0 when unlabelled.
-2. ``CV_FOLDS``-fold cross-validation over the training questions (folds by question, fixed seed)
-   scores every setting in ``PARAM_GRID`` and BM25's own order by mean NDCG@k of the held-out
-   questions (the collection's k, gain scheme and discount; ideal DCG from all the question's labels,
-   retrieved or not; computed by ``evaluation.metrics``).
-3. The best setting is trained on all training questions. The version *uses* it only when its CV NDCG
-   beats BM25's by at least ``MIN_CV_GAIN``; otherwise the version ranks exactly as BM25 does. Both CV
-   figures are recorded on the version either way.
+=================  ===================================================================  ===========
+candidate          how it ranks                                                         needs labels
+=================  ===================================================================  ===========
+bm25               BM25's own order                                                     no
+fusion             z(bm25) + z(cosine): z-scores within the question's candidates       no
+learned-fusion     Σ w_f · z(f) over bm25, cosine, rm3, propagation; the weights by      yes
+                   coordinate ascent on the training questions' NDCG@k
+                   (``rankers.fusion.fit_linear_fusion``)
+lambdamart         LightGBM LambdaMART on the 12 lexical features plus cosine, rm3 and   yes
+                   propagation (``rankers.fitting``)
+=================  ===================================================================  ===========
 
-With fewer than ``MIN_QUESTIONS`` labelled training questions that have a relevant answer among their
-candidates there is nothing to learn from: the version is plain BM25 and says why.
+Cross-validation: ``len(FOLD_SEEDS)`` assignments of the questions to ``CV_FOLDS`` folds. A held-out
+fold is treated as new questions: the learners and propagation see only the other folds' labels. Each
+candidate's CV NDCG@k is the mean over questions of its held-out NDCG@k, averaged over the assignments;
+``spread`` is the range of the per-assignment means (how much the figure depends on the folds). NDCG@k
+uses the collection's k, gain and discount, with the ideal DCG from all of a question's labels.
 
-Training is deterministic (fixed seeds, one thread, LightGBM's ``deterministic`` mode): the same labels
-give a byte-identical model.
+The guard: a candidate that learned from ratings is chosen only when its CV NDCG@k beats the best
+candidate that needed none (bm25, fusion) by at least ``MIN_CV_GAIN``, so a trained version never
+loses, in cross-validation, to what needed no ratings. Without embeddings (model package missing or
+broken) the semantic candidates are left out and the version says so.
+
+Training is deterministic for given labels (fixed seeds, one thread).
 """
 
 from __future__ import annotations
@@ -35,28 +43,45 @@ from typing import Any, cast
 
 import lightgbm as lgb
 import numpy as np
+from scipy import sparse
 
 from corpus.models import Collection, GainScheme, Question, Split
 from evaluation.metrics.ranking import Discount as MetricDiscount
 from evaluation.metrics.ranking import Gain, label_arrays, mean_ignoring_undefined, ndcg_at_k
 from evaluation.metrics.stats import compare_runs
 from rankers.builtin import bm25_candidates
+from rankers.embedding import EmbeddingUnavailable
 from rankers.features import FEATURE_NAMES, FEATURE_VERSION, candidate_features
 from rankers.fitting import lambdamart_fit
+from rankers.fusion import LinearFusion, fit_linear_fusion, ideal_dcg_from_labels
 from rankers.index import CollectionIndex
+from rankers.propagation import propagation_scores
+from rankers.semantic import embeddings_build_now, question_vectors
+from rankers.signals import PROPAGATION_NEIGHBOURS, PROPAGATION_POWER, RatedQuestions, candidate_signals
 from rankers.text import tokenize
 from ratings.selectors import labels_for_collection
 
 CV_FOLDS = 5
+FOLD_SEEDS = (20240601, 7, 1234)
 MIN_QUESTIONS = 10
-MIN_CV_GAIN = 0.01
+MIN_CV_GAIN = 0.005
 SEED = 20240601
-PARAM_GRID: tuple[dict[str, Any], ...] = (
-    {"num_leaves": 3, "min_data_in_leaf": 20, "learning_rate": 0.1, "num_iterations": 50},
-    {"num_leaves": 7, "min_data_in_leaf": 20, "learning_rate": 0.05, "num_iterations": 100},
-    {"num_leaves": 15, "min_data_in_leaf": 20, "learning_rate": 0.05, "num_iterations": 100},
-    {"num_leaves": 7, "min_data_in_leaf": 50, "learning_rate": 0.05, "num_iterations": 300},
-)
+FUSION_SIGNALS = ("bm25", "cosine")
+LEARNED_SIGNALS = ("bm25", "cosine", "rm3", "propagation")
+EXTRA_LAMBDAMART = ("cosine", "rm3", "propagation")
+LAMBDAMART_PARAMS: dict[str, Any] = {
+    "num_leaves": 7,
+    "min_data_in_leaf": 20,
+    "learning_rate": 0.05,
+    "num_iterations": 100,
+}
+UNTRAINED = ("bm25", "fusion")
+
+Progress = Callable[[str, float], None]
+
+
+def _no_progress(phase: str, fraction: float) -> None:
+    pass
 
 
 @dataclass
@@ -64,9 +89,12 @@ class QuestionExample:
     question_id: int
     external_id: str
     candidate_ids: list[str]
-    features: np.ndarray
+    positions: np.ndarray
+    features: np.ndarray  # the 12 lexical features (LambdaMART)
+    signals: dict[str, np.ndarray]  # bm25, cosine, rm3 per candidate (propagation depends on the fold)
     targets: np.ndarray  # gain of each candidate, 0 when unlabelled
     labels: dict[str, int]  # every label of the question, retrieved or not (for ideal DCG)
+    vector: np.ndarray | None = None
 
 
 @dataclass
@@ -81,6 +109,7 @@ class TrainingResult:
     model_text: str | None = None
     feature_importances: dict[str, float] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
+    rated: RatedQuestions | None = None  # what a propagation-using version ranks with
 
 
 def training_questions(*, collection: Collection) -> list[Question]:
@@ -96,7 +125,11 @@ def training_questions(*, collection: Collection) -> list[Question]:
 
 
 def training_examples(
-    *, collection: Collection, index: CollectionIndex, candidates: int
+    *,
+    collection: Collection,
+    index: CollectionIndex,
+    candidates: int,
+    answer_vectors: np.ndarray | None = None,
 ) -> list[QuestionExample]:
     """One example per labelled training question: its BM25 candidates, their features and targets."""
     labels: dict[int, dict[str, int]] = {}
@@ -105,23 +138,79 @@ def training_examples(
     )
     for question_id, answer_id, gain in rows:
         labels.setdefault(question_id, {})[answer_id] = gain
+    questions = training_questions(collection=collection)
+    vectors = question_vectors([q.text for q in questions]) if answer_vectors is not None else None
     examples = []
-    for question in training_questions(collection=collection):
+    for i, question in enumerate(questions):
         terms = tokenize(question.text)
         positions, scores = bm25_candidates(index, terms, candidates)
         ids = [index.ids[p] for p in positions]
         known = labels[question.pk]
+        vector = vectors[i] if vectors is not None else None
+        names = ("bm25", "rm3", "cosine") if vector is not None else ("bm25", "rm3")
+        signals = candidate_signals(
+            index,
+            index.term_ids(terms),
+            positions,
+            scores,
+            names=names,
+            question_vector=vector,
+            answer_vectors=answer_vectors,
+        )
         examples.append(
             QuestionExample(
                 question_id=question.pk,
                 external_id=question.external_id,
                 candidate_ids=ids,
+                positions=positions,
                 features=candidate_features(index, terms, positions, scores),
+                signals={name: signals[:, j] for j, name in enumerate(names)},
                 targets=np.array([known.get(a, 0) for a in ids], dtype=np.float64),
                 labels=known,
+                vector=vector,
             )
         )
     return examples
+
+
+def rated_questions(examples: list[QuestionExample], index: CollectionIndex) -> RatedQuestions:
+    """The examples' vectors and stars over the index's answer positions (for propagation)."""
+    rows, columns, stars = [], [], []
+    for row, example in enumerate(examples):
+        for answer_id, gain in example.labels.items():
+            position = index.position.get(answer_id)
+            if position is not None:
+                rows.append(row)
+                columns.append(position)
+                stars.append(float(gain))
+    gains = sparse.csr_matrix((stars, (rows, columns)), shape=(len(examples), index.size), dtype=np.float64)
+    vectors = (
+        np.vstack([e.vector for e in examples if e.vector is not None]) if examples else np.zeros((0, 384))
+    )
+    return RatedQuestions(vectors=vectors, gains=gains, question_ids=tuple(e.question_id for e in examples))
+
+
+def _propagation(example: QuestionExample, rated: RatedQuestions) -> np.ndarray:
+    """Stars that the other rated questions gave this example's candidates (never its own)."""
+    assert example.vector is not None
+    if rated.vectors.shape[0] == 0:
+        return np.zeros(len(example.positions))
+    return propagation_scores(
+        example.vector[None, :],
+        rated.vectors,
+        rated.gains[:, example.positions],
+        exclude=np.array([rated.without(example.question_id)]),
+        top_n=PROPAGATION_NEIGHBOURS,
+        power=PROPAGATION_POWER,
+    )[0]
+
+
+def _columns(example: QuestionExample, names: tuple[str, ...], rated: RatedQuestions | None) -> np.ndarray:
+    columns = [
+        _propagation(example, rated) if name == "propagation" and rated is not None else example.signals[name]
+        for name in names
+    ]
+    return np.column_stack(columns)
 
 
 def _ndcg(
@@ -137,27 +226,103 @@ def _ndcg(
     )
 
 
-def _fit(
-    examples: list[QuestionExample], params: dict[str, Any], *, exponential: bool, k: int
-) -> lgb.Booster:
-    return lambdamart_fit(
-        features=np.vstack([e.features for e in examples]),
-        targets=np.concatenate([e.targets for e in examples]),
-        groups=[len(e.candidate_ids) for e in examples],
-        params=params,
-        exponential_gain=exponential,
-        truncation=k,
-        seed=SEED,
-    )
+def _order(example: QuestionExample, scores: np.ndarray) -> list[str]:
+    # Stable sort: equal scores keep BM25's order.
+    return [example.candidate_ids[i] for i in np.argsort(-scores, kind="stable")]
 
 
-def _reranked(booster: lgb.Booster, example: QuestionExample) -> list[str]:
-    predicted = np.asarray(booster.predict(example.features, num_threads=1))
-    return [example.candidate_ids[i] for i in np.argsort(-predicted, kind="stable")]
+def _z(values: np.ndarray) -> np.ndarray:
+    sd = values.std()
+    return (values - values.mean()) / sd if sd > 0 else np.zeros_like(values)
 
 
-def _folds(n: int, k: int) -> list[np.ndarray]:
-    order = np.random.default_rng(SEED).permutation(n)
+class _Candidate:
+    """Something that ranks examples: fit on some (maybe nothing), then score others."""
+
+    name: str = ""
+    trained = False
+
+    def fit(self, examples: list[QuestionExample], rated: RatedQuestions | None) -> None:
+        pass
+
+    def scores(self, example: QuestionExample, rated: RatedQuestions | None) -> np.ndarray:
+        raise NotImplementedError
+
+
+class _Bm25(_Candidate):
+    name = "bm25"
+
+    def scores(self, example, rated):
+        return example.signals["bm25"]
+
+
+class _Fusion(_Candidate):
+    name = "fusion"
+
+    def scores(self, example, rated):
+        return _z(example.signals["bm25"]) + _z(example.signals["cosine"])
+
+
+class _LearnedFusion(_Candidate):
+    name = "learned-fusion"
+    trained = True
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.model: LinearFusion | None = None
+
+    def fit(self, examples, rated):
+        learnable = [e for e in examples if e.targets.max(initial=0) > 0]
+        features = np.vstack([_columns(e, LEARNED_SIGNALS, rated) for e in learnable])
+        self.model = fit_linear_fusion(
+            features,
+            np.concatenate([e.targets for e in learnable]),
+            [len(e.candidate_ids) for e in learnable],
+            ideal_dcg=ideal_dcg_from_labels([e.labels.values() for e in learnable], self.k),
+            k=self.k,
+            feature_names=LEARNED_SIGNALS,
+            seed=SEED,
+        )
+
+    def scores(self, example, rated):
+        assert self.model is not None
+        return self.model.score(_columns(example, LEARNED_SIGNALS, rated), [len(example.candidate_ids)])
+
+
+class _LambdaMart(_Candidate):
+    name = "lambdamart"
+    trained = True
+
+    def __init__(self, collection: Collection, extra: tuple[str, ...]) -> None:
+        self.collection = collection
+        self.extra = extra
+        self.booster: lgb.Booster | None = None
+
+    def _matrix(self, example, rated):
+        if not self.extra:
+            return example.features
+        return np.hstack([example.features, _columns(example, self.extra, rated)])
+
+    def fit(self, examples, rated):
+        learnable = [e for e in examples if e.targets.max(initial=0) > 0]
+        self.booster = lambdamart_fit(
+            features=np.vstack([self._matrix(e, rated) for e in learnable]),
+            targets=np.concatenate([e.targets for e in learnable]),
+            groups=[len(e.candidate_ids) for e in learnable],
+            params=LAMBDAMART_PARAMS,
+            exponential_gain=self.collection.gain_scheme == GainScheme.EXPONENTIAL,
+            truncation=self.collection.ndcg_k,
+            seed=SEED,
+            feature_names=list(FEATURE_NAMES) + list(self.extra),
+        )
+
+    def scores(self, example, rated):
+        assert self.booster is not None
+        return np.asarray(self.booster.predict(self._matrix(example, rated), num_threads=1))
+
+
+def _folds(n: int, k: int, seed: int) -> list[np.ndarray]:
+    order = np.random.default_rng(seed).permutation(n)
     return [order[i::k] for i in range(k)]
 
 
@@ -166,8 +331,43 @@ def _mean(values: np.ndarray) -> float | None:
     return None if math.isnan(result.mean) else round(result.mean, 6)
 
 
-def _no_progress(phase: str, fraction: float) -> None:
-    pass
+def _cross_validate(
+    make: Callable[[], _Candidate],
+    examples: list[QuestionExample],
+    index: CollectionIndex,
+    *,
+    collection: Collection,
+    semantic: bool,
+) -> tuple[np.ndarray, list[float]]:
+    """(per-question held-out NDCG@k averaged over the fold assignments, each assignment's mean)."""
+    per_assignment = []
+    for seed in FOLD_SEEDS:
+        per_question = np.full(len(examples), np.nan)
+        for held_out in _folds(len(examples), min(CV_FOLDS, len(examples)), seed):
+            held = set(held_out.tolist())
+            train_set = [e for i, e in enumerate(examples) if i not in held]
+            rated = rated_questions(train_set, index) if semantic else None
+            candidate = make()
+            if candidate.trained:
+                candidate.fit(train_set, rated)
+            held_examples = [examples[i] for i in held_out]
+            rankings = [_order(e, candidate.scores(e, rated)) for e in held_examples]
+            per_question[held_out] = _ndcg(rankings, held_examples, collection=collection)
+        per_assignment.append(per_question)
+    stacked = np.vstack(per_assignment)
+    means = [float(np.nanmean(row)) if np.any(~np.isnan(row)) else math.nan for row in stacked]
+    return np.nanmean(stacked, axis=0), means
+
+
+def _figures(diff_of: np.ndarray, than: np.ndarray) -> dict[str, float | int]:
+    comparison = compare_runs(diff_of, than, n_resamples=2000, n_permutations=2000, seed=SEED)
+    return {
+        "difference": round(comparison.difference, 6),
+        "ci_low": round(comparison.ci_low, 6),
+        "ci_high": round(comparison.ci_high, 6),
+        "p_value": round(comparison.p_value, 6),
+        "questions": comparison.n,
+    }
 
 
 def train(
@@ -175,88 +375,140 @@ def train(
     collection: Collection,
     index: CollectionIndex,
     candidates: int,
-    progress: Callable[[str, float], None] = _no_progress,
+    progress: Progress = _no_progress,
 ) -> TrainingResult:
-    """Cross-validate, choose, and fit the reranker for the collection's current training labels.
+    """Cross-validate the candidates on the current training labels, choose one, and fit it.
 
     ``progress(phase, fraction)`` hears of each phase (collect-labels, compute-features,
     cross-validate, fit) as it goes.
     """
     started = time.perf_counter()
     progress("collect-labels", 0.0)
-    examples = training_examples(collection=collection, index=index, candidates=candidates)
+    notices: list[str] = []
+    progress("compute-features", 0.0)
+    try:
+        answer_vectors = embeddings_build_now(
+            collection=collection, index=index, progress=lambda f: progress("compute-features", 0.8 * f)
+        )
+        if answer_vectors is None:
+            notices.append(
+                "The answer embeddings could not be computed, so this version uses lexical signals only."
+            )
+        else:
+            question_vectors(["warm up"])  # the model loads here rather than in the middle of the examples
+    except EmbeddingUnavailable as exc:
+        answer_vectors = None
+        notices.append(f"Semantic model unavailable ({exc}); this version uses lexical signals only.")
+    semantic = answer_vectors is not None
+    examples = training_examples(
+        collection=collection, index=index, candidates=candidates, answer_vectors=answer_vectors
+    )
     progress("compute-features", 1.0)
     label_count = sum(len(e.labels) for e in examples)
     learnable = [e for e in examples if e.targets.max(initial=0) > 0]
     result = TrainingResult(uses_model=False, label_count=label_count, question_count=len(examples))
     bm25_all = _ndcg([e.candidate_ids for e in examples], examples, collection=collection)
-    result.cv_ndcg_bm25 = _mean(bm25_all)
     result.details = {
-        "candidates": candidates,
+        "candidates_depth": candidates,
         "training_questions": len(examples),
         "learnable_questions": len(learnable),
         "feature_version": FEATURE_VERSION,
         "min_cv_gain": MIN_CV_GAIN,
+        "semantic": semantic,
     }
+    if notices:
+        result.details["message"] = " ".join(notices)
     if len(learnable) < MIN_QUESTIONS:
+        result.cv_ndcg_bm25 = _mean(bm25_all)
         result.details["reason"] = (
             f"Only {len(learnable)} training questions have a relevant answer among their BM25 candidates; "
-            f"at least {MIN_QUESTIONS} are needed to learn a reranker, so this version ranks by BM25."
+            f"at least {MIN_QUESTIONS} are needed to choose by cross-validation, so this version ranks by BM25."
         )
         result.details["seconds"] = round(time.perf_counter() - started, 3)
         return result
 
-    # Questions without a relevant candidate are held out and scored (they count against both orders)
-    # but give LambdaMART nothing to learn from, so training folds use only learnable ones.
-    folds = _folds(len(examples), min(CV_FOLDS, len(examples)))
-    exponential = collection.gain_scheme == GainScheme.EXPONENTIAL
-    grid_scores = []
-    best: tuple[float, int, np.ndarray] | None = None
-    for setting, params in enumerate(PARAM_GRID):
-        progress("cross-validate", setting / len(PARAM_GRID))
-        per_question = np.full(len(examples), np.nan)
-        for held_out in folds:
-            held = set(held_out.tolist())
-            train_set = [e for i, e in enumerate(examples) if i not in held and e.targets.max(initial=0) > 0]
-            booster = _fit(train_set, params, exponential=exponential, k=collection.ndcg_k)
-            held_examples = [examples[i] for i in held_out]
-            per_question[held_out] = _ndcg(
-                [_reranked(booster, e) for e in held_examples], held_examples, collection=collection
-            )
-        score = _mean(per_question)
-        grid_scores.append({**params, "cv_ndcg": score})
-        if score is not None and (best is None or score > best[0]):
-            best = (score, setting, per_question)
-    result.details["grid"] = grid_scores
-    if best is None:
-        result.details["reason"] = "No training question has a known relevant answer."
-        return result
-    best_score, setting, per_question = best
-    params = PARAM_GRID[setting]
-    comparison = compare_runs(per_question, bm25_all, n_resamples=2000, n_permutations=2000, seed=SEED)
-    result.details["cv_comparison"] = {
-        "difference": round(comparison.difference, 6),
-        "ci_low": round(comparison.ci_low, 6),
-        "ci_high": round(comparison.ci_high, 6),
-        "p_value": round(comparison.p_value, 6),
-        "questions": comparison.n,
-    }
-    progress("fit", 0.0)
-    booster = _fit(learnable, params, exponential=exponential, k=collection.ndcg_k)
-    gains = booster.feature_importance(importance_type="gain")
-    total = float(gains.sum()) or 1.0
-    result.feature_importances = {
-        name: round(float(g) / total, 6) for name, g in zip(FEATURE_NAMES, gains, strict=True)
-    }
-    result.params = dict(params)
-    result.model_text = booster.model_to_string()
-    result.cv_ndcg_model = best_score
-    result.uses_model = best_score >= (result.cv_ndcg_bm25 or 0.0) + MIN_CV_GAIN
-    result.method = "lambdamart" if result.uses_model else "bm25"
-    if not result.uses_model:
-        result.details["reason"] = (
-            f"The model's cross-validated NDCG@{collection.ndcg_k} ({best_score:.4f}) did not beat BM25's "
-            f"({result.cv_ndcg_bm25:.4f}) by at least {MIN_CV_GAIN}, so this version keeps BM25's order."
+    extra = EXTRA_LAMBDAMART if semantic else ("rm3",)
+    makers: dict[str, Callable[[], _Candidate]] = {"bm25": _Bm25}
+    if semantic:
+        makers["fusion"] = _Fusion
+        makers["learned-fusion"] = lambda: _LearnedFusion(collection.ndcg_k)
+    makers["lambdamart"] = lambda: _LambdaMart(collection, extra)
+    per_question: dict[str, np.ndarray] = {}
+    scores: dict[str, float] = {}
+    table: list[dict[str, Any]] = []
+    for step, (name, make) in enumerate(makers.items()):
+        progress("cross-validate", step / len(makers))
+        values, means = _cross_validate(make, examples, index, collection=collection, semantic=semantic)
+        per_question[name] = values
+        mean = _mean(values)
+        scores[name] = mean if mean is not None else -1.0
+        table.append(
+            {
+                "name": name,
+                "trained": name not in UNTRAINED,
+                "cv_ndcg": mean,
+                "spread": round(max(means) - min(means), 6) if means else None,
+                "per_assignment": [round(m, 6) for m in means],
+            }
         )
+    # Among equals, BM25: the simplest ranking.
+    best_untrained = max((n for n in scores if n in UNTRAINED), key=lambda n: (scores[n], n == "bm25"))
+    best_trained = max((n for n in scores if n not in UNTRAINED), key=lambda n: scores[n])
+    chosen = best_untrained
+    if scores[best_trained] >= scores[best_untrained] + MIN_CV_GAIN:
+        chosen = best_trained
+    for row in table:
+        row["chosen"] = row["name"] == chosen
+    result.details["candidates"] = table
+    result.details["cv_vs_bm25"] = _figures(per_question[chosen], per_question["bm25"])
+    if semantic:
+        # What the ratings added: the best candidate that learned from them against the untrained fusion.
+        result.details["ratings_added"] = {
+            "candidate": best_trained,
+            "over": "fusion",
+            **_figures(per_question[best_trained], per_question["fusion"]),
+        }
+    result.cv_ndcg_bm25 = scores["bm25"]
+    result.cv_ndcg_model = scores[chosen]
+    result.method = chosen
+    if chosen not in ("bm25",) and chosen == best_untrained:
+        result.details["reason"] = (
+            f"The best candidate that learned from ratings ({best_trained}, CV NDCG@{collection.ndcg_k} "
+            f"{scores[best_trained]:.4f}) did not beat {chosen} ({scores[chosen]:.4f}), which needs no "
+            f"ratings, by at least {MIN_CV_GAIN}."
+        )
+    elif chosen == "bm25":
+        result.details["reason"] = f"No candidate beat BM25 in cross-validation by at least {MIN_CV_GAIN}."
+
+    progress("fit", 0.0)
+    rated = rated_questions(examples, index) if semantic else None
+    if chosen == "learned-fusion":
+        fusion = _LearnedFusion(collection.ndcg_k)
+        fusion.fit(examples, rated)
+        assert fusion.model is not None
+        result.params = {"signals": list(LEARNED_SIGNALS), "weights": list(fusion.model.weights)}
+        result.feature_importances = {
+            name: round(abs(w), 6) for name, w in zip(LEARNED_SIGNALS, fusion.model.weights, strict=True)
+        }
+        result.rated = rated
+        result.uses_model = True
+    elif chosen == "fusion":
+        result.params = {"signals": list(FUSION_SIGNALS), "weights": [0.5, 0.5]}
+        result.feature_importances = {"bm25": 0.5, "cosine": 0.5}
+        result.uses_model = True
+    elif chosen == "lambdamart":
+        model = _LambdaMart(collection, extra)
+        model.fit(examples, rated)
+        assert model.booster is not None
+        names = list(FEATURE_NAMES) + list(extra)
+        gains = model.booster.feature_importance(importance_type="gain")
+        total = float(gains.sum()) or 1.0
+        result.feature_importances = {
+            n: round(float(g) / total, 6) for n, g in zip(names, gains, strict=True)
+        }
+        result.params = {**LAMBDAMART_PARAMS, "signals": list(extra)}
+        result.model_text = model.booster.model_to_string()
+        result.rated = rated if "propagation" in extra else None
+        result.uses_model = True
     result.details["seconds"] = round(time.perf_counter() - started, 3)
     return result

@@ -32,7 +32,7 @@ from corpus.services import (
 from evaluation.models import RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start, versions_compare
 from rankers.config import validate_ranker_config
-from rankers.fitting import model_file_write
+from rankers.fitting import model_file_write, rated_file_write
 from rankers.index import load_index
 from rankers.models import PromotionPolicy, Ranker, RankerKind, RankerVersion
 from rankers.services import next_version_label, version_promote
@@ -184,22 +184,27 @@ def ranker_train(
     config = validate_ranker_config(kind=ranker.kind, config=ranker.config)
     collection = ranker.collection
     # Training reads and computes for seconds; only the version row is written in a transaction.
-    result = train(
-        collection=collection,
-        index=load_index(collection=collection),
-        candidates=config["candidates"],
-        progress=progress,
-    )
+    index = load_index(collection=collection)
+    result = train(collection=collection, index=index, candidates=config["candidates"], progress=progress)
     with transaction.atomic():
         Ranker.objects.select_for_update().filter(pk=ranker.pk).first()  # serialise label numbering
         label = next_version_label(ranker)
+        signals = list((result.params or {}).get("signals", []))
         model_file = (
             model_file_write(
-                ranker_id=ranker.pk, label=label, model_text=result.model_text, params=result.params
+                ranker_id=ranker.pk,
+                label=label,
+                model_text=result.model_text,
+                params=result.params,
+                signals=signals,
             )
             if result.model_text
             else ""
         )
+        if result.rated is not None:
+            result.details["rated_file"] = rated_file_write(
+                ranker_id=ranker.pk, label=label, rated=result.rated, answer_ids=index.ids
+            )
         return RankerVersion.objects.create(
             ranker=ranker,
             label=label,

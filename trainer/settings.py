@@ -118,6 +118,8 @@ STORAGES = {
 MEDIA_ROOT = VAR_DIR / "media"
 # Ranker indexes and trained models live here; persisted across restarts.
 MODEL_DIR = Path(env_str("MODEL_DIR", str(VAR_DIR / "models")))
+# Answer embeddings (rankers.semantic): reused by text hash across states and collections.
+EMBEDDINGS_DIR = Path(env_str("EMBEDDINGS_DIR", str(MODEL_DIR / "embeddings")))
 
 # --- Redis: Celery broker, result backend and cache -------------------------------------------
 REDIS_URL = env_str("REDIS_URL", "")

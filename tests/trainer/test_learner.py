@@ -17,7 +17,7 @@ from ratings.models import Label
 from ratings.services import rating_record
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
 from tests.rankers.rankers_support import learnable_collection
-from trainer.learner import MIN_CV_GAIN, training_examples, training_questions
+from trainer.learner import LEARNED_SIGNALS, MIN_CV_GAIN, training_examples, training_questions
 from trainer.services import demo_collection_load, import_rater, ranker_train
 
 pytestmark = pytest.mark.django_db
@@ -30,18 +30,24 @@ def learnable(model_dir):
     return data
 
 
-def test_ranker_train_learnable_collection_uses_model_that_beats_bm25(learnable):
+def test_ranker_train_learnable_collection_chooses_a_candidate_that_learned(learnable):
     version = ranker_train(ranker=learnable.ranker)
 
-    assert version.label == "v1"
-    assert version.uses_model is True
+    assert (version.label, version.method, version.uses_model) == ("v1", "learned-fusion", True)
+    # BM25 puts a distractor first on every question; both learners put the relevant answer first.
+    assert [(c["name"], c["cv_ndcg"], c["chosen"]) for c in version.details["candidates"]] == [
+        ("bm25", 0.386853, False),
+        ("fusion", 0.386853, False),
+        ("learned-fusion", 1.0, True),
+        ("lambdamart", 1.0, False),
+    ]
     assert version.cv_ndcg_model >= version.cv_ndcg_bm25 + MIN_CV_GAIN
     # 30 training questions, each with its relevant answer (3) and one distractor (0) labelled.
     assert version.label_count == 60
     assert version.details["training_questions"] == 30
-    assert set(version.feature_importances) >= {"bm25", "title_coverage", "bigram_overlap"}
+    assert list(version.feature_importances) == list(LEARNED_SIGNALS)
     assert sum(version.feature_importances.values()) == pytest.approx(1.0, abs=1e-4)
-    assert version.model_file.startswith("models/ranker-")
+    assert version.details["rated_file"].startswith("models/ranker-")
 
 
 def test_ranker_train_model_reranks_bm25_order(learnable):
@@ -58,7 +64,7 @@ def test_ranker_train_model_reranks_bm25_order(learnable):
     assert latest.answers == reranked.answers
 
 
-def test_ranker_train_cranfield_keeps_bm25_when_model_does_not_win(model_dir):
+def test_ranker_train_cranfield_semantic_candidates_beat_bm25_in_cv(model_dir):
     collection = demo_collection_load()
     ranker = Ranker.objects.create(collection=collection, name="Built-in", kind=RankerKind.BUILTIN)
 
@@ -67,13 +73,14 @@ def test_ranker_train_cranfield_keeps_bm25_when_model_does_not_win(model_dir):
     train_labels = Label.objects.filter(question__collection=collection, question__split=Split.TRAIN).count()
     assert version.label_count == train_labels == 751
     assert version.cv_ndcg_bm25 == pytest.approx(0.379037, abs=1e-6)
-    assert version.cv_ndcg_model is not None
-    assert version.uses_model is False
-    assert "keeps BM25's order" in version.details["reason"]
+    assert version.method in {"fusion", "learned-fusion", "lambdamart"}
+    assert version.cv_ndcg_model >= version.cv_ndcg_bm25 + 0.02
+    assert version.details["cv_vs_bm25"]["p_value"] < 0.05
+    assert set(version.details["ratings_added"]) >= {"difference", "ci_low", "ci_high", "p_value"}
     query = Question.objects.filter(collection=collection, split=Split.TEST).order_by("id").first()
     with_version = get_backend(ranker, version).rank(RankQuery(query.external_id, query.text), 10)
     plain = get_backend(Ranker.objects.create(collection=collection, name="BM25", kind="builtin"))
-    assert with_version.answers == plain.rank(RankQuery(query.external_id, query.text), 10).answers
+    assert with_version.ids != plain.rank(RankQuery(query.external_id, query.text), 10).ids
 
 
 def test_ranker_train_few_labels_is_plain_bm25_with_reason(collection, model_dir):
@@ -115,15 +122,16 @@ def test_training_leakage_changing_test_labels_does_not_change_model(learnable, 
     second = ranker_train(ranker=learnable.ranker)
 
     assert second.label == "v2"
-    model_first = (model_dir / first.model_file).read_bytes()
-    model_second = (model_dir / second.model_file).read_bytes()
-    assert model_first == model_second
-    assert (second.label_count, second.cv_ndcg_model, second.cv_ndcg_bm25, second.uses_model) == (
+    rated_first = (model_dir / first.details["rated_file"]).read_bytes()
+    rated_second = (model_dir / second.details["rated_file"]).read_bytes()
+    assert rated_first == rated_second  # what propagation draws on: training labels only
+    assert (second.label_count, second.cv_ndcg_model, second.cv_ndcg_bm25, second.details["params"]) == (
         first.label_count,
         first.cv_ndcg_model,
         first.cv_ndcg_bm25,
-        first.uses_model,
+        first.details["params"],
     )
+    assert second.details["candidates"] == first.details["candidates"]
     assert second.feature_importances == first.feature_importances
 
 
@@ -150,16 +158,17 @@ def test_trained_model_persists_across_restart(learnable, model_dir):
     clear_ranker_caches()  # a restarted process: nothing in memory, the model and index come from disk
     after = get_backend(learnable.ranker, version).rank(query, 5)
 
-    assert Path(model_dir / version.model_file).exists()
+    assert Path(model_dir / version.details["rated_file"]).exists()
     assert after.answers == before.answers
     assert after.ids[0] == "r4"
 
 
-def test_backend_with_missing_model_file_raises_ranker_error(learnable, model_dir):
+def test_backend_with_missing_rated_file_raises_ranker_error(learnable, model_dir):
     from rankers.backends import RankerError
 
     version = ranker_train(ranker=learnable.ranker)
-    (model_dir / version.model_file).unlink()
+    (model_dir / version.details["rated_file"]).unlink()
+    clear_ranker_caches()
 
     with pytest.raises(RankerError, match="cannot be loaded"):
         get_backend(learnable.ranker, version)
