@@ -344,19 +344,21 @@ class ChangeExplanation:
 
     @property
     def label_text(self) -> str:
-        """ "+0.023: new ratings changed what we know (ranker unchanged)"."""
+        """For example "+0.023: new ratings changed what we know (ranker unchanged)"."""
         if self.label_effect is None:
             return "–: the previous run's score is unknown"
         return f"{signed(self.label_effect)}: new ratings changed what we know (ranker unchanged)"
 
     @property
     def ranker_text(self) -> str:
-        """ "+0.031: version v3 → v4 (real improvement, p = 0.010)"."""
+        """For example "+0.031: version v3 → v4 (real improvement, p = 0.010)"."""
         if self.ranker_effect is None:
             return "–: no test question was answered by both runs with a known good answer"
-        return (
-            f"{signed(self.ranker_effect)}: {self.versions_text} ({self.verdict}, p = {p_text(self.p_value)})"
-        )
+        return f"{self.ranker_effect_text}: {self.versions_text} ({self.verdict}, p = {self.p_value_text})"
+
+    @property
+    def ranker_effect_text(self) -> str:
+        return signed(self.ranker_effect)
 
     @property
     def other_text(self) -> str:
