@@ -262,7 +262,7 @@ SHOWN = 0.0005
 
 
 def _version(run: EvaluationRun) -> str:
-    return run.ranker_version.label if run.ranker_version is not None else "no version"
+    return f"version {run.ranker_version.label}" if run.ranker_version is not None else "no version"
 
 
 @dataclass(frozen=True)
@@ -315,12 +315,14 @@ class ChangeExplanation:
 
     @property
     def versions_text(self) -> str:
-        """Which rankers were compared: "same ranker version", "version v1 → v2" or two ranker names."""
+        """Which rankers were compared: "same ranker version", "version v1 → version v2",
+        "no version → version v1", or with two rankers "BM25 (version v1) → Service (no version)"."""
         if self.same_version:
             return "same ranker version"
         if self.same_ranker:
-            return f"version {_version(self.run_a)} → {_version(self.run_b)}"
-        return f"{self.run_a.ranker.name} {_version(self.run_a)} → {self.run_b.ranker.name} {_version(self.run_b)}"
+            return f"{_version(self.run_a)} → {_version(self.run_b)}"
+        a, b = self.run_a, self.run_b
+        return f"{a.ranker.name} ({_version(a)}) → {b.ranker.name} ({_version(b)})"
 
     @property
     def total_text(self) -> str:
@@ -351,7 +353,7 @@ class ChangeExplanation:
 
     @property
     def ranker_text(self) -> str:
-        """For example "+0.031: version v3 → v4 (real improvement, p = 0.010)"."""
+        """For example "+0.031: version v3 → version v4 (real improvement, p = 0.010)"."""
         if self.ranker_effect is None:
             return "–: no test question was answered by both runs with a known good answer"
         return f"{self.ranker_effect_text}: {self.versions_text} ({self.verdict}, p = {self.p_value_text})"

@@ -17,7 +17,7 @@ import pytest
 from evaluation.metrics.stats import compare_runs
 from evaluation.models import RunStatus
 from evaluation.selectors import change_explained, signed
-from tests.evaluation.conftest import rate
+from tests.evaluation.conftest import http_ranker, rate
 from tests.evaluation.helpers import evaluate_inline
 
 pytestmark = pytest.mark.django_db
@@ -78,7 +78,7 @@ def test_change_explained_texts_use_one_format(change_case):
     assert (change.ndcg_a_text, change.ndcg_b_text) == ("0.631", "1.000")
     assert (change.a_today_text, change.b_today_text) == ("0.745", "1.000")
     assert change.label_text == "+0.114: new ratings changed what we know (ranker unchanged)"
-    assert change.ranker_text == f"+0.255: version v1 → v2 (within noise, p = {p})"
+    assert change.ranker_text == f"+0.255: version v1 → version v2 (within noise, p = {p})"
     assert change.ci_text == "+0.140 to +0.369"
 
 
@@ -120,3 +120,12 @@ def test_change_explained_question_missing_from_b_is_left_out_of_ranker_effect(c
     assert change.ranker_effect == pytest.approx(1 - A_T1, abs=1e-12)
     assert change.ndcg_b is None and change.total_text == "–"
     assert [(d.external_id, d.delta_text) for d in change.questions] == [("t1", "+0.369"), ("t2", "–")]
+
+
+def test_change_explained_two_rankers_names_both(change_case):
+    other = http_ranker(change_case.collection, change_case.server.url, name="Other")
+    run_c = evaluate_inline(other)
+    change = change_explained(run_a=change_case.run_a, run_b=run_c)
+    assert change.versions_text == "Service (version v1) → Other (no version)"
+    # Other ranks as v2 did (the same server): the same ranker effect as B's.
+    assert change.ranker_effect == pytest.approx(RANKER_EFFECT, abs=1e-12)

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 P = f"{compare_runs([1.0, 1.0], [A_T1, A_T2_TODAY], seed=0).p_value:.3f}"
 LINES = [
     "+0.114: new ratings changed what we know (ranker unchanged)",
-    f"+0.255: version v1 → v2 (within noise, p = {P})",
+    f"+0.255: version v1 → version v2 (within noise, p = {P})",
 ]
 
 
@@ -53,7 +53,7 @@ def test_dashboard_change_line_shows_label_and_ranker_effect(client, trainer, ch
     body = text(response)
     assert 'data-testid="label-effect">' + LINES[0] + "</li>" in body
     assert (
-        'data-testid="ranker-effect">+0.255: version v1 → v2 (<strong class="verdict">within noise</strong>, '
+        'data-testid="ranker-effect">+0.255: version v1 → version v2 (<strong class="verdict">within noise</strong>, '
         f"p = {P})</li>"
     ) in body
     assert 'data-testid="other-effect"' not in body
