@@ -6,20 +6,23 @@ Every function runs a fixed number of queries whatever the number of runs, quest
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, F, Q, QuerySet
+from django.core.cache import cache
+from django.db.models import Count, F, Max, Q, QuerySet
 
 from corpus.models import Collection, Split
 from evaluation.metrics.stats import compare_runs
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus
 from evaluation.services import STATS_SEED, score_rankings
 from rankers.models import Ranker
-from ratings.models import Rating
+from ratings.models import Label, Rating
 from ratings.selectors import labels_by_question
 
 ACTIVE = [RunStatus.PENDING, RunStatus.RUNNING]
@@ -414,8 +417,46 @@ def change_explained(*, run_a: EvaluationRun, run_b: EvaluationRun) -> ChangeExp
       so then ``label effect + ranker effect = B − A`` (the two headlines).
 
     Today's scores use run B's metric definition (k, gain, discount) through ``score_rankings``, the
-    function runs score with; the ideal DCG comes from all of a question's labels. Three queries.
+    function runs score with; the ideal DCG comes from all of a question's labels.
+
+    The figures are cached (``CHANGE_CACHE_SECONDS``) for two finished runs and the state of the test
+    questions' labels (count, last change), so a page view costs one query unless a label changed; a
+    new or changed label computes them again (three queries).
     """
+    key = _change_cache_key(run_a, run_b)
+    fields = cache.get(key) if key else None
+    if fields is None:
+        fields = _change_compute(run_a, run_b)
+        if key:
+            cache.set(key, fields, CHANGE_CACHE_SECONDS)
+    return ChangeExplanation(run_a=run_a, run_b=run_b, **fields)
+
+
+# Cached change figures live this long (they are keyed by the labels' state, so never stale).
+CHANGE_CACHE_SECONDS = 24 * 60 * 60
+
+
+def _change_cache_key(run_a: EvaluationRun, run_b: EvaluationRun) -> str | None:
+    """A key naming both runs' final results and the collection's test labels now (None: do not cache)."""
+    if not (run_a.is_finished and run_b.is_finished and run_a.finished_at and run_b.finished_at):
+        return None
+    state = Label.objects.filter(
+        question__collection_id=run_b.collection_id, question__split=Split.TEST
+    ).aggregate(n=Count("id"), last=Max("updated_at"), top=Max("id"))
+    parts = [
+        run_a.pk,
+        run_a.finished_at.isoformat(),
+        run_b.pk,
+        run_b.finished_at.isoformat(),
+        state["n"],
+        state["last"].isoformat() if state["last"] else "-",
+        state["top"],
+    ]
+    return "evaluation:change:" + hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()
+
+
+def _change_compute(run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any]:
+    """The figures of :func:`change_explained` (every field but the runs), in three queries."""
     rows = (
         QuestionResult.objects.filter(run_id__in=[run_a.pk, run_b.pk], error="")
         .order_by("question_id")
@@ -463,9 +504,7 @@ def change_explained(*, run_a: EvaluationRun, run_b: EvaluationRun) -> ChangeExp
     ]
     questions.sort(key=lambda d: (d.delta is None, -(d.delta or 0.0), d.question_id))
     definition = ("ndcg_k", "gain_scheme", "discount")
-    return ChangeExplanation(
-        run_a=run_a,
-        run_b=run_b,
+    return dict(
         ndcg_a=run_a.ndcg_mean,
         ndcg_b=run_b.ndcg_mean,
         a_today=a_today,

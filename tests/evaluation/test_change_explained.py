@@ -93,6 +93,8 @@ def test_change_explained_same_version_says_so(change_case):
 
 
 def test_change_explained_rating_after_b_is_the_other_part(change_case):
+    before = change_explained(run_a=change_case.run_a, run_b=change_case.run_b)
+    assert before.other == pytest.approx(0.0, abs=1e-12)
     # x3 becomes perfect for t1 after B ran: t1's ideal DCG is now 3 + 3/L for both rankings.
     rate(change_case.collection, "t1", "x3", 3)
     change = change_explained(run_a=change_case.run_a, run_b=change_case.run_b)
@@ -129,3 +131,17 @@ def test_change_explained_two_rankers_names_both(change_case):
     assert change.versions_text == "Service (version v1) → Other (no version)"
     # Other ranks as v2 did (the same server): the same ranker effect as B's.
     assert change.ranker_effect == pytest.approx(RANKER_EFFECT, abs=1e-12)
+
+
+def test_change_explained_cached_until_a_label_changes(change_case, django_assert_num_queries):
+    run_a, run_b = change_case.run_a, change_case.run_b
+    with django_assert_num_queries(3):  # labels' state, then both runs' rankings and today's labels
+        first = change_explained(run_a=run_a, run_b=run_b)
+    with django_assert_num_queries(1):  # labels' state: unchanged, so the figures come from the cache
+        again = change_explained(run_a=run_a, run_b=run_b)
+    assert again == first
+    # Re-rating x4 for t2 from 1 to 2 stars changes a label: A's t2 ranking [x4, x3] is ideal now.
+    rate(change_case.collection, "t2", "x4", 2)
+    with django_assert_num_queries(3):
+        after = change_explained(run_a=run_a, run_b=run_b)
+    assert after.a_today == pytest.approx((A_T1 + 1) / 2, abs=1e-12)
