@@ -221,9 +221,10 @@ def signed(value: float | None, digits: int = 3) -> str:
 
 
 def p_text(p: float | None) -> str:
+    """A p-value as the pages show it: "p = 0.010", or "p < 0.001"."""
     if p is None or math.isnan(p):
-        return "–"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+        return "p = –"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
 # ----------------------------------------------------------------------------------------- comparing runs
@@ -359,7 +360,7 @@ class ChangeExplanation:
         """For example "+0.031: version v3 → version v4 (real improvement, p = 0.010)"."""
         if self.ranker_effect is None:
             return "–: no test question was answered by both runs with a known good answer"
-        return f"{self.ranker_effect_text}: {self.versions_text} ({self.verdict}, p = {self.p_value_text})"
+        return f"{self.ranker_effect_text}: {self.versions_text} ({self.verdict}, {self.p_value_text})"
 
     @property
     def ranker_effect_text(self) -> str:

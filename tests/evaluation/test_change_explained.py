@@ -16,7 +16,7 @@ import pytest
 
 from evaluation.metrics.stats import compare_runs
 from evaluation.models import RunStatus
-from evaluation.selectors import change_explained, signed
+from evaluation.selectors import change_explained, p_text, signed
 from tests.evaluation.conftest import http_ranker, rate
 from tests.evaluation.helpers import evaluate_inline
 
@@ -145,3 +145,26 @@ def test_change_explained_cached_until_a_label_changes(change_case, django_asser
     with django_assert_num_queries(3):
         after = change_explained(run_a=run_a, run_b=run_b)
     assert after.a_today == pytest.approx((A_T1 + 1) / 2, abs=1e-12)
+
+
+def test_change_explained_metric_change_is_flagged_and_uses_newer_definition(change_case):
+    collection = change_case.collection
+    collection.ndcg_k = 1
+    collection.save()
+    run_c = evaluate_inline(change_case.ranker)  # v2 again, scored at k = 1
+    change = change_explained(run_a=change_case.run_a, run_b=run_c)
+    assert change.definition_changed
+    # A's rankings at k = 1 with today's labels: t1 [x2, x1] -> 0 / 3 = 0; t2 [x4, x3] -> 1 / 2.
+    assert change.a_today == pytest.approx(0.25, abs=1e-12)
+    assert change.label_effect == pytest.approx(0.25 - A, abs=1e-12)
+    # v2 at k = 1: t1 [x1, x2] -> 3 / 3; t2 [x3, x4] -> 2 / 2.
+    assert change.ranker_effect == pytest.approx(0.75, abs=1e-12)
+    assert change.label_text == "−0.381: new ratings changed what we know (ranker unchanged)"
+
+
+def test_p_text_small_and_undefined_values():
+    assert p_text(0.0001) == "p < 0.001"
+    assert p_text(0.01) == "p = 0.010"
+    assert p_text(None) == "p = –"
+    assert signed(-0.0001) == "+0.000"
+    assert signed(-0.0236) == "−0.024"

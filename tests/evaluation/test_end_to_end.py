@@ -80,6 +80,6 @@ def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, cel
     assert f'data-testid="label-effect">{change.label_text}</li>' in body
     assert (
         f"{selectors.signed(second.delta)}: no version → version v1 "
-        f'(<strong class="verdict">{second.verdict}</strong>, p = {change.p_value_text})'
+        f'(<strong class="verdict">{second.verdict}</strong>, {change.p_value_text})'
     ) in body
     assert "version v1" in body
