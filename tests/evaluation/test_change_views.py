@@ -129,3 +129,18 @@ def test_dashboard_change_line_after_new_rating_shows_other_part(client, trainer
     assert change_block(dashboard).replace("since the previous run", "") == change_block(compare).replace(
         "from A to B", ""
     )
+
+
+def test_compare_page_warns_when_metric_settings_differ(client, trainer, change_case):
+    change_case.collection.ndcg_k = 1
+    change_case.collection.save()
+    run_c = evaluate_inline(change_case.ranker)
+    client.force_login(trainer)
+    body = text(client.get(compare_url(change_case.run_a, run_c)))
+    assert "The runs were scored with different metric settings (k, gain or discount)" in body
+    assert (
+        'data-testid="label-effect">−0.381: new ratings changed what we know (ranker unchanged)</li>' in body
+    )
+    assert "different metric settings" not in text(
+        client.get(compare_url(change_case.run_a, change_case.run_b))
+    )
