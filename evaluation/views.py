@@ -86,10 +86,8 @@ def run_page(*, manage: bool = False) -> Callable:
 # ----------------------------------------------------------------------------------------- presentation
 
 
-def signed(value: float | None, digits: int = 3) -> str:
-    if value is None or math.isnan(value):
-        return "–"
-    return f"{value:+.{digits}f}".replace("-", "−")
+# One format for figures everywhere: NDCG as 0.772, differences signed (+0.023).
+signed = selectors.signed
 
 
 @dataclass(frozen=True)
@@ -100,7 +98,7 @@ class Headline:
 
     @property
     def ndcg(self) -> str:
-        return f"{self.run.ndcg_mean:.3f}" if self.run.ndcg_mean is not None else "–"
+        return selectors.figure(self.run.ndcg_mean)
 
     @property
     def percent(self) -> int | None:
@@ -118,28 +116,7 @@ class Headline:
     def ci(self) -> str:
         if self.run.ndcg_ci_low is None:
             return ""
-        return f"{self.run.ndcg_ci_low:.3f}–{self.run.ndcg_ci_high:.3f}"
-
-    @property
-    def delta(self) -> str:
-        return signed(self.run.delta)
-
-    @property
-    def delta_ci(self) -> str:
-        if self.run.delta_ci_low is None:
-            return ""
-        return f"{signed(self.run.delta_ci_low)} to {signed(self.run.delta_ci_high)}"
-
-    @property
-    def p_value(self) -> str:
-        p = self.run.p_value
-        if p is None:
-            return ""
-        return "< 0.001" if p < 0.001 else f"{p:.3f}"
-
-    @property
-    def verdict_class(self) -> str:
-        return {"real improvement": "up", "real drop": "down"}.get(self.run.verdict, "flat")
+        return f"{selectors.figure(self.run.ndcg_ci_low)}–{selectors.figure(self.run.ndcg_ci_high)}"
 
     @property
     def low_judged(self) -> bool:
@@ -231,6 +208,16 @@ def ranked_rows(
     return rows
 
 
+def change_since_previous(run: EvaluationRun | None) -> selectors.ChangeExplanation | None:
+    """The run's change since the ranker's previous successful run (None for a first run)."""
+    if run is None or run.status != RunStatus.SUCCEEDED:
+        return None
+    previous = selectors.previous_successful_run(run=run)
+    if previous is None:
+        return None
+    return selectors.change_explained(run_a=previous, run_b=run)
+
+
 # ----------------------------------------------------------------------------------------- pages
 
 
@@ -275,6 +262,7 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
             ranker=ranker,
             board=board,
             headline=Headline(board.latest) if board.latest else None,
+            change=change_since_previous(board.latest),
             chart=[p.as_json() for p in board.history],
             history_rows=[(p, run_url.format(p.run_id)) for p in board.history[::-1][:HISTORY_TABLE_ROWS]],
             history_hidden=max(0, len(board.history) - HISTORY_TABLE_ROWS),
@@ -337,6 +325,7 @@ def run_detail(request: HttpRequest, *, run: EvaluationRun, role: str) -> HttpRe
             "run": run,
             "collection": run.collection,
             "headline": Headline(run) if run.status == RunStatus.SUCCEEDED else None,
+            "change": change_since_previous(run),
             "page": page,
             "polling": not run.is_finished,
         },
@@ -393,8 +382,8 @@ def compare(request: HttpRequest, *, collection: Collection, role: str) -> HttpR
             context["error"] = "Choose two evaluation runs of this collection to compare (fields a and b)."
             return render(request, "evaluation/compare.html", context, status=400)
         run_a, run_b = cast(EvaluationRun, pair[0]), cast(EvaluationRun, pair[1])
-        deltas = selectors.run_comparison(run_a=run_a, run_b=run_b)
-        changed = [(d, d.delta) for d in deltas if d.delta is not None]
+        change = selectors.change_explained(run_a=run_a, run_b=run_b)
+        changed = [(d, d.delta) for d in change.questions if d.delta is not None]
         winners = [d for d, delta in changed if delta > 0]
         losers = [
             d for d, delta in sorted(changed, key=lambda pair: (pair[1], pair[0].question_id)) if delta < 0
@@ -402,15 +391,13 @@ def compare(request: HttpRequest, *, collection: Collection, role: str) -> HttpR
         context.update(
             run_a=run_a,
             run_b=run_b,
+            change=change,
             winners=winners[:COMPARE_SHOWN],
             losers=losers[:COMPARE_SHOWN],
             winner_count=len(winners),
             loser_count=len(losers),
             shown=COMPARE_SHOWN,
             unchanged=sum(1 for _, delta in changed if delta == 0),
-            unpaired=[d for d in deltas if d.delta is None],
-            mean_delta=signed(run_b.ndcg_mean - run_a.ndcg_mean)
-            if run_a.ndcg_mean is not None and run_b.ndcg_mean is not None
-            else "–",
+            unpaired=[d for d in change.questions if d.delta is None],
         )
     return render(request, "evaluation/compare.html", context)

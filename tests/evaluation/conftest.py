@@ -15,8 +15,10 @@ from kombu import Connection
 from corpus.formats import AnswerRecord, QuestionRecord
 from corpus.models import Answer, Collection, Question, Split
 from corpus.services import answers_upsert, questions_upsert
-from rankers.models import Ranker, RankerKind
+from evaluation.models import EvaluationRun
+from rankers.models import Ranker, RankerKind, RankerVersion
 from ratings.services import rating_record
+from tests.evaluation.helpers import evaluate_inline
 from trainer.celery import app as celery_app
 from trainer.services import import_rater
 
@@ -230,3 +232,57 @@ def dead_broker() -> Iterator[str]:
         yield url
     finally:
         broker_url_set(previous)
+
+
+# ----------------------------------------------------------------------------------------- change explained
+
+
+@dataclass
+class ChangeCase:
+    """Two test questions, two runs of one http ranker (versions v1 and v2) and a rating made in between.
+
+    Labels when A ran: t1 {x1: 3}, t2 {x3: 2}. A (v1) ranked t1 [x2, x1] and t2 [x4, x3]. Then x4 was
+    rated 1 star for t2. B (v2) ranked t1 [x1, x2] and t2 [x3, x4].
+    """
+
+    collection: Collection
+    ranker: Ranker
+    server: FakeRankerServer
+    run_a: EvaluationRun
+    run_b: EvaluationRun
+
+
+def rate(collection: Collection, question: str, answer: str, stars: int) -> None:
+    rating_record(
+        rater=import_rater(),
+        question=Question.objects.get(collection=collection, external_id=question),
+        answer=Answer.objects.get(collection=collection, external_id=answer),
+        stars=stars,
+    )
+
+
+@pytest.fixture
+def change_case(collection, fake_ranker_server) -> ChangeCase:
+    answers_upsert(
+        collection=collection,
+        records=[
+            AnswerRecord(external_id=f"x{i}", title=f"answer {i}", body=f"body {i}") for i in range(1, 5)
+        ],
+    )
+    questions_upsert(
+        collection=collection,
+        records=[QuestionRecord(external_id=q, text=f"question {q}", split=Split.TEST) for q in ("t1", "t2")],
+    )
+    rate(collection, "t1", "x1", 3)
+    rate(collection, "t2", "x3", 2)
+    server = fake_ranker_server(rankings={"t1": ["x2", "x1"], "t2": ["x4", "x3"]})
+    ranker = http_ranker(collection, server.url, name="Service")
+    ranker.is_default = True
+    ranker.save()
+    RankerVersion.objects.create(ranker=ranker, label="v1")
+    run_a = evaluate_inline(ranker)
+    rate(collection, "t2", "x4", 1)
+    server.rankings = {"t1": ["x1", "x2"], "t2": ["x3", "x4"]}
+    RankerVersion.objects.create(ranker=ranker, label="v2")
+    run_b = evaluate_inline(ranker)
+    return ChangeCase(collection=collection, ranker=ranker, server=server, run_a=run_a, run_b=run_b)

@@ -77,10 +77,15 @@ def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, cel
     body = re.sub(
         r"\s+", " ", client.get(reverse("evaluation:dashboard", args=[collection.slug])).content.decode()
     )
-    delta = f"{second.delta:+.3f}".replace("-", "−")
     assert f'data-testid="headline">{second.ndcg_mean:.3f}<' in body
+    # The change is split: the new ratings' effect on BM25's old rankings, and the new version's own effect
+    # (the run's stored comparison: nobody rated after it ran). Together they make the headlines' change.
+    change = selectors.change_explained(run_a=first, run_b=second)
+    assert change.ranker_effect == pytest.approx(second.delta)
+    assert change.label_effect + change.ranker_effect == pytest.approx(second.ndcg_mean - first.ndcg_mean)
+    assert f'data-testid="change-total">{change.total_text}</span> since the previous run' in body
+    assert f'data-testid="label-effect">{change.label_text}</li>' in body
     assert (
-        f'<span class="delta">{delta}</span> since the previous run: <strong class="verdict">{second.verdict}</strong>'
-        in body
-    )
-    assert "version v2" in body
+        f"{selectors.signed(second.delta)}: version v1 → version v2 "
+        f'(<strong class="verdict">{second.verdict}</strong>, {change.p_value_text})'
+    ) in body

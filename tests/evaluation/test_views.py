@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from corpus.models import Answer, Question
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
+from evaluation.selectors import signed
 from rankers.models import Ranker, RankerKind, RankerVersion
 from ratings.models import Rating
 from ratings.services import rating_record
@@ -86,9 +87,12 @@ def test_dashboard_trainer_sees_headline_change_verdict_and_warnings(client, tra
         f"The ranking is <strong>{round(100 * second.ndcg_mean)}%</strong> as good as the best possible ordering"
         in body
     )
-    delta = f"{second.delta:+.3f}".replace("-", "−")
+    # No rating between the runs: the whole change is the ranker's, between two named versions.
+    total = signed(second.ndcg_mean - first.ndcg_mean)
+    assert f'data-testid="change-total">{total}</span> since the previous run' in body
+    assert "+0.000: new ratings changed what we know (ranker unchanged)" in body
     assert (
-        f'<span class="delta">{delta}</span> since the previous run: <strong class="verdict">within noise</strong>'
+        f'{signed(second.delta)}: version v1 → version v2 (<strong class="verdict">within noise</strong>, p = '
         in body
     )
     assert "version v2" in body
