@@ -305,11 +305,11 @@ def embeddings_assemble(*, build_id: int) -> bool:
 
 def embeddings_build_now(
     *, collection: Collection, index: CollectionIndex, progress: Callable[[float], None] = lambda f: None
-) -> np.ndarray | None:
+) -> np.ndarray:
     """The index's answer vectors, computed here and now when missing (a training job does this; a
     ranking request never does). Shares parts with a build the workers run at the same time.
 
-    Returns None when the model is unavailable (the build records why).
+    Raises EmbeddingUnavailable, with the reason the build recorded, when they cannot be computed.
     """
     vectors = answer_vectors(index=index)
     if vectors is not None:
@@ -322,7 +322,11 @@ def embeddings_build_now(
     build.refresh_from_db()
     if build.status == BuildStatus.RUNNING:
         embeddings_assemble(build_id=build.pk)
-    return answer_vectors(index=index)
+        build.refresh_from_db()
+    vectors = answer_vectors(index=index)
+    if vectors is None:
+        raise EmbeddingUnavailable(build.error or f"the embeddings build is {build.status}")
+    return vectors
 
 
 def embeddings_resume(*, stale_seconds: int) -> list[tuple[int, int]]:

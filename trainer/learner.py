@@ -386,16 +386,12 @@ def train(
     progress("collect-labels", 0.0)
     notices: list[str] = []
     progress("compute-features", 0.0)
+    answer_vectors: np.ndarray | None
     try:
         answer_vectors = embeddings_build_now(
             collection=collection, index=index, progress=lambda f: progress("compute-features", 0.8 * f)
         )
-        if answer_vectors is None:
-            notices.append(
-                "The answer embeddings could not be computed, so this version uses lexical signals only."
-            )
-        else:
-            question_vectors(["warm up"])  # the model loads here rather than in the middle of the examples
+        question_vectors(["warm up"])  # the model loads here rather than in the middle of the examples
     except EmbeddingUnavailable as exc:
         answer_vectors = None
         notices.append(f"Semantic model unavailable ({exc}); this version uses lexical signals only.")
