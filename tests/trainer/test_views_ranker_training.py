@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from django.urls import reverse
 
@@ -11,7 +11,7 @@ from tests.trainer.rankers_views_support import *  # noqa: F403 - fixtures
 from tests.trainer.rankers_views_support import assert_authz
 from trainer.models import Training, TrainingPhase, TrainingStatus
 
-STARTED = datetime(2026, 11, 23, 12, 7, tzinfo=timezone.utc)
+STARTED = datetime(2026, 11, 23, 12, 7, tzinfo=UTC)
 
 
 def _url(rankers) -> str:
