@@ -217,6 +217,7 @@ class VersionDetails:
     params: str
     seconds: str
     notices: list[str]
+    cv_comparison: str  # the chosen model against BM25's order in cross-validation, in words
 
     @classmethod
     def of(cls, version: RankerVersion) -> VersionDetails:
@@ -251,6 +252,15 @@ class VersionDetails:
                         chosen=bool(chosen) and params == chosen,
                     )
                 )
+        cv = details.get("cv_comparison")
+        cv_comparison = ""
+        if isinstance(cv, dict) and _number(cv.get("difference")) is not None:
+            questions = cv.get("questions")
+            cv_comparison = (
+                f"model − BM25 {signed_text(cv.get('difference'))} (95% CI {signed_text(cv.get('ci_low'))} to "
+                f"{signed_text(cv.get('ci_high'))}, p {p_text(cv.get('p_value'))})"
+                + (f" over {questions} training questions" if isinstance(questions, int) else "")
+            )
         notices = [
             str(details[key])
             for key in ("message", "reason")
@@ -266,6 +276,7 @@ class VersionDetails:
             params=_params_text(chosen) if chosen else "",
             seconds=duration_text(details.get("seconds")),
             notices=notices,
+            cv_comparison=cv_comparison,
         )
 
 

@@ -41,6 +41,13 @@ DETAILS = {
         {"num_leaves": 7, "learning_rate": 0.05, "cv_ndcg": 0.5123},
     ],
     "params": {"num_leaves": 7, "learning_rate": 0.05},
+    "cv_comparison": {
+        "difference": 0.0822,
+        "ci_low": 0.051,
+        "ci_high": 0.1135,
+        "p_value": 0.0005,
+        "questions": 98,
+    },
 }
 
 

@@ -86,6 +86,10 @@ def test_ranker_version_shows_counts_cv_and_duration(client, rankers, trainer):
         "45",
     )
     assert _testid(body, "cv") == "model 0.512 · BM25 0.430"
+    assert _testid(body, "cv-comparison") == (
+        "model − BM25 +0.082 (95% CI +0.051 to +0.114, p < 0.001) over 98 training questions"
+    )
+    assert 'data-testid="model-unused"' not in body
     assert _testid(body, "duration") == "12.3 s"
     assert "LambdaMART." in _text(body)
     grid = re.search(r'<caption id="grid-caption">.*?</table>', body, re.S).group(0)
@@ -152,3 +156,14 @@ def test_ranker_version_other_version_has_promote_form(client, rankers, trainer)
     assert form.group(1) == f"/c/tiny/rankers/{rankers.ranker.pk}/versions/{rankers.v2.pk}/promote/"
     assert "csrfmiddlewaretoken" in form.group(0)
     assert _testid(form.group(0), "promote-button") == "Promote v2 to champion"
+
+
+def test_ranker_version_model_set_aside_is_said(client, rankers, trainer):
+    rankers.v2.method, rankers.v2.uses_model = "bm25", False
+    rankers.v2.save()
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, rankers.v2)).content.decode()
+
+    assert _testid(body, "model-unused") == "This version does not use the model"
+    assert "Plain BM25." in _text(body)
