@@ -46,9 +46,9 @@ def test_rankers_page_shows_champion_method_and_versions(client, rankers, traine
     text = _text(body)
     assert "Champion v1 : plain BM25" in text
     assert "Test NDCG@10 not compared yet" in text
-    v2_row = _text(re.search(r"<tr>\s*<td><a[^>]*>v2</a>.*?</tr>", body, re.S).group(0))
+    v2_row = _text(re.search(r'<tr role="row">\s*<td[^>]*><span><a[^>]*>v2</a>.*?</tr>', body, re.S).group(0))
     assert v2_row.endswith("LambdaMART 1,234 model 0.512 · BM25 0.430 better than v1 (+0.041)")
-    v1_row = _text(re.search(r'<tr class="champion">.*?</tr>', body, re.S).group(0))
+    v1_row = _text(re.search(r'<tr role="row" class="champion">.*?</tr>', body, re.S).group(0))
     assert v1_row.startswith("v1 champion ")
     assert v1_row.endswith("plain BM25 0 – –")
     version_url = f"/c/tiny/rankers/{rankers.ranker.pk}/versions/{rankers.v2.pk}/"
@@ -71,8 +71,8 @@ def test_rankers_page_champion_changes_name_who_or_policy(client, rankers, train
 
     body = client.get(_url(rankers)).content.decode()
 
-    table = re.search(r'<table class="changes">.*?</table>', body, re.S).group(0)
-    rows = [_text(row) for row in re.findall(r"<tr>.*?</tr>", table, re.S)[1:]]
+    table = re.search(r'<table class="changes stack" role="table">.*?</table>', body, re.S).group(0)
+    rows = [_text(row) for row in re.findall(r"<tr role=\"row\">.*?</tr>", table, re.S)[1:]]
     when = timezone.now().strftime("%Y-%m-%d")
     assert [row.split(" ", 2)[2] for row in rows] == [
         "v1 → v2 tom Promoted by hand by tom.",
