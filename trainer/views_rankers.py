@@ -53,9 +53,9 @@ def _see_other(url: str) -> HttpResponseRedirect:
     return response
 
 
-def _rankers_url(collection: Collection, ranker: Ranker | None = None) -> str:
-    url = reverse("rankers", args=[collection.slug])
-    return f"{url}#ranker-{ranker.pk}" if ranker else url
+def _rankers_url(collection: Collection) -> str:
+    # The top of the page, where the message saying what happened is (the ranker is named in it).
+    return reverse("rankers", args=[collection.slug])
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def ranker_train(request: HttpRequest, slug: str, ranker_id: int) -> HttpRespons
         messages.success(
             request, f"Training of {ranker.name} started (training {training.pk}); its progress shows below."
         )
-    return _see_other(_rankers_url(collection, ranker))
+    return _see_other(_rankers_url(collection))
 
 
 def _readiness_html(readiness: Readiness) -> str:
@@ -205,7 +205,7 @@ def ranker_settings(request: HttpRequest, slug: str, ranker_id: int) -> HttpResp
                 form.add_error(field if field in form.fields else None, errors)
         else:
             messages.success(request, f"Training settings of {ranker.name} saved.")
-            return _see_other(_rankers_url(collection, ranker))
+            return _see_other(_rankers_url(collection))
     context = _rankers_page(collection, forms={ranker.pk: form})
     return render(request, "trainer/rankers.html", context, status=400)
 
