@@ -31,6 +31,8 @@ from trainer.selectors import Readiness, champion_changes, latest_training, trai
 from trainer.services import TrainingConflict, TrainingRefused, TrainingUnavailable, training_start
 
 VERSION_RUNS_SHOWN = 5
+# A ranker that trains by itself every hour gathers many versions: the page lists the most recent ones.
+HISTORY_SHOWN = 50
 
 
 def _managed_collection(request: HttpRequest, slug: str) -> Collection:
@@ -65,7 +67,9 @@ class RankerPanel:
     ranker: Ranker
     champion: VersionView | None
     versions: list[VersionView]
+    version_count: int
     changes: list[ChampionChange]
+    change_count: int
     training: TrainingView | None
     readiness: str  # what the training labels allow, with a link to rate more when too few
     settings_form: TrainingSettingsForm | None
@@ -95,13 +99,19 @@ def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | 
                 "auto_train_hours": ranker.auto_train_hours,
             },
         )
+    versions = versions_of(ranker=ranker)
+    changes = champion_changes(ranker=ranker)
     return RankerPanel(
         ranker=ranker,
         champion=view(ranker.champion) if ranker.champion else None,
-        versions=[view(v) for v in versions_of(ranker=ranker)],
-        changes=list(champion_changes(ranker=ranker)),
+        versions=[view(v) for v in versions[:HISTORY_SHOWN]],
+        version_count=versions.count(),
+        changes=list(changes[:HISTORY_SHOWN]),
+        change_count=changes.count(),
         training=TrainingView(training) if training else None,
-        readiness=_readiness_html(training_readiness(ranker=ranker)) if builtin else "",
+        readiness=_readiness_html(training_readiness(ranker=ranker))
+        if builtin and not (training and training.is_active)
+        else "",
         settings_form=form if builtin else None,
     )
 

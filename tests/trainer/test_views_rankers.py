@@ -155,3 +155,18 @@ def test_rankers_page_is_linked_from_manage_dashboard_and_home(client, rankers, 
 
     for url in ("/c/tiny/manage/", "/evaluation/c/tiny/", "/"):
         assert link in client.get(url).content.decode(), url
+
+
+def test_rankers_page_long_history_lists_the_most_recent_fifty(client, rankers, trainer):
+    from rankers.models import RankerVersion
+
+    RankerVersion.objects.bulk_create(
+        [RankerVersion(ranker=rankers.ranker, label=f"v{n}", method="bm25") for n in range(3, 53)]
+    )
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    assert "The 50 most recent of 52 versions." in body
+    table = re.search(r'<table class="versions stack" role="table">.*?</table>', body, re.S).group(0)
+    assert table.count('<tr role="row"') == 51  # the header and 50 versions
