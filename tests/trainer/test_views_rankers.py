@@ -170,3 +170,21 @@ def test_rankers_page_long_history_lists_the_most_recent_fifty(client, rankers, 
     assert "The 50 most recent of 52 versions." in body
     table = re.search(r'<table class="versions stack" role="table">.*?</table>', body, re.S).group(0)
     assert table.count('<tr role="row"') == 51  # the header and 50 versions
+
+
+def test_rankers_page_methods_in_plain_words(client, rankers, trainer):
+    from rankers.models import RankerVersion
+
+    for label, method in (("v3", "fusion"), ("v4", "learned-fusion")):
+        RankerVersion.objects.create(ranker=rankers.ranker, label=label, method=method)
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    methods = re.findall(r'<td role="cell" data-label="Method">(.*?)</td>', body)
+    assert methods == [
+        "learned fusion",
+        "BM25 + semantic similarity, untrained fusion",
+        "LambdaMART",
+        "plain BM25",
+    ]
