@@ -167,3 +167,19 @@ def test_ranker_version_model_set_aside_is_said(client, rankers, trainer):
 
     assert _testid(body, "model-unused") == "This version does not use the model"
     assert "Plain BM25." in _text(body)
+
+
+def test_ranker_version_http_version_says_it_was_trained_elsewhere(client, collection, trainer):
+    from rankers.services import ranker_create
+
+    service = ranker_create(
+        collection=collection, name="Service", kind="http", config={"url": "http://r.test/"}
+    )
+    version = RankerVersion.objects.create(ranker=service, label="build-7")
+    client.force_login(trainer)
+
+    body = client.get(reverse("ranker-version", args=["tiny", service.pk, version.pk])).content.decode()
+
+    assert "trained by the ranker service and announced through the API" in body
+    assert "What it learned from" not in body
+    assert _testid(body, "promote-button") == "Promote build-7 to champion"
