@@ -4,6 +4,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from corpus.models import Collection, Role
+from rankers.models import PromotionPolicy
 
 
 class CollectionForm(forms.ModelForm):
@@ -64,3 +65,24 @@ class ImportForm(forms.Form):
         ):
             raise forms.ValidationError("Choose at least one file to import.")
         return data
+
+
+class TrainingSettingsForm(forms.Form):
+    """How a ranker's new versions are promoted, and whether it trains by itself (empty: off)."""
+
+    promotion_policy = forms.ChoiceField(
+        choices=PromotionPolicy.choices, label="Promote a new version", widget=forms.RadioSelect
+    )
+    auto_train_labels = forms.IntegerField(
+        required=False,
+        min_value=1,
+        label="Train by itself after this many new training labels",
+        help_text="Empty: not on new labels.",
+    )
+    auto_train_hours = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=32767,
+        label="Train by itself every so many hours",
+        help_text="Empty: not on a schedule.",
+    )

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from trainer import views
+from trainer import views, views_rankers
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -18,6 +18,28 @@ urlpatterns = [
         name="collection-member-remove",
     ),
     path("c/<slug:slug>/manage/import/", views.collection_import_upload, name="collection-import"),
+    path("c/<slug:slug>/rankers/", views_rankers.rankers_page, name="rankers"),
+    path("c/<slug:slug>/rankers/<int:ranker_id>/train/", views_rankers.ranker_train, name="ranker-train"),
+    path(
+        "c/<slug:slug>/rankers/<int:ranker_id>/training/",
+        views_rankers.ranker_training,
+        name="ranker-training",
+    ),
+    path(
+        "c/<slug:slug>/rankers/<int:ranker_id>/settings/",
+        views_rankers.ranker_settings,
+        name="ranker-settings",
+    ),
+    path(
+        "c/<slug:slug>/rankers/<int:ranker_id>/versions/<int:version_id>/",
+        views_rankers.version_detail,
+        name="ranker-version",
+    ),
+    path(
+        "c/<slug:slug>/rankers/<int:ranker_id>/versions/<int:version_id>/promote/",
+        views_rankers.version_promote_view,
+        name="ranker-version-promote",
+    ),
     path("api/", include("trainer.api.urls")),
     path("evaluation/", include("evaluation.urls")),
     path("", include("raters.urls")),

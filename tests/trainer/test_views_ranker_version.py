@@ -1,0 +1,185 @@
+"""A version's page: what it learned from, cross-validation, features, its verdict against the champion."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from django.urls import reverse
+
+from rankers.models import RankerVersion
+from tests.trainer.rankers_views_support import *  # noqa: F403 - fixtures
+from tests.trainer.rankers_views_support import assert_authz
+
+
+def _url(rankers, version) -> str:
+    return reverse("ranker-version", args=[rankers.collection.slug, rankers.ranker.pk, version.pk])
+
+
+def _text(markup: str) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", markup)).strip())
+
+
+def _testid(body: str, name: str) -> str:
+    return _text(re.search(rf'<(\w+)[^>]*data-testid="{name}"[^>]*>.*?</\1>', body, re.S).group(0))
+
+
+def test_ranker_version_authz(client, rankers, rater, outsider, trainer):
+    url = _url(rankers, rankers.v2)
+    assert url == f"/c/tiny/rankers/{rankers.ranker.pk}/versions/{rankers.v2.pk}/"
+    assert_authz(client, method="get", url=url, rater=rater, outsider=outsider, trainer=trainer, ok=200)
+
+
+def test_ranker_version_of_another_ranker_is_404(client, rankers, trainer, other_collection):
+    from rankers.services import ranker_create
+
+    other = ranker_create(collection=other_collection, name="Elsewhere", kind="builtin")
+    client.force_login(trainer)
+
+    url = reverse("ranker-version", args=["tiny", rankers.ranker.pk, other.champion.pk])
+    assert client.get(url).status_code == 404
+
+
+def test_ranker_version_shows_comparison_sentence(client, rankers, trainer):
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, rankers.v2)).content.decode()
+
+    assert _testid(body, "comparison") == (
+        "NDCG@10 0.412 vs 0.371 (+0.041, 95% CI +0.012 to +0.070, p = 0.004): better"
+    )
+
+
+def test_ranker_version_small_p_and_negative_difference(client, rankers, trainer):
+    rankers.v2.comparison = {
+        **rankers.v2.comparison,
+        "challenger_ndcg": 0.3,
+        "champion_ndcg": 0.35,
+        "difference": -0.05,
+        "ci_low": -0.07,
+        "ci_high": -0.031,
+        "p_value": 0.0002,
+        "verdict": "worse",
+    }
+    rankers.v2.save()
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, rankers.v2)).content.decode()
+
+    assert _testid(body, "comparison") == (
+        "NDCG@10 0.300 vs 0.350 (−0.050, 95% CI −0.070 to −0.031, p < 0.001): worse"
+    )
+
+
+def test_ranker_version_shows_counts_cv_and_duration(client, rankers, trainer):
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, rankers.v2)).content.decode()
+
+    assert (
+        _testid(body, "label-count"),
+        _testid(body, "training-questions"),
+        _testid(body, "test-questions"),
+    ) == (
+        "1,234",
+        "105",
+        "45",
+    )
+    assert _testid(body, "cv") == "model 0.512 · BM25 0.430"
+    assert _testid(body, "cv-comparison") == (
+        "model − BM25 +0.082 (95% CI +0.051 to +0.114, p < 0.001) over 98 training questions"
+    )
+    assert 'data-testid="model-unused"' not in body
+    assert _testid(body, "duration") == "12.3 s"
+    assert "LambdaMART." in _text(body)
+    grid = re.search(r'<caption id="grid-caption">.*?</table>', body, re.S).group(0)
+    rows = [_text(r) for r in re.findall(r"<tr.*?</tr>", grid, re.S)[1:]]
+    assert rows == ["num_leaves 3, learning_rate 0.1 0.501", "num_leaves 7, learning_rate 0.05 chosen 0.512"]
+
+
+def test_ranker_version_features_sorted_by_importance(client, rankers, trainer):
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, rankers.v2)).content.decode()
+
+    table = re.search(r'<table class="features">.*?</table>', body, re.S).group(0)
+    rows = [_text(r) for r in re.findall(r"<tr>.*?</tr>", table, re.S)[1:]]
+    assert rows == [
+        "title_coverage share of question terms in the title 60.0%",
+        "bm25 BM25 score of title + body 25.0%",
+        "doc_length answer length 15.0%",
+    ]
+
+
+def test_ranker_version_candidates_list_and_message_are_shown(client, rankers, trainer):
+    version = RankerVersion.objects.create(
+        ranker=rankers.ranker,
+        label="v3",
+        method="learned-fusion",
+        details={
+            "candidates": [
+                {"name": "BM25", "cv_ndcg": 0.4301, "spread": 0.021},
+                {"name": "learned fusion", "cv_ndcg": 0.4712, "spread": 0.0185},
+                {"name": "untested"},
+            ],
+            "message": "semantic model unavailable: lexical features only",
+        },
+    )
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, version)).content.decode()
+
+    table = re.search(r'<caption id="candidates-caption">.*?</table>', body, re.S).group(0)
+    rows = [_text(r) for r in re.findall(r"<tr>.*?</tr>", table, re.S)[1:]]
+    assert rows == ["BM25 0.430 ± 0.021", "learned fusion 0.471 ± 0.018", "untested –"]
+    assert _testid(body, "notice") == "semantic model unavailable: lexical features only"
+    assert "Learned fusion." in _text(body)
+    assert "Not compared with a champion." in body
+
+
+def test_ranker_version_champion_has_no_promote_button(client, rankers, trainer):
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, rankers.v1)).content.decode()
+
+    assert 'data-testid="promote-button"' not in body
+    assert "v1 is the champion" in _text(body)
+    assert "Plain BM25." in _text(body)
+
+
+def test_ranker_version_other_version_has_promote_form(client, rankers, trainer):
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, rankers.v2)).content.decode()
+
+    form = re.search(r'<form method="post" action="([^"]+)">.*?</form>', body, re.S)
+    assert form.group(1) == f"/c/tiny/rankers/{rankers.ranker.pk}/versions/{rankers.v2.pk}/promote/"
+    assert "csrfmiddlewaretoken" in form.group(0)
+    assert _testid(form.group(0), "promote-button") == "Promote v2 to champion"
+
+
+def test_ranker_version_model_set_aside_is_said(client, rankers, trainer):
+    rankers.v2.method, rankers.v2.uses_model = "bm25", False
+    rankers.v2.save()
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, rankers.v2)).content.decode()
+
+    assert _testid(body, "model-unused") == "This version does not use the model"
+    assert "Plain BM25." in _text(body)
+
+
+def test_ranker_version_http_version_says_it_was_trained_elsewhere(client, collection, trainer):
+    from rankers.services import ranker_create
+
+    service = ranker_create(
+        collection=collection, name="Service", kind="http", config={"url": "http://r.test/"}
+    )
+    version = RankerVersion.objects.create(ranker=service, label="build-7")
+    client.force_login(trainer)
+
+    body = client.get(reverse("ranker-version", args=["tiny", service.pk, version.pk])).content.decode()
+
+    assert "trained by the ranker service and announced through the API" in body
+    assert "What it learned from" not in body
+    assert _testid(body, "promote-button") == "Promote build-7 to champion"

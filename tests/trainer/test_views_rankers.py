@@ -1,0 +1,190 @@
+"""The rankers page: who may see it, each ranker's champion, versions, champion changes and training."""
+
+from __future__ import annotations
+
+import re
+
+from django.urls import reverse
+from django.utils import timezone
+
+from rankers.services import ranker_create, version_promote
+from tests.trainer.rankers_views_support import *  # noqa: F403 - fixtures
+from tests.trainer.rankers_views_support import assert_authz
+from trainer.models import Training, TrainingPhase, TrainingStatus
+
+
+def _url(rankers) -> str:
+    return reverse("rankers", args=[rankers.collection.slug])
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
+
+
+def test_rankers_page_authz(client, rankers, rater, outsider, trainer):
+    assert _url(rankers) == "/c/tiny/rankers/"
+    assert_authz(
+        client, method="get", url=_url(rankers), rater=rater, outsider=outsider, trainer=trainer, ok=200
+    )
+
+
+def test_rankers_page_post_is_405(client, rankers, trainer):
+    client.force_login(trainer)
+    assert client.post(_url(rankers)).status_code == 405
+
+
+def test_rankers_page_unknown_collection_is_404(client, trainer):
+    client.force_login(trainer)
+    assert client.get("/c/nope/rankers/").status_code == 404
+
+
+def test_rankers_page_shows_champion_method_and_versions(client, rankers, trainer):
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    text = _text(body)
+    assert "Champion v1 : plain BM25" in text
+    assert "Test NDCG@10 not compared yet" in text
+    v2_row = _text(re.search(r'<tr role="row">\s*<td[^>]*><span><a[^>]*>v2</a>.*?</tr>', body, re.S).group(0))
+    assert v2_row.endswith("LambdaMART 1,234 model 0.512 · BM25 0.430 better than v1 (+0.041)")
+    v1_row = _text(re.search(r'<tr role="row" class="champion">.*?</tr>', body, re.S).group(0))
+    assert v1_row.startswith("v1 champion ")
+    assert v1_row.endswith("plain BM25 0 – –")
+    version_url = f"/c/tiny/rankers/{rankers.ranker.pk}/versions/{rankers.v2.pk}/"
+    assert f'href="{version_url}"' in body
+
+
+def test_rankers_page_champion_after_promotion_shows_its_test_ndcg(client, rankers, trainer):
+    version_promote(version=rankers.v2, changed_by=trainer, reason="Promoted by hand by tom.")
+    client.force_login(trainer)
+
+    text = _text(client.get(_url(rankers)).content.decode())
+
+    assert "Champion v2 : LambdaMART" in text
+    assert "Test NDCG@10 0.412 on 45 test questions" in text
+
+
+def test_rankers_page_champion_changes_name_who_or_policy(client, rankers, trainer):
+    version_promote(version=rankers.v2, changed_by=trainer, reason="Promoted by hand by tom.")
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    table = re.search(r'<table class="changes stack" role="table">.*?</table>', body, re.S).group(0)
+    rows = [_text(row) for row in re.findall(r"<tr role=\"row\">.*?</tr>", table, re.S)[1:]]
+    when = timezone.now().strftime("%Y-%m-%d")
+    assert [row.split(" ", 2)[2] for row in rows] == [
+        "v1 → v2 tom Promoted by hand by tom.",
+        "v1 policy Version 1 (plain BM25), created with the ranker.",
+    ]
+    assert all(row.startswith(when) for row in rows)
+
+
+def test_rankers_page_without_training_has_enabled_button_and_readiness_link(client, rankers, trainer):
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    button = re.search(r"<button[^>]*data-testid=\"train-button\"[^>]*>", body, re.S).group(0)
+    assert "disabled" not in button
+    assert 'there are 0. <a href="/c/tiny/rate/?split=train">Rate 10 more training questions</a>.' in body
+    assert "hx-trigger" not in body
+
+
+def test_rankers_page_while_training_runs_disables_button_and_polls(client, rankers, trainer):
+    started = timezone.now().replace(hour=9, minute=5)
+    Training.objects.create(
+        ranker=rankers.ranker,
+        status=TrainingStatus.RUNNING,
+        phase=TrainingPhase.CROSS_VALIDATE,
+        progress=0.4,
+        started_at=started,
+    )
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    button = re.search(r"<button[^>]*data-testid=\"train-button\"[^>]*>", body, re.S).group(0)
+    assert "disabled" in button
+    block = re.search(r'<div id="training-\d+".*?</div>\s*<noscript>', body, re.S).group(0)
+    assert f'hx-get="/c/tiny/rankers/{rankers.ranker.pk}/training/?reload=1"' in block
+    assert 'hx-trigger="every 1s" hx-swap="outerHTML"' in block
+    assert _text(block).startswith("Running : Cross-validating candidates · since 09:05")
+    assert '<progress max="100" value="40"' in block
+    assert f'<a href="/c/tiny/rankers/#ranker-{rankers.ranker.pk}">Refresh</a>' in body
+
+
+def test_rankers_page_after_training_says_decision_and_links_version(client, rankers, trainer):
+    Training.objects.create(
+        ranker=rankers.ranker,
+        status=TrainingStatus.SUCCEEDED,
+        phase=TrainingPhase.DONE,
+        progress=1.0,
+        version=rankers.v2,
+        decision="kept",
+        decision_reason="v2 vs v1 on 45 test questions: within noise.",
+        finished_at=timezone.now().replace(year=2026, month=11, day=2, hour=10, minute=30),
+    )
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    outcome = re.search(r'<p class="outcome" data-testid="training-outcome">.*?</p>', body, re.S).group(0)
+    assert _text(outcome) == (
+        "Last training, finished 2026-11-02 10:30: Kept v1: v2 vs v1 on 45 test questions: within noise. Show v2"
+    )
+    assert f'href="/c/tiny/rankers/{rankers.ranker.pk}/versions/{rankers.v2.pk}/">Show v2</a>' in outcome
+
+
+def test_rankers_page_http_ranker_has_no_train_button_nor_settings(client, collection, trainer):
+    ranker_create(collection=collection, name="Service", kind="http", config={"url": "http://r.test/"})
+    client.force_login(trainer)
+
+    body = client.get(reverse("rankers", args=[collection.slug])).content.decode()
+
+    assert "Service" in body
+    assert "Train new version" not in body
+    assert "Training settings" not in body
+    assert "Champion none yet" in _text(body)
+
+
+def test_rankers_page_is_linked_from_manage_dashboard_and_home(client, rankers, trainer):
+    client.force_login(trainer)
+    link = 'href="/c/tiny/rankers/"'
+
+    for url in ("/c/tiny/manage/", "/evaluation/c/tiny/", "/"):
+        assert link in client.get(url).content.decode(), url
+
+
+def test_rankers_page_long_history_lists_the_most_recent_fifty(client, rankers, trainer):
+    from rankers.models import RankerVersion
+
+    RankerVersion.objects.bulk_create(
+        [RankerVersion(ranker=rankers.ranker, label=f"v{n}", method="bm25") for n in range(3, 53)]
+    )
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    assert "The 50 most recent of 52 versions." in body
+    table = re.search(r'<table class="versions stack" role="table">.*?</table>', body, re.S).group(0)
+    assert table.count('<tr role="row"') == 51  # the header and 50 versions
+
+
+def test_rankers_page_methods_in_plain_words(client, rankers, trainer):
+    from rankers.models import RankerVersion
+
+    for label, method in (("v3", "fusion"), ("v4", "learned-fusion")):
+        RankerVersion.objects.create(ranker=rankers.ranker, label=label, method=method)
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    methods = re.findall(r'<td role="cell" data-label="Method">(.*?)</td>', body)
+    assert methods == [
+        "learned fusion",
+        "BM25 + semantic similarity, untrained fusion",
+        "LambdaMART",
+        "plain BM25",
+    ]

@@ -1,0 +1,352 @@
+"""How the rankers pages put versions, comparisons and trainings into words and numbers.
+
+Pure presentation: no queries. NDCG with 3 decimals (0.412), differences signed (+0.041, −0.012),
+p-values as 0.004 or "< 0.001", durations in seconds or minutes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from rankers.models import RankerKind, RankerVersion
+from trainer.models import Training, TrainingStatus
+
+METHOD_WORDS = {
+    "bm25": "plain BM25",
+    "fusion": "BM25 + semantic similarity, untrained fusion",
+    "learned-fusion": "learned fusion",
+    "lambdamart": "LambdaMART",
+}
+
+FEATURE_WORDS = {
+    "bm25": "BM25 score of title + body",
+    "bm25_title": "BM25 score of the title",
+    "bm25_body": "BM25 score of the body",
+    "bm25_rank": "BM25 rank",
+    "bm25_ratio": "BM25 score relative to the best candidate",
+    "coverage": "share of question terms in the answer",
+    "idf_coverage": "share of question terms in the answer, weighted by rarity (IDF)",
+    "title_coverage": "share of question terms in the title",
+    "bigram_overlap": "share of the question's adjacent word pairs found adjacent",
+    "doc_length": "answer length",
+    "title_length": "title length",
+    "query_length": "question length",
+}
+
+NO_VALUE = "–"
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return None if math.isnan(value) else float(value)
+
+
+def ndcg_text(value: object) -> str:
+    """0.412, or – when there is no figure."""
+    number = _number(value)
+    return NO_VALUE if number is None else f"{number:.3f}"
+
+
+def signed_text(value: object) -> str:
+    """+0.041 or −0.041 (a real minus sign), or –."""
+    number = _number(value)
+    if number is None:
+        return NO_VALUE
+    return f"{number:+.3f}".replace("-", "−")
+
+
+def p_text(value: object) -> str:
+    """The p-value as it follows "p": "= 0.004", "< 0.001"."""
+    number = _number(value)
+    if number is None:
+        return f"= {NO_VALUE}"
+    return "< 0.001" if number < 0.001 else f"= {number:.3f}"
+
+
+def duration_text(seconds: object) -> str:
+    """12.3 s, 2 min 5 s, or "" when unknown."""
+    number = _number(seconds)
+    if number is None:
+        return ""
+    if number < 60:
+        return f"{number:.1f} s"
+    minutes, rest = divmod(round(number), 60)
+    return f"{minutes} min {rest} s"
+
+
+def method_text(method: str, kind: str) -> str:
+    if method in METHOD_WORDS:
+        return METHOD_WORDS[method]
+    if not method:
+        return "the HTTP service's own model" if kind == RankerKind.HTTP else "not recorded"
+    return method
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A version's evaluation against the champion of its time (``RankerVersion.comparison``)."""
+
+    k: int
+    questions: int | None
+    challenger_ndcg: float
+    champion_ndcg: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    verdict: str
+    champion: str
+
+    @classmethod
+    def of(cls, data: object, *, k: int) -> Comparison | None:
+        if not isinstance(data, dict) or _number(data.get("challenger_ndcg")) is None:
+            return None
+        questions = data.get("questions")
+        return cls(
+            k=int(data["k"]) if isinstance(data.get("k"), int) else k,
+            questions=questions if isinstance(questions, int) else None,
+            challenger_ndcg=float(data["challenger_ndcg"]),
+            champion_ndcg=_number(data.get("champion_ndcg")),
+            difference=_number(data.get("difference")),
+            ci_low=_number(data.get("ci_low")),
+            ci_high=_number(data.get("ci_high")),
+            p_value=_number(data.get("p_value")),
+            verdict=str(data.get("verdict") or ""),
+            champion=str(data.get("champion") or ""),
+        )
+
+    @property
+    def sentence(self) -> str:
+        """NDCG@10 0.412 vs 0.371 (+0.041, 95% CI +0.012 to +0.070, p = 0.004): better"""
+        text = f"NDCG@{self.k} {ndcg_text(self.challenger_ndcg)} vs {ndcg_text(self.champion_ndcg)}"
+        text += (
+            f" ({signed_text(self.difference)}, 95% CI {signed_text(self.ci_low)} to "
+            f"{signed_text(self.ci_high)}, p {p_text(self.p_value)})"
+        )
+        return f"{text}: {self.verdict}" if self.verdict else text
+
+    @property
+    def short(self) -> str:
+        """better than v1 (+0.041), within noise vs v1 (+0.003)"""
+        joiner = "than" if self.verdict in ("better", "worse") else "vs"
+        against = f" {joiner} {self.champion}" if self.champion else ""
+        return f"{self.verdict or 'compared'}{against} ({signed_text(self.difference)})"
+
+
+@dataclass(frozen=True)
+class VersionView:
+    """One version as the pages show it."""
+
+    version: RankerVersion
+    is_champion: bool
+    k: int
+    kind: str
+
+    @property
+    def method(self) -> str:
+        return method_text(self.version.method, self.kind)
+
+    @property
+    def comparison(self) -> Comparison | None:
+        return Comparison.of(self.version.comparison, k=self.k)
+
+    @property
+    def test_ndcg(self) -> str:
+        comparison = self.comparison
+        return ndcg_text(comparison.challenger_ndcg) if comparison else NO_VALUE
+
+    @property
+    def cv(self) -> str:
+        """model 0.512 · BM25 0.430 (cross-validated on the training questions)."""
+        details = self.version.details if isinstance(self.version.details, dict) else {}
+        model = self.version.cv_ndcg_model
+        bm25 = self.version.cv_ndcg_bm25
+        if model is None:
+            model = _number(details.get("cv_ndcg_model"))
+        if bm25 is None:
+            bm25 = _number(details.get("cv_ndcg_bm25"))
+        parts = []
+        if model is not None:
+            parts.append(f"model {ndcg_text(model)}")
+        if bm25 is not None:
+            parts.append(f"BM25 {ndcg_text(bm25)}")
+        return " · ".join(parts) or NO_VALUE
+
+
+@dataclass(frozen=True)
+class Candidate:
+    name: str
+    cv_ndcg: str
+    spread: str
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    words: str
+    importance: float
+
+    @property
+    def percent(self) -> str:
+        return f"{100 * self.importance:.1f}%"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One cross-validated LambdaMART setting of the learner's grid."""
+
+    params: str
+    cv_ndcg: str
+    chosen: bool
+
+
+@dataclass(frozen=True)
+class VersionDetails:
+    """Everything ``RankerVersion.details`` holds that the version page shows; whatever is there."""
+
+    question_count: int | None
+    training_questions: int | None
+    learnable_questions: int | None
+    bm25_candidates: int | None
+    candidates: list[Candidate]
+    grid: list[Setting]
+    params: str
+    seconds: str
+    notices: list[str]
+    cv_comparison: str  # the chosen model against BM25's order in cross-validation, in words
+
+    @classmethod
+    def of(cls, version: RankerVersion) -> VersionDetails:
+        details: dict[str, Any] = version.details if isinstance(version.details, dict) else {}
+
+        def count(name: str) -> int | None:
+            value = details.get(name)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        raw_candidates = details.get("candidates")
+        candidates = []
+        if isinstance(raw_candidates, list):
+            for item in raw_candidates:
+                if isinstance(item, dict):
+                    spread = _number(item.get("spread"))
+                    candidates.append(
+                        Candidate(
+                            name=str(item.get("name", "")),
+                            cv_ndcg=ndcg_text(item.get("cv_ndcg")),
+                            spread="" if spread is None else f"± {spread:.3f}",
+                        )
+                    )
+        chosen = details.get("params") if isinstance(details.get("params"), dict) else {}
+        grid = []
+        for item in details.get("grid") or []:
+            if isinstance(item, dict):
+                params = {key: value for key, value in item.items() if key != "cv_ndcg"}
+                grid.append(
+                    Setting(
+                        params=_params_text(params),
+                        cv_ndcg=ndcg_text(item.get("cv_ndcg")),
+                        chosen=bool(chosen) and params == chosen,
+                    )
+                )
+        cv = details.get("cv_comparison")
+        cv_comparison = ""
+        if isinstance(cv, dict) and _number(cv.get("difference")) is not None:
+            questions = cv.get("questions")
+            cv_comparison = (
+                f"model − BM25 {signed_text(cv.get('difference'))} (95% CI {signed_text(cv.get('ci_low'))} to "
+                f"{signed_text(cv.get('ci_high'))}, p {p_text(cv.get('p_value'))})"
+                + (f" over {questions} training questions" if isinstance(questions, int) else "")
+            )
+        notices = [
+            str(details[key])
+            for key in ("message", "reason")
+            if isinstance(details.get(key), str) and details[key]
+        ]
+        return cls(
+            question_count=count("question_count"),
+            training_questions=count("training_questions"),
+            learnable_questions=count("learnable_questions"),
+            bm25_candidates=raw_candidates if isinstance(raw_candidates, int) else None,
+            candidates=candidates,
+            grid=grid,
+            params=_params_text(chosen) if chosen else "",
+            seconds=duration_text(details.get("seconds")),
+            notices=notices,
+            cv_comparison=cv_comparison,
+        )
+
+
+def _params_text(params: dict) -> str:
+    return ", ".join(f"{key} {value}" for key, value in params.items())
+
+
+def features_of(version: RankerVersion) -> list[Feature]:
+    """Feature importances, most important first (ties by name)."""
+    importances = version.feature_importances if isinstance(version.feature_importances, dict) else {}
+    features = [
+        Feature(name=name, words=FEATURE_WORDS.get(name, ""), importance=float(value))
+        for name, value in importances.items()
+        if _number(value) is not None
+    ]
+    return sorted(features, key=lambda f: (-f.importance, f.name))
+
+
+@dataclass(frozen=True)
+class TrainingView:
+    """A training job as its progress block shows it."""
+
+    training: Training
+
+    @property
+    def is_active(self) -> bool:
+        return self.training.is_active
+
+    @property
+    def status(self) -> str:
+        return self.training.status
+
+    @property
+    def status_label(self) -> str:
+        return self.training.get_status_display()
+
+    @property
+    def phase_label(self) -> str:
+        return self.training.get_phase_display()
+
+    @property
+    def percent(self) -> int:
+        return max(0, min(100, round(100 * (self.training.progress or 0.0))))
+
+    @property
+    def since(self) -> datetime:
+        return self.training.started_at or self.training.created_at
+
+    @property
+    def version(self) -> RankerVersion | None:
+        return self.training.version
+
+    @property
+    def outcome(self) -> str:
+        """Promoted v2: … / Kept v1: … / v2 waits for a trainer: … / Training failed: …"""
+        training = self.training
+        if training.status == TrainingStatus.FAILED:
+            return f"Training failed: {training.error or 'no reason recorded.'}"
+        if training.status != TrainingStatus.SUCCEEDED:
+            return ""
+        version = training.version
+        label = version.label if version else "the new version"
+        reason = training.decision_reason
+        if training.decision == "promoted":
+            return f"Promoted {label}: {reason}"
+        if training.decision == "kept":
+            kept = ""
+            if version is not None and isinstance(version.comparison, dict):
+                kept = str(version.comparison.get("champion") or "")
+            return f"Kept {kept or 'the champion'}: {reason}"
+        if training.decision == "manual":
+            return f"{label} waits for a trainer to promote it: {reason}"
+        return f"Trained {label}." + (f" {reason}" if reason else "")

@@ -1,0 +1,265 @@
+"""Trainer pages for a collection's rankers: champions, versions, champion changes, training with a live
+progress block, training settings, and one version's figures with a Promote button.
+
+Access as on the other trainer pages: anonymous users log in first, non-members get 404 (we do not
+reveal which collections exist), raters get 403. Every POST redirects (303) back to a page that shows
+the outcome, so the pages work without JavaScript; htmx only polls the progress block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.html import format_html
+from django.views.decorators.http import require_GET, require_POST
+
+from corpus.models import Collection
+from corpus.permissions import can_manage, can_rate
+from evaluation.selectors import runs_for_ranker
+from rankers.models import ChampionChange, Ranker, RankerKind, RankerVersion
+from rankers.services import ranker_training_settings_set, version_promote
+from trainer.forms import TrainingSettingsForm
+from trainer.ranker_display import TrainingView, VersionDetails, VersionView, features_of
+from trainer.selectors import Readiness, champion_changes, latest_training, training_readiness, versions_of
+from trainer.services import TrainingConflict, TrainingRefused, TrainingUnavailable, training_start
+
+VERSION_RUNS_SHOWN = 5
+# A ranker that trains by itself every hour gathers many versions: the page lists the most recent ones.
+HISTORY_SHOWN = 50
+
+
+def _managed_collection(request: HttpRequest, slug: str) -> Collection:
+    """The collection if the user trains it; 404 for non-members, 403 for raters."""
+    collection = get_object_or_404(Collection, slug=slug)
+    if can_manage(user=request.user, collection=collection):
+        return collection
+    if can_rate(user=request.user, collection=collection):
+        raise PermissionDenied("Only trainers of this collection can manage its rankers.")
+    raise Http404("No such collection.")
+
+
+def _ranker(collection: Collection, ranker_id: int) -> Ranker:
+    return get_object_or_404(Ranker.objects.select_related("champion"), pk=ranker_id, collection=collection)
+
+
+def _see_other(url: str) -> HttpResponseRedirect:
+    response = HttpResponseRedirect(url)
+    response.status_code = 303  # See Other: the browser GETs the page
+    return response
+
+
+def _rankers_url(collection: Collection) -> str:
+    # The top of the page, where the message saying what happened is (the ranker is named in it).
+    return reverse("rankers", args=[collection.slug])
+
+
+@dataclass(frozen=True)
+class RankerPanel:
+    """One ranker's section of the rankers page."""
+
+    ranker: Ranker
+    champion: VersionView | None
+    versions: list[VersionView]
+    version_count: int
+    changes: list[ChampionChange]
+    change_count: int
+    training: TrainingView | None
+    readiness: str  # what the training labels allow, with a link to rate more when too few
+    settings_form: TrainingSettingsForm | None
+
+    @property
+    def builtin(self) -> bool:
+        return self.ranker.kind == RankerKind.BUILTIN
+
+
+def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | None = None) -> RankerPanel:
+    def view(version: RankerVersion) -> VersionView:
+        return VersionView(
+            version=version,
+            is_champion=version.pk == ranker.champion_id,
+            k=collection.ndcg_k,
+            kind=ranker.kind,
+        )
+
+    builtin = ranker.kind == RankerKind.BUILTIN
+    training = latest_training(ranker=ranker) if builtin else None
+    if builtin and form is None:
+        form = TrainingSettingsForm(
+            prefix=f"r{ranker.pk}",
+            initial={
+                "promotion_policy": ranker.promotion_policy,
+                "auto_train_labels": ranker.auto_train_labels,
+                "auto_train_hours": ranker.auto_train_hours,
+            },
+        )
+    versions = versions_of(ranker=ranker)
+    changes = champion_changes(ranker=ranker)
+    return RankerPanel(
+        ranker=ranker,
+        champion=view(ranker.champion) if ranker.champion else None,
+        versions=[view(v) for v in versions[:HISTORY_SHOWN]],
+        version_count=versions.count(),
+        changes=list(changes[:HISTORY_SHOWN]),
+        change_count=changes.count(),
+        training=TrainingView(training) if training else None,
+        readiness=_readiness_html(training_readiness(ranker=ranker))
+        if builtin and not (training and training.is_active)
+        else "",
+        settings_form=form if builtin else None,
+    )
+
+
+def _rankers_page(
+    collection: Collection, forms: dict[int, TrainingSettingsForm] | None = None
+) -> dict[str, Any]:
+    forms = forms or {}
+    rankers = collection.rankers.select_related("champion").order_by("-is_default", "name")
+    return {
+        "collection": collection,
+        "panels": [_panel(collection, r, forms.get(r.pk)) for r in rankers],
+    }
+
+
+@login_required
+@require_GET
+def rankers_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Every ranker of the collection: champion, versions, champion changes, training and its settings."""
+    collection = _managed_collection(request, slug)
+    return render(request, "trainer/rankers.html", _rankers_page(collection))
+
+
+@login_required
+@require_POST
+def ranker_train(request: HttpRequest, slug: str, ranker_id: int) -> HttpResponse:
+    """Start a training of a builtin ranker, then back to the rankers page (which shows its progress)."""
+    collection = _managed_collection(request, slug)
+    ranker = _ranker(collection, ranker_id)
+    try:
+        training = training_start(ranker=ranker, created_by=cast(Any, request.user), trigger="ui")
+    except TrainingRefused as exc:
+        messages.error(request, _readiness_html(exc.readiness))
+    except TrainingConflict as exc:
+        messages.error(request, str(exc))
+    except TrainingUnavailable:
+        messages.error(request, "Training could not start: the task queue is not reachable, try again.")
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(
+            request, f"Training of {ranker.name} started (training {training.pk}); its progress shows below."
+        )
+    return _see_other(_rankers_url(collection))
+
+
+def _readiness_html(readiness: Readiness) -> str:
+    """The readiness message; when short of labels, its last sentence ("Rate 3 more training questions")
+    is a real link to the training questions' rating queue."""
+    text = readiness.message
+    if readiness.ready:
+        return text
+    head = text.removesuffix(f": {readiness.rate_url}")
+    if head != text:
+        first, _, last = head.rpartition(". ")
+        if first and last:
+            return format_html('{}. <a href="{}">{}</a>.', first, readiness.rate_url, last)
+    return format_html('{} <a href="{}">Rate training questions</a>.', text, readiness.rate_url)
+
+
+@login_required
+@require_GET
+def ranker_training(request: HttpRequest, slug: str, ranker_id: int) -> HttpResponse:
+    """The ranker's training progress block (htmx polls it every second while the training runs)."""
+    collection = _managed_collection(request, slug)
+    ranker = _ranker(collection, ranker_id)
+    training = latest_training(ranker=ranker)
+    response = render(
+        request,
+        "trainer/rankers.html#training",
+        {
+            "collection": collection,
+            "ranker": ranker,
+            "training": TrainingView(training) if training else None,
+        },
+    )
+    if (training is None or not training.is_active) and request.GET.get("reload") == "1" and _htmx(request):
+        # The page that polled shows the old versions and a disabled button: reload it now it is over.
+        response["HX-Refresh"] = "true"
+    return response
+
+
+def _htmx(request: HttpRequest) -> bool:
+    return bool(getattr(request, "htmx", False))  # django_htmx's middleware sets it
+
+
+@login_required
+@require_POST
+def ranker_settings(request: HttpRequest, slug: str, ranker_id: int) -> HttpResponse:
+    """Save a builtin ranker's promotion policy and automatic training."""
+    collection = _managed_collection(request, slug)
+    ranker = _ranker(collection, ranker_id)
+    if ranker.kind != RankerKind.BUILTIN:
+        raise Http404("Only builtin rankers have training settings.")
+    form = TrainingSettingsForm(request.POST, prefix=f"r{ranker.pk}")
+    if form.is_valid():
+        try:
+            ranker_training_settings_set(ranker=ranker, **form.cleaned_data)
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+        else:
+            messages.success(request, f"Training settings of {ranker.name} saved.")
+            return _see_other(_rankers_url(collection))
+    context = _rankers_page(collection, forms={ranker.pk: form})
+    return render(request, "trainer/rankers.html", context, status=400)
+
+
+@login_required
+@require_GET
+def version_detail(request: HttpRequest, slug: str, ranker_id: int, version_id: int) -> HttpResponse:
+    """One version: what it learned from, its figures, its verdict against the champion, Promote."""
+    collection = _managed_collection(request, slug)
+    ranker = _ranker(collection, ranker_id)
+    version = get_object_or_404(
+        RankerVersion.objects.select_related("created_by"), pk=version_id, ranker=ranker
+    )
+    view = VersionView(
+        version=version, is_champion=version.pk == ranker.champion_id, k=collection.ndcg_k, kind=ranker.kind
+    )
+    return render(
+        request,
+        "trainer/ranker_version.html",
+        {
+            "collection": collection,
+            "ranker": ranker,
+            "version": version,
+            "view": view,
+            "comparison": view.comparison,
+            "details": VersionDetails.of(version),
+            "features": features_of(version),
+            "runs": list(runs_for_ranker(ranker=ranker).filter(ranker_version=version)[:VERSION_RUNS_SHOWN]),
+        },
+    )
+
+
+@login_required
+@require_POST
+def version_promote_view(request: HttpRequest, slug: str, ranker_id: int, version_id: int) -> HttpResponse:
+    """Make this version the champion by hand (rolling back is promoting an older version)."""
+    collection = _managed_collection(request, slug)
+    ranker = _ranker(collection, ranker_id)
+    version = get_object_or_404(RankerVersion, pk=version_id, ranker=ranker)
+    user = cast(Any, request.user)
+    try:
+        version_promote(version=version, changed_by=user, reason=f"Promoted by hand by {user.username}.")
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, f"{version.label} is now the champion of {ranker.name}.")
+    return _see_other(reverse("ranker-version", args=[collection.slug, ranker.pk, version.pk]))
