@@ -218,8 +218,8 @@ def test_bagged_coordinate_ascent_is_deterministic_and_normalised():
     [
         {"method": "lambdamart"},
         {"feature_names": ("only one",)},
-        {"start": [0.0, 0.0]},
-        {"start": [1.0]},
+        {"method": "coordinate_ascent", "start": [0.0, 0.0]},
+        {"method": "coordinate_ascent", "start": [1.0]},
         {"ideal_dcg": [1.0]},
         {"method": "pairwise", "l2": -1.0},
         {"method": "coordinate_ascent", "bags": -1},
