@@ -10,8 +10,10 @@ the difference, paired randomization p-value):
 * cosine: question-answer cosine of all-MiniLM-L6-v2 embeddings alone (``rankers.embedding``);
 * untrained fusion: ``z(BM25) + z(cosine)`` per question (``rankers.fusion.untrained_fusion``);
 * learned fusion: weights over z-scored BM25, cosine, RM3 (``rankers.rm3``) and rating propagation
-  (``rankers.propagation``), learned from the TRAINING questions' labels by coordinate ascent on NDCG@10
-  (and, for comparison, by the pairwise logistic loss, and on BM25 + cosine only);
+  (``rankers.propagation``), learned from the TRAINING questions' labels by the pairwise logistic loss
+  (the default; and, for comparison, by coordinate ascent on NDCG@10, bagged or not, and on fewer signals);
+  ``--cv`` adds each learner's 5-fold cross-validated NDCG@10 on the training questions (how the
+  default was chosen, without looking at the test split);
 * LambdaMART (optional, ``--lambdamart``): LightGBM lambdarank on the app's 12 lexical features plus
   cosine, RM3 and propagation, the app's first parameter setting.
 
