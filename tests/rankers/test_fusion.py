@@ -150,7 +150,9 @@ def _obvious_case():
 
 def test_coordinate_ascent_finds_the_obvious_weight():
     features, gains, groups = _obvious_case()
-    model = fit_linear_fusion(features, gains, groups, feature_names=("good", "bad"))
+    model = fit_linear_fusion(
+        features, gains, groups, method="coordinate_ascent", feature_names=("good", "bad")
+    )
     # From equal weights (which tie every candidate) the smallest step that ranks perfectly is +0.005 on
     # the good feature; weights are then rescaled to L1 norm 1.
     assert model.weights == pytest.approx((0.505 / 1.005, 0.5 / 1.005))
@@ -162,7 +164,7 @@ def test_coordinate_ascent_finds_the_obvious_weight():
 
 def test_pairwise_finds_the_obvious_weight():
     features, gains, groups = _obvious_case()
-    model = fit_linear_fusion(features, gains, groups, method="pairwise")
+    model = fit_linear_fusion(features, gains, groups)  # pairwise is the default
     assert model.weights == pytest.approx((0.5, -0.5))  # symmetric problem, L1 norm 1
     assert model.details["train_ndcg"] == 1.0
 
@@ -184,8 +186,9 @@ def test_learner_is_deterministic():
     sizes = np.full(20, 25)
     gains = rng.integers(0, 4, sizes.sum()).astype(float)
     features = rng.normal(size=(sizes.sum(), 3)) + gains[:, None] * np.array([0.5, 0.2, 0.0])
-    first = fit_linear_fusion(features, gains, sizes)
-    assert fit_linear_fusion(features, gains, sizes).weights == first.weights
+    for method in ("pairwise", "coordinate_ascent"):
+        first = fit_linear_fusion(features, gains, sizes, method=method)
+        assert fit_linear_fusion(features, gains, sizes, method=method).weights == first.weights
 
 
 def test_learner_ignores_questions_without_relevant_answers():
@@ -201,15 +204,25 @@ def test_learner_uses_the_given_ideal():
     assert model.details["train_ndcg"] < 0.1
 
 
+def test_bagged_coordinate_ascent_is_deterministic_and_normalised():
+    features, gains, groups = _obvious_case()
+    model = fit_linear_fusion(features, gains, groups, method="coordinate_ascent", bags=3, restarts=0)
+    again = fit_linear_fusion(features, gains, groups, method="coordinate_ascent", bags=3, restarts=0)
+    assert model.weights == again.weights and model.details["bags"] == 3
+    assert sum(abs(w) for w in model.weights) == pytest.approx(1.0)
+    assert model.weights[0] > model.weights[1]
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
         {"method": "lambdamart"},
         {"feature_names": ("only one",)},
-        {"start": [0.0, 0.0]},
-        {"start": [1.0]},
+        {"method": "coordinate_ascent", "start": [0.0, 0.0]},
+        {"method": "coordinate_ascent", "start": [1.0]},
         {"ideal_dcg": [1.0]},
         {"method": "pairwise", "l2": -1.0},
+        {"method": "coordinate_ascent", "bags": -1},
     ],
 )
 def test_learner_bad_input(kwargs):
