@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
     "trainer",
@@ -213,6 +214,20 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Collections, questions, answers, ratings, ground truth, rankers and evaluations.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc come from drf-spectacular-sidecar's static files, not a CDN: the docs work
+    # offline and behind a firewall.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # System fonts: ReDoc's default typography would load web fonts from Google (templates/api/redoc.html).
+    "REDOC_UI_SETTINGS": {
+        "theme": {
+            "typography": {
+                "fontFamily": "system-ui, sans-serif",
+                "headings": {"fontFamily": "system-ui, sans-serif"},
+            }
+        }
+    },
 }
 
 # --- Security (manage.py check --deploy is clean with DEBUG=0) --------------------------------
