@@ -58,7 +58,13 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so they see the resolver's 404 and view exceptions (see trainer/middleware.py).
+    "trainer.middleware.ErrorPagesMiddleware",
+    "trainer.middleware.ApiErrorsMiddleware",
 ]
+# With DEBUG=1 a 404 still shows the styled page (what users of `make run` should see); set this to
+# get Django's technical 404 page, which lists every URL pattern.
+DEBUG_TECHNICAL_404 = env_bool("DEBUG_TECHNICAL_404", False)
 
 ROOT_URLCONF = "trainer.urls"
 WSGI_APPLICATION = "trainer.wsgi.application"
