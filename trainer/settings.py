@@ -16,6 +16,7 @@ from trainer.env import (
     env_list,
     env_str,
     parse_database_url,
+    secret_key_optional,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -23,7 +24,11 @@ VAR_DIR = Path(env_str("RANK_TRAINER_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("DEBUG", False)
 _INSECURE_DEV_KEY = "django-insecure-rank-trainer-development-key-do-not-use-in-production"
-SECRET_KEY = env_str("SECRET_KEY", _INSECURE_DEV_KEY if DEBUG else None)
+# Django signs sessions, messages and password-reset links with it: whatever serves requests or runs
+# tasks stops at start without one. manage.py lets a command that serves nothing (score, migrate,
+# import_collection, ...) run without it; Django then refuses to sign anything, and manage.py says
+# in one line that the command needs SECRET_KEY.
+SECRET_KEY = env_str("SECRET_KEY", _INSECURE_DEV_KEY if DEBUG else ("" if secret_key_optional() else None))
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # Refused form posts explain themselves (JSON for htmx requests) instead of Django's generic page.
