@@ -88,3 +88,29 @@ def test_api_view_404_keeps_its_own_message(caller, api_data):
     response = caller("trainer_token").get("/api/rankers/999999/")
     assert response.status_code == 404
     assert body(response) == {"detail": "No ranker 999999 that you can see."}
+
+
+def test_api_database_down_under_gunicorn_answers_json_503(tmp_path):
+    """The real thing: production settings, PostgreSQL unreachable (nothing listens on the port)."""
+    import http.client
+
+    from tests.trainer.gunicorn_support import PRODUCTION, clean_env, free_port, gunicorn
+
+    dead = f"postgres://postgres@127.0.0.1:{free_port()}/nothing"
+    env = clean_env(**PRODUCTION, DATABASE_URL=dead, RANK_TRAINER_VAR_DIR=str(tmp_path))
+    with gunicorn(env, tmp_path / "gunicorn.log") as port:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        headers = {
+            "Host": "rank.example.com",
+            "X-Forwarded-Proto": "https",  # as the TLS proxy in front sets it
+            "Authorization": "Token not-checked-the-database-is-down",
+        }
+        connection.request("GET", "/api/rankers/", headers=headers)
+        response = connection.getresponse()
+        data = response.read()
+    assert response.status == 503, data[:300]
+    assert response.getheader("Content-Type") == "application/json"
+    assert response.getheader("Retry-After") == "10"
+    assert json.loads(data) == {
+        "detail": "The database is unavailable; nothing was changed. Try again shortly."
+    }
