@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -121,3 +122,26 @@ def test_make_run_ctrl_c_stops_web_server_and_worker(tmp_path):
             os.killpg(make.pid, signal.SIGKILL)
         for pid in members(pgids if "pgids" in locals() else {make.pid}):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.worker
+def test_bin_run_stops_worker_when_web_server_cannot_start(tmp_path):
+    keep = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"}
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    env.update(DEBUG="1", RANK_TRAINER_VAR_DIR=str(tmp_path), DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "bin/run", f"127.0.0.1:{port}"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            start_new_session=True,
+        )
+    assert result.returncode == 1
+    assert "That port is already in use." in result.stdout
+    assert result.stderr == "error: the web server exited with code 1; stopped everything.\n"
