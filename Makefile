@@ -27,10 +27,8 @@ run: install
 	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py migrate --noinput -v0
 	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py bootstrap_demo --url http://$(HOST):$(PORT)/
 	@echo "Starting web server and Celery worker (Ctrl-C stops both)..."
-	@export DEBUG=$${DEBUG:-1}; trap 'kill 0' INT TERM EXIT; \
-	  $(BIN)/celery -A trainer worker --loglevel INFO --concurrency 2 -B -s var/celerybeat-schedule & \
-	  $(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload & \
-	  wait
+	@# bin/run supervises both: Ctrl-C stops them within seconds, with one line (see its docstring).
+	@DEBUG=$${DEBUG:-1} exec $(BIN)/python bin/run $(HOST):$(PORT)
 
 check-services:
 	@$(BIN)/python -c "import psycopg,sys; psycopg.connect('$(TEST_DATABASE_URL)'.replace('postgres://','postgresql://'), connect_timeout=5).close()" \

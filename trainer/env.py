@@ -17,6 +17,21 @@ class ImproperlyConfiguredEnv(ValueError):
     """Raised for an environment variable whose value cannot be used."""
 
 
+# Whether this process may run without SECRET_KEY: manage.py allows it for commands that serve no
+# requests (score, migrate, import_collection, ...). Servers (gunicorn, runserver) and workers never.
+_secret_key_optional = False
+
+
+def allow_missing_secret_key() -> None:
+    """Called by manage.py before the settings load, for a command that signs nothing."""
+    global _secret_key_optional
+    _secret_key_optional = True
+
+
+def secret_key_optional() -> bool:
+    return _secret_key_optional
+
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 

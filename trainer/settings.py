@@ -16,6 +16,7 @@ from trainer.env import (
     env_list,
     env_str,
     parse_database_url,
+    secret_key_optional,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -23,7 +24,11 @@ VAR_DIR = Path(env_str("RANK_TRAINER_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("DEBUG", False)
 _INSECURE_DEV_KEY = "django-insecure-rank-trainer-development-key-do-not-use-in-production"
-SECRET_KEY = env_str("SECRET_KEY", _INSECURE_DEV_KEY if DEBUG else None)
+# Django signs sessions, messages and password-reset links with it: whatever serves requests or runs
+# tasks stops at start without one. manage.py lets a command that serves nothing (score, migrate,
+# import_collection, ...) run without it; Django then refuses to sign anything, and manage.py says
+# in one line that the command needs SECRET_KEY.
+SECRET_KEY = env_str("SECRET_KEY", _INSECURE_DEV_KEY if DEBUG else ("" if secret_key_optional() else None))
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # Refused form posts explain themselves (JSON for htmx requests) instead of Django's generic page.
@@ -40,6 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
     # Bottom layer first; each app imports only the apps above it in this list (see README, "Where things are").
@@ -61,7 +67,13 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so they see the resolver's 404 and view exceptions (see trainer/middleware.py).
+    "trainer.middleware.ErrorPagesMiddleware",
+    "trainer.middleware.ApiErrorsMiddleware",
 ]
+# With DEBUG=1 a 404 still shows the styled page (what users of `make run` should see); set this to
+# get Django's technical 404 page, which lists every URL pattern.
+DEBUG_TECHNICAL_404 = env_bool("DEBUG_TECHNICAL_404", False)
 
 ROOT_URLCONF = "trainer.urls"
 WSGI_APPLICATION = "trainer.wsgi.application"
@@ -230,11 +242,27 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "evaluation.models.RunStatus",
         "TrainingStatusEnum": "trainer.models.TrainingStatus",
     },
+    # Swagger UI and ReDoc come from drf-spectacular-sidecar's static files, not a CDN: the docs work
+    # offline and behind a firewall.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # System fonts: ReDoc's default typography would load web fonts from Google (templates/api/redoc.html).
+    "REDOC_UI_SETTINGS": {
+        "theme": {
+            "typography": {
+                "fontFamily": "system-ui, sans-serif",
+                "headings": {"fontFamily": "system-ui, sans-serif"},
+            }
+        }
+    },
 }
 
 # --- Security (manage.py check --deploy is clean with DEBUG=0) --------------------------------
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+# The container's healthcheck (bin/healthcheck) asks over plain HTTP from inside the container.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)

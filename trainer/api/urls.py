@@ -1,11 +1,16 @@
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from trainer.api import views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html"),
+        name="api-redoc",
+    ),
     path("collections/", views.CollectionListView.as_view(), name="api-collections"),
     path("collections/<slug:slug>/", views.CollectionDetailView.as_view(), name="api-collection"),
     path("collections/<slug:slug>/questions/", views.QuestionListView.as_view(), name="api-questions"),
