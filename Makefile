@@ -36,16 +36,20 @@ check-services:
 	@$(BIN)/python -c "import redis; redis.Redis.from_url('$(TEST_REDIS_URL)', socket_timeout=5).ping()" \
 	  || { echo "error: Redis is not reachable at $(TEST_REDIS_URL). Start it (see README, 'Tests') or set TEST_REDIS_URL." >&2; exit 1; }
 
+# Debian packages the tests drive: chromium (browser tests) and docker-compose (the compose file is
+# validated; no Docker engine is needed). Installed with apt-get when run as root, else named.
 browser-deps:
-	@if ! test -x /usr/bin/chromium; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "Installing Debian's chromium for the browser tests..."; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-	      || { echo "error: could not install chromium with apt-get" >&2; exit 1; }; \
-	  else \
-	    echo "error: browser tests need /usr/bin/chromium: run 'sudo apt-get install chromium'" >&2; exit 1; \
-	  fi; \
-	fi
+	@missing=""; test -x /usr/bin/chromium || missing="chromium"; \
+	  command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || missing="$$missing docker-compose"; \
+	  if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	      echo "Installing Debian's$$missing for the tests..."; \
+	      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) \
+	        || { echo "error: could not install$$missing with apt-get" >&2; exit 1; }; \
+	    else \
+	      echo "error: the tests need$$missing: run 'sudo apt-get install$$missing'" >&2; exit 1; \
+	    fi; \
+	  fi
 
 test: install check-services browser-deps
 	DEBUG=1 SECRET_KEY=test-only-secret DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \

@@ -21,7 +21,7 @@ from corpus.models import Collection, Split
 from evaluation.metrics.stats import compare_runs
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus
 from evaluation.services import STATS_SEED, score_rankings
-from rankers.models import Ranker
+from rankers.models import ChampionChange, Ranker
 from ratings.models import Label, Rating
 from ratings.selectors import labels_by_question
 
@@ -124,6 +124,7 @@ class Dashboard:
     active: EvaluationRun | None
     history: list[HistoryPoint]
     recent_runs: list[EvaluationRun] = field(default_factory=list)
+    champion_changes: list[ChampionMark] = field(default_factory=list)
 
     @property
     def failed_runs(self) -> list[EvaluationRun]:
@@ -131,6 +132,48 @@ class Dashboard:
 
 
 RECENT_RUNS = 10
+CHAMPION_MARKS = 200
+
+
+@dataclass(frozen=True)
+class ChampionMark:
+    """A change of champion, as an annotation on the history chart and a row under it."""
+
+    created_at: datetime
+    version: str
+    previous: str
+    by: str  # a username, or "policy" when the promotion policy decided after a training
+
+    @property
+    def date_text(self) -> str:
+        return self.created_at.strftime("%Y-%m-%d %H:%M")
+
+    @property
+    def text(self) -> str:
+        return f"{self.previous} → {self.version}" if self.previous else self.version
+
+    def as_json(self) -> dict:
+        return {
+            "t": int(self.created_at.timestamp()),
+            "date": self.date_text,
+            "text": self.text,
+            "by": self.by,
+        }
+
+
+def champion_marks(*, ranker: Ranker) -> list[ChampionMark]:
+    """The ranker's champion changes, oldest first (the most recent CHAMPION_MARKS), in one query."""
+    rows = (
+        ChampionChange.objects.filter(ranker=ranker)
+        .order_by("-created_at", "-id")
+        .values_list("created_at", "version__label", "previous__label", "changed_by__username")[
+            :CHAMPION_MARKS
+        ]
+    )
+    return [
+        ChampionMark(created_at=created, version=version, previous=previous or "", by=by or "policy")
+        for created, version, previous, by in reversed(rows)
+    ]
 
 
 def rankers_for_dashboard(*, collection: Collection) -> list[Ranker]:
@@ -154,6 +197,7 @@ def dashboard(*, collection: Collection, ranker: Ranker, rankers: list[Ranker] |
         active=active,
         history=history(ranker=ranker),
         recent_runs=recent,
+        champion_changes=champion_marks(ranker=ranker),
     )
 
 

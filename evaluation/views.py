@@ -264,6 +264,7 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
             headline=Headline(board.latest) if board.latest else None,
             change=change_since_previous(board.latest),
             chart=[p.as_json() for p in board.history],
+            chart_changes=[m.as_json() for m in board.champion_changes],
             history_rows=[(p, run_url.format(p.run_id)) for p in board.history[::-1][:HISTORY_TABLE_ROWS]],
             history_hidden=max(0, len(board.history) - HISTORY_TABLE_ROWS),
         )

@@ -10,7 +10,7 @@ from corpus.models import Collection
 
 
 class RankerKind(models.TextChoices):
-    BUILTIN = "builtin", "Built-in (BM25 + LambdaMART)"
+    BUILTIN = "builtin", "Built-in (BM25, semantic similarity, learned from ratings)"
     HTTP = "http", "HTTP service"
 
 

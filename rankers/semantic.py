@@ -157,7 +157,11 @@ def _previous(collection_id: int, fingerprint: str) -> dict[bytes, np.ndarray]:
     """{text hash: vector} from the latest other state of this collection and the latest state of any
     collection (a re-imported collection, or a copy, reuses everything: the same text, the same vector)."""
     root = Path(settings.EMBEDDINGS_DIR)
-    own = [p for p in embeddings_dir(collection_id=collection_id).glob("vectors-*.npy") if fingerprint not in p.name]
+    own = [
+        p
+        for p in embeddings_dir(collection_id=collection_id).glob("vectors-*.npy")
+        if fingerprint not in p.name
+    ]
     anywhere = [p for p in root.glob("collection-*/vectors-*.npy") if fingerprint not in p.name]
     known: dict[bytes, np.ndarray] = {}
     for states in (anywhere, own):  # the collection's own state last, so it wins

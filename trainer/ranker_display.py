@@ -17,11 +17,14 @@ from trainer.models import Training, TrainingStatus
 METHOD_WORDS = {
     "bm25": "plain BM25",
     "fusion": "BM25 + semantic similarity, untrained fusion",
-    "learned-fusion": "learned fusion",
+    "learned-fusion": "learned fusion of BM25, semantic similarity, RM3 and rating propagation",
     "lambdamart": "LambdaMART",
 }
 
 FEATURE_WORDS = {
+    "cosine": "semantic similarity of question and answer (all-MiniLM-L6-v2 embeddings)",
+    "rm3": "BM25 with the question expanded from its top answers (RM3)",
+    "propagation": "stars that similar training questions gave this answer",
     "bm25": "BM25 score of title + body",
     "bm25_title": "BM25 score of the title",
     "bm25_body": "BM25 score of the body",
@@ -182,6 +185,8 @@ class Candidate:
     name: str
     cv_ndcg: str
     spread: str
+    chosen: bool = False
+    words: str = ""
 
 
 @dataclass(frozen=True)
@@ -218,6 +223,7 @@ class VersionDetails:
     seconds: str
     notices: list[str]
     cv_comparison: str  # the chosen model against BM25's order in cross-validation, in words
+    ratings_added: str = ""  # the best candidate that learned from ratings against the untrained fusion
 
     @classmethod
     def of(cls, version: RankerVersion) -> VersionDetails:
@@ -233,11 +239,15 @@ class VersionDetails:
             for item in raw_candidates:
                 if isinstance(item, dict):
                     spread = _number(item.get("spread"))
+                    name = str(item.get("name", ""))
                     candidates.append(
                         Candidate(
-                            name=str(item.get("name", "")),
+                            name=name,
                             cv_ndcg=ndcg_text(item.get("cv_ndcg")),
-                            spread="" if spread is None else f"± {spread:.3f}",
+                            # The range of the CV figure over the fold assignments.
+                            spread="" if spread is None else f"{spread:.3f}",
+                            chosen=bool(item.get("chosen")),
+                            words=METHOD_WORDS.get(name, name),
                         )
                     )
         chosen = details.get("params") if isinstance(details.get("params"), dict) else {}
@@ -252,14 +262,22 @@ class VersionDetails:
                         chosen=bool(chosen) and params == chosen,
                     )
                 )
-        cv = details.get("cv_comparison")
+        cv = details.get("cv_vs_bm25") or details.get("cv_comparison")
         cv_comparison = ""
         if isinstance(cv, dict) and _number(cv.get("difference")) is not None:
             questions = cv.get("questions")
             cv_comparison = (
-                f"model − BM25 {signed_text(cv.get('difference'))} (95% CI {signed_text(cv.get('ci_low'))} to "
+                f"chosen − BM25 {signed_text(cv.get('difference'))} (95% CI {signed_text(cv.get('ci_low'))} to "
                 f"{signed_text(cv.get('ci_high'))}, p {p_text(cv.get('p_value'))})"
                 + (f" over {questions} training questions" if isinstance(questions, int) else "")
+            )
+        added = details.get("ratings_added")
+        ratings_added = ""
+        if isinstance(added, dict) and _number(added.get("difference")) is not None:
+            ratings_added = (
+                f"{METHOD_WORDS.get(str(added.get('candidate')), added.get('candidate'))} − untrained fusion "
+                f"{signed_text(added.get('difference'))} (95% CI {signed_text(added.get('ci_low'))} to "
+                f"{signed_text(added.get('ci_high'))}, p {p_text(added.get('p_value'))})"
             )
         notices = [
             str(details[key])
@@ -270,13 +288,15 @@ class VersionDetails:
             question_count=count("question_count"),
             training_questions=count("training_questions"),
             learnable_questions=count("learnable_questions"),
-            bm25_candidates=raw_candidates if isinstance(raw_candidates, int) else None,
+            bm25_candidates=count("candidates_depth")
+            or (raw_candidates if isinstance(raw_candidates, int) else None),
             candidates=candidates,
             grid=grid,
             params=_params_text(chosen) if chosen else "",
             seconds=duration_text(details.get("seconds")),
             notices=notices,
             cv_comparison=cv_comparison,
+            ratings_added=ratings_added,
         )
 
 

@@ -7,6 +7,8 @@
   if (!dataNode || !target || typeof uPlot === "undefined") return;
   var points = JSON.parse(dataNode.textContent);
   if (!points.length) return;
+  var changesNode = document.getElementById("history-changes");
+  var changes = changesNode ? JSON.parse(changesNode.textContent) : [];
 
   var xs = points.map(function (p) { return p.t; });
   var ndcg = points.map(function (p) { return p.ndcg; });
@@ -37,6 +39,27 @@
     ctx.restore();
   }
 
+  // A dashed vertical line where the champion changed, labelled with the versions (drawn under the points).
+  function markChanges(u) {
+    var ctx = u.ctx, top = u.bbox.top, bottom = u.bbox.top + u.bbox.height;
+    ctx.save();
+    ctx.strokeStyle = "#6b4fbb";
+    ctx.fillStyle = "#4b3590";
+    ctx.setLineDash([4 * devicePixelRatio, 4 * devicePixelRatio]);
+    ctx.font = Math.round(11 * devicePixelRatio) + "px system-ui, sans-serif";
+    ctx.textAlign = "left";
+    changes.forEach(function (c) {
+      if (c.t < u.scales.x.min || c.t > u.scales.x.max) return;
+      var x = u.valToPos(c.t, "x", true);
+      ctx.beginPath();
+      ctx.moveTo(x, top);
+      ctx.lineTo(x, bottom);
+      ctx.stroke();
+      ctx.fillText(c.text, x + 3 * devicePixelRatio, top + 12 * devicePixelRatio);
+    });
+    ctx.restore();
+  }
+
   function size() {
     return { width: Math.max(280, target.parentNode.clientWidth - 8), height: 320 };
   }
@@ -60,7 +83,7 @@
         value: function (u, v) { return v === null ? "–" : v.toFixed(3); } },
     ],
     hooks: {
-      draw: [labelPoints],
+      draw: [markChanges, labelPoints],
       setCursor: [function (u) {
         var i = u.cursor.idx;
         info.textContent = i === null || i === undefined ? "" :

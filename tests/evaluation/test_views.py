@@ -439,3 +439,24 @@ def test_compare_rejects_runs_of_other_collection_with_400(client, trainer, eval
 
 def test_compare_rater_gets_403(client, rater, evaluated):
     assert login(client, rater).get(reverse("evaluation:compare", args=["tiny"])).status_code == 403
+
+
+def test_dashboard_chart_marks_champion_changes_with_a_table_view(client, trainer, evaluated):
+    from rankers.services import version_promote
+
+    ranker, first, second = evaluated
+    v1, v2 = (RankerVersion.objects.get(ranker=ranker, label=label) for label in ("v1", "v2"))
+    version_promote(version=v1, changed_by=None, reason="policy")
+    version_promote(version=v2, changed_by=trainer, reason="by hand")
+
+    response = login(client, trainer).get(reverse("evaluation:dashboard", args=["tiny"]))
+
+    marks = json.loads(
+        re.search(
+            r'<script id="history-changes" type="application/json">(.*?)</script>', response.content.decode()
+        ).group(1)
+    )
+    assert [(m["text"], m["by"]) for m in marks] == [("v1", "policy"), ("v1 → v2", "tom")]
+    body = text(response)
+    assert "Champion changes (2), the dashed lines on the chart" in body
+    assert f"{marks[1]['date']}: v1 → v2, by tom" in body

@@ -82,8 +82,8 @@ def compose_command() -> list[str] | None:
 
 def test_compose_config_validates(tmp_path):
     command = compose_command()
-    if command is None:
-        pytest.skip("neither `docker compose` nor `docker-compose` is installed")
+    # make test installs Debian's docker-compose (make browser-deps); a missing one is a failure, not a skip.
+    assert command is not None, "neither `docker compose` nor `docker-compose` is installed"
     for name in ("docker-compose.yml", "Dockerfile"):
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copy(ROOT / ".env.example", tmp_path / ".env")  # env_file: .env, as the README says
