@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import timedelta
@@ -38,6 +39,8 @@ from rankers.models import BuildStatus, EmbeddingBuild
 logger = logging.getLogger(__name__)
 
 PART_SIZE = 256
+# How long a training waits for embeddings that other processes are computing.
+BUILD_WAIT_SECONDS = 3600
 BATCH_SIZE = 16
 QUESTION_CACHE_SIZE = 4096
 
@@ -248,9 +251,12 @@ def embeddings_part(*, build_id: int, part: int) -> None:
         return
     path = _part_file(build.collection_id, build.fingerprint, part)
     if not path.exists():
-        with np.load(_plan_file(build.collection_id, build.fingerprint)) as plan:
-            positions = plan["todo"][part * PART_SIZE : (part + 1) * PART_SIZE]
-            wanted = [str(external_id) for external_id in plan["ids"][positions]]
+        try:
+            with np.load(_plan_file(build.collection_id, build.fingerprint)) as plan:
+                positions = plan["todo"][part * PART_SIZE : (part + 1) * PART_SIZE]
+                wanted = [str(external_id) for external_id in plan["ids"][positions]]
+        except FileNotFoundError:
+            return  # another process assembled the build (and removed its plan) meanwhile
         rows = Answer.objects.filter(collection_id=build.collection_id, external_id__in=wanted)
         texts_by_id = {
             external_id: answer_text(title, body)
@@ -277,7 +283,7 @@ def embeddings_assemble(*, build_id: int) -> bool:
         build = EmbeddingBuild.objects.select_for_update().get(pk=build_id)
         if build.status != BuildStatus.RUNNING:
             return False
-        if _unfinished(build):
+        if not _plan_file(build.collection_id, build.fingerprint).exists() or _unfinished(build):
             return False
         with np.load(_plan_file(build.collection_id, build.fingerprint)) as plan:
             hashes, todo, reused, reused_vectors = (
@@ -311,7 +317,9 @@ def embeddings_build_now(
     *, collection: Collection, index: CollectionIndex, progress: Callable[[float], None] = lambda f: None
 ) -> np.ndarray:
     """The index's answer vectors, computed here and now when missing (a training job does this; a
-    ranking request never does). Shares parts with a build the workers run at the same time.
+    ranking request never does). Works beside a build the workers run at the same time: it takes the
+    parts nobody has finished (a part done twice is written twice, harmlessly) and waits for a plan
+    another process is writing.
 
     Raises EmbeddingUnavailable, with the reason the build recorded, when they cannot be computed.
     """
@@ -319,14 +327,24 @@ def embeddings_build_now(
     if vectors is not None:
         return vectors
     build, _ = embeddings_build_for(index=index)
-    parts = embeddings_plan(build_id=build.pk, index=index)
-    for done, part in enumerate(parts, start=1):
-        embeddings_part(build_id=build.pk, part=part)
-        progress(done / len(parts))
-    build.refresh_from_db()
-    if build.status == BuildStatus.RUNNING:
-        embeddings_assemble(build_id=build.pk)
+    deadline = time.monotonic() + BUILD_WAIT_SECONDS
+    while time.monotonic() < deadline:
         build.refresh_from_db()
+        if build.status in (BuildStatus.SUCCEEDED, BuildStatus.FAILED):
+            break
+        if build.status == BuildStatus.QUEUED:
+            parts = embeddings_plan(build_id=build.pk, index=index)
+        elif _plan_file(build.collection_id, build.fingerprint).exists():
+            parts = _unfinished(build)
+        else:
+            time.sleep(0.2)  # another process has claimed the build and is writing its plan
+            continue
+        for done, part in enumerate(parts, start=1):
+            embeddings_part(build_id=build.pk, part=part)
+            progress(done / len(parts))
+        if not parts:
+            embeddings_assemble(build_id=build.pk)
+            time.sleep(0.2)
     vectors = answer_vectors(index=index)
     if vectors is None:
         raise EmbeddingUnavailable(build.error or f"the embeddings build is {build.status}")

@@ -75,7 +75,7 @@ def test_api_version_announce_broker_down_is_503_and_stores_nothing(api_data, ca
 
     assert response.status_code == 503
     assert "task queue (Redis) is not reachable" in response.json()["detail"]
-    assert not RankerVersion.objects.filter(label="v2").exists()
+    assert not RankerVersion.objects.filter(ranker=api_data.ranker, label="v2").exists()
 
 
 def test_api_evaluation_start_latest_version(api_data, caller):

@@ -1,0 +1,99 @@
+"""Answer embeddings as a job: parts, reuse by text hash, assembling, working beside another process."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from corpus.formats import AnswerRecord
+from corpus.services import collection_create
+from rankers import semantic
+from rankers.index import load_index
+from rankers.models import BuildStatus, EmbeddingBuild
+from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
+from trainer.services import collection_import
+
+pytestmark = pytest.mark.django_db
+
+ANSWERS = [AnswerRecord(f"a{i}", f"Title {i}", f"body of answer {i} about wings") for i in range(5)]
+
+
+@pytest.fixture
+def small(model_dir, settings, tmp_path, monkeypatch):
+    settings.EMBEDDINGS_DIR = tmp_path / "embeddings"
+    monkeypatch.setattr(semantic, "PART_SIZE", 2)  # 5 answers: 3 parts
+    collection = collection_create(name="C", slug="c")
+    collection_import(collection=collection, answers=ANSWERS)
+    return collection
+
+
+def test_embeddings_plan_then_parts_then_assemble_in_index_order(small):
+    index = load_index(collection=small)
+    build, created = semantic.embeddings_build_for(index=index)
+
+    parts = semantic.embeddings_plan(build_id=build.pk, index=index)
+    for part in parts:
+        semantic.embeddings_part(build_id=build.pk, part=part)
+
+    build.refresh_from_db()
+    assert (created, parts, build.status, build.parts_done, build.answers_total) == (
+        True,
+        [0, 1, 2],
+        BuildStatus.SUCCEEDED,
+        3,
+        5,
+    )
+    vectors = semantic.answer_vectors(index=index)
+    expected = semantic.load_encoder().encode([semantic.answer_text(a.title, a.body) for a in ANSWERS])
+    assert np.allclose(vectors, expected, atol=1e-6)
+    assert not list(semantic.embeddings_dir(collection_id=small.pk).glob("part-*"))
+
+
+def test_embeddings_part_done_twice_is_harmless_and_a_claimed_build_is_not_planned_again(small):
+    index = load_index(collection=small)
+    build, _ = semantic.embeddings_build_for(index=index)
+    parts = semantic.embeddings_plan(build_id=build.pk, index=index)
+    semantic.embeddings_part(build_id=build.pk, part=0)
+    semantic.embeddings_part(build_id=build.pk, part=0)  # a redelivered message
+
+    again = semantic.embeddings_plan(build_id=build.pk, index=index)  # a second planner: what is left
+
+    assert (parts, again) == ([0, 1, 2], [1, 2])
+    build.refresh_from_db()
+    assert (build.status, build.parts_done) == (BuildStatus.RUNNING, 1)
+
+
+def test_embeddings_new_state_reencodes_only_changed_texts(small):
+    semantic.embeddings_build_now(collection=small, index=load_index(collection=small))
+    collection_import(collection=small, answers=[AnswerRecord("a0", "Title 0", "a new body about flutter")])
+    index = load_index(collection=small)
+
+    vectors = semantic.embeddings_build_now(collection=small, index=index)
+
+    build = EmbeddingBuild.objects.get(collection=small, fingerprint=index.fingerprint)
+    assert (build.answers_total, build.answers_reused, build.parts_total) == (5, 4, 1)
+    fresh = semantic.load_encoder().encode(["Title 0. a new body about flutter"])[0]
+    assert np.allclose(vectors[index.position["a0"]], fresh, atol=1e-6)
+
+
+def test_embeddings_build_now_finishes_a_build_another_worker_planned(small):
+    index = load_index(collection=small)
+    build, _ = semantic.embeddings_build_for(index=index)
+    semantic.embeddings_plan(build_id=build.pk, index=index)  # a worker claimed and planned it
+    semantic.embeddings_part(build_id=build.pk, part=1)  # and finished one part
+
+    vectors = semantic.embeddings_build_now(collection=small, index=index)
+
+    build.refresh_from_db()
+    assert (vectors.shape, build.status) == ((5, 384), BuildStatus.SUCCEEDED)
+
+
+def test_embeddings_resume_queues_the_unfinished_parts_of_a_silent_build(small):
+    index = load_index(collection=small)
+    build, _ = semantic.embeddings_build_for(index=index)
+    semantic.embeddings_plan(build_id=build.pk, index=index)
+    semantic.embeddings_part(build_id=build.pk, part=0)
+    EmbeddingBuild.objects.filter(pk=build.pk).update(heartbeat_at=None)
+
+    assert semantic.embeddings_resume(stale_seconds=60) == [(build.pk, 1), (build.pk, 2)]
+    assert semantic.embeddings_resume(stale_seconds=60) == []  # the heartbeat was renewed
