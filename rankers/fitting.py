@@ -85,7 +85,15 @@ def model_file_write(
 
 
 def rated_file_write(*, ranker_id: int, label: str, rated: RatedQuestions, answer_ids: list[str]) -> str:
-    """Store the rated training questions a version propagates from; returns the path under MODEL_DIR."""
-    relative = Path("models") / f"ranker-{ranker_id}" / f"{label}-rated.npz"
-    rated.save(Path(settings.MODEL_DIR) / relative, answer_ids)
+    """Store the rated training questions a version propagates from; returns the path under MODEL_DIR.
+
+    The name carries a hash of the content, as a model file's does: a process that cached one file by
+    its path never mistakes another version's (a label reused after a version was deleted) for it.
+    """
+    directory = Path(settings.MODEL_DIR) / "models" / f"ranker-{ranker_id}"
+    staged = directory / f".{label}-rated.npz"
+    rated.save(staged, answer_ids)
+    digest = hashlib.sha256(staged.read_bytes()).hexdigest()[:12]
+    relative = Path("models") / f"ranker-{ranker_id}" / f"{label}-{digest}-rated.npz"
+    staged.replace(Path(settings.MODEL_DIR) / relative)
     return str(relative)

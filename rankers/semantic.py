@@ -141,13 +141,17 @@ def forget_vectors() -> None:
 def embeddings_build_for(*, index: CollectionIndex) -> tuple[EmbeddingBuild, bool]:
     """The build row of the index's state, created QUEUED if there is none; and whether it is new.
 
-    A failed build is reset to QUEUED, so asking again retries it.
+    A failed build, or a finished one whose vectors file is gone, is reset to QUEUED: asking again retries.
     """
     with transaction.atomic():
         build, created = EmbeddingBuild.objects.get_or_create(
             collection_id=index.collection_id, fingerprint=index.fingerprint
         )
-        if build.status == BuildStatus.FAILED:
+        lost = (
+            build.status == BuildStatus.SUCCEEDED
+            and not _vectors_file(index.collection_id, index.fingerprint).exists()
+        )  # EMBEDDINGS_DIR wiped or moved since
+        if build.status == BuildStatus.FAILED or lost:
             EmbeddingBuild.objects.filter(pk=build.pk).update(
                 status=BuildStatus.QUEUED, error="", parts_done=0, parts_total=0
             )

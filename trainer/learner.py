@@ -356,7 +356,11 @@ def _cross_validate(
         per_assignment.append(per_question)
     stacked = np.vstack(per_assignment)
     means = [float(np.nanmean(row)) if np.any(~np.isnan(row)) else math.nan for row in stacked]
-    return np.nanmean(stacked, axis=0), means
+    # A question without a relevant label has no NDCG in any assignment: it stays NaN (no warning).
+    defined = ~np.isnan(stacked)
+    counts = defined.sum(axis=0)
+    totals = np.where(defined, stacked, 0.0).sum(axis=0)
+    return np.where(counts > 0, totals / np.maximum(counts, 1), np.nan), means
 
 
 def _figures(diff_of: np.ndarray, than: np.ndarray) -> dict[str, float | int]:

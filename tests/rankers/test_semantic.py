@@ -97,3 +97,15 @@ def test_embeddings_resume_queues_the_unfinished_parts_of_a_silent_build(small):
 
     assert semantic.embeddings_resume(stale_seconds=60) == [(build.pk, 1), (build.pk, 2)]
     assert semantic.embeddings_resume(stale_seconds=60) == []  # the heartbeat was renewed
+
+
+def test_embeddings_finished_build_whose_file_is_gone_is_built_again(small, settings, tmp_path):
+    index = load_index(collection=small)
+    semantic.embeddings_build_now(collection=small, index=index)
+    settings.EMBEDDINGS_DIR = tmp_path / "moved"  # the directory was wiped or moved
+    semantic.forget_vectors()
+
+    vectors = semantic.embeddings_build_now(collection=small, index=index)
+
+    assert vectors.shape == (5, 384)
+    assert (tmp_path / "moved" / f"collection-{small.pk}" / f"vectors-{index.fingerprint}.npy").exists()

@@ -87,7 +87,7 @@ def test_ranker_version_shows_counts_cv_and_duration(client, rankers, trainer):
     )
     assert _testid(body, "cv") == "model 0.512 · BM25 0.430"
     assert _testid(body, "cv-comparison") == (
-        "model − BM25 +0.082 (95% CI +0.051 to +0.114, p < 0.001) over 98 training questions"
+        "chosen − BM25 +0.082 (95% CI +0.051 to +0.114, p < 0.001) over 98 training questions"
     )
     assert 'data-testid="model-unused"' not in body
     assert _testid(body, "duration") == "12.3 s"
@@ -118,8 +118,8 @@ def test_ranker_version_candidates_list_and_message_are_shown(client, rankers, t
         method="learned-fusion",
         details={
             "candidates": [
-                {"name": "BM25", "cv_ndcg": 0.4301, "spread": 0.021},
-                {"name": "learned fusion", "cv_ndcg": 0.4712, "spread": 0.0185},
+                {"name": "bm25", "cv_ndcg": 0.4301, "spread": 0.021},
+                {"name": "learned-fusion", "cv_ndcg": 0.4712, "spread": 0.0185, "chosen": True},
                 {"name": "untested"},
             ],
             "message": "semantic model unavailable: lexical features only",
@@ -130,10 +130,14 @@ def test_ranker_version_candidates_list_and_message_are_shown(client, rankers, t
     body = client.get(_url(rankers, version)).content.decode()
 
     table = re.search(r'<caption id="candidates-caption">.*?</table>', body, re.S).group(0)
-    rows = [_text(r) for r in re.findall(r"<tr>.*?</tr>", table, re.S)[1:]]
-    assert rows == ["BM25 0.430 ± 0.021", "learned fusion 0.471 ± 0.018", "untested –"]
+    rows = [_text(r) for r in re.findall(r"<tr.*?</tr>", table, re.S)[1:]]
+    assert rows == [
+        "plain BM25 0.430 0.021",
+        "learned fusion of BM25, semantic similarity, RM3 and rating propagation chosen 0.471 0.018",
+        "untested –",
+    ]
     assert _testid(body, "notice") == "semantic model unavailable: lexical features only"
-    assert "Learned fusion." in _text(body)
+    assert "Learned fusion of BM25, semantic similarity, RM3 and rating propagation." in _text(body)
     assert "Not compared with a champion." in body
 
 

@@ -183,7 +183,7 @@ def test_rankers_page_methods_in_plain_words(client, rankers, trainer):
 
     methods = re.findall(r'<td role="cell" data-label="Method">(.*?)</td>', body)
     assert methods == [
-        "learned fusion",
+        "learned fusion of BM25, semantic similarity, RM3 and rating propagation",
         "BM25 + semantic similarity, untrained fusion",
         "LambdaMART",
         "plain BM25",
