@@ -31,7 +31,7 @@ sub-directory per edition), which the bench uses as settings.EMBEDDINGS_DIR: a r
 vectors (the app copies unchanged texts' vectors from the latest earlier state), so only the first run
 pays for encoding each edition. The from-scratch timing always encodes the demo edition again, in a
 temporary directory (--skip-cold-embeddings leaves it out). Collections are created under bench-*
-slugs and deleted at the end; MODEL_DIR is a temporary directory.
+slugs and deleted at the end; MODEL_DIR is a temporary directory (deleted at the end) unless set.
 
     DEBUG=1 DATABASE_URL=postgres://postgres@127.0.0.1:5432/wt_bench REDIS_URL=redis://127.0.0.1:6379/8 \\
         LOG_LEVEL=WARNING .venv/bin/python bench/bench_ranker.py \\
@@ -55,7 +55,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trainer.settings")
-os.environ.setdefault("MODEL_DIR", tempfile.mkdtemp(prefix="bench-ranker-"))
+# A temporary MODEL_DIR, made (and deleted at the end) only when none is set: never delete the caller's.
+OWN_MODEL_DIR = "MODEL_DIR" not in os.environ
+if OWN_MODEL_DIR:
+    os.environ["MODEL_DIR"] = tempfile.mkdtemp(prefix="bench-ranker-")
 
 import django  # noqa: E402
 
@@ -595,7 +598,8 @@ def main() -> None:
     finally:
         for collection in created:
             collection.delete()
-        shutil.rmtree(os.environ["MODEL_DIR"], ignore_errors=True)
+        if OWN_MODEL_DIR:
+            shutil.rmtree(os.environ["MODEL_DIR"], ignore_errors=True)
     print("\n## summary")
     for r in results:
         c = r.vs_bm25
