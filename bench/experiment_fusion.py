@@ -54,8 +54,11 @@ import django  # noqa: E402
 
 django.setup()
 
+from corpus.models import Answer, Collection, Question, Split  # noqa: E402
+from corpus.services import split_for  # noqa: E402
 from evaluation.metrics.ranking import evaluate_rankings  # noqa: E402
 from evaluation.metrics.stats import compare_runs  # noqa: E402
+from rankers.builtin import bm25_candidates  # noqa: E402
 from rankers.embedding import load_encoder, text_hash  # noqa: E402
 from rankers.fusion import (  # noqa: E402
     fit_linear_fusion,
@@ -63,14 +66,12 @@ from rankers.fusion import (  # noqa: E402
     untrained_fusion,
     zscore_by_group,
 )
+from rankers.index import load_index  # noqa: E402
 from rankers.propagation import propagation_scores  # noqa: E402
 from rankers.rm3 import rm3_scores, term_frequency_matrix  # noqa: E402
+from rankers.text import tokenize  # noqa: E402
 from ratings.selectors import labels_by_question  # noqa: E402
-from trainer.models import Answer, Collection, Question, Split  # noqa: E402
-from trainer.rankers.builtin import bm25_candidates  # noqa: E402
-from trainer.rankers.index import load_index  # noqa: E402
-from trainer.rankers.text import tokenize  # noqa: E402
-from trainer.services import demo_collection_load, split_for  # noqa: E402
+from trainer.services import demo_collection_load  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ranker import original_cranfield  # noqa: E402
@@ -148,7 +149,7 @@ class Edition:
 
 
 def prepare(collection: Collection, name: str, args) -> Edition:
-    from trainer.rankers.features import candidate_features
+    from rankers.features import candidate_features
 
     index = load_index(collection=collection)
     questions = list(Question.objects.filter(collection=collection).order_by("pk"))
@@ -160,9 +161,9 @@ def prepare(collection: Collection, name: str, args) -> Edition:
     question_vectors, _ = embed([q.text for q in questions], args.cache, args.batch_size, args.max_tokens)
 
     started = time.perf_counter()
-    # Each answer's title + body term ids, tokenised again here: the index's own ``doc_terms`` cannot be
-    # used, because build_index's ``occurrences.sum_duplicates()`` sorts and de-duplicates them in place
-    # (scipy shares the array) -- a bug of trainer/rankers/index.py, reported, not fixed here.
+    # Each answer's title + body term ids, tokenised again here. (This was written when build_index's
+    # ``occurrences.sum_duplicates()`` sorted the index's own ``doc_terms`` in place; rankers/index.py
+    # has since copied the arrays, INDEX_FORMAT 3, but the experiment keeps its own lists.)
     term_lists = [
         [index.vocab[t] for t in tokenize(texts[i]) + tokenize(bodies[i]) if t in index.vocab]
         for i in index.ids
