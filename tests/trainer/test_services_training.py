@@ -212,3 +212,41 @@ def test_version_promote_by_hand_records_who_and_refuses_the_champion_again(lear
     )
     with pytest.raises(ValidationError, match="already the champion"):
         version_promote(version=v2, changed_by=trainer, reason="again")
+
+
+def test_auto_training_due_after_n_new_training_labels_or_hours(learnable_ranker):
+    from ratings.models import Label
+    from trainer.selectors import auto_training_due
+    from trainer.services import auto_trainings_start
+
+    assert auto_trainings_start() == []  # off by default
+    learnable_ranker.auto_train_labels = 2
+    learnable_ranker.save(update_fields=["auto_train_labels"])
+    assert auto_training_due(ranker=learnable_ranker) is True  # never trained
+
+    done = training_run(training_id=Training.objects.create(ranker=learnable_ranker).pk, worker="w")
+    Label.objects.update(updated_at=timezone.now() - timedelta(minutes=10))  # all older than the training
+    Training.objects.filter(pk=done.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    assert auto_training_due(ranker=learnable_ranker) is False
+    train_labels = list(
+        Label.objects.filter(question__split="train").order_by("pk").values_list("pk", flat=True)
+    )
+    Label.objects.filter(pk__in=train_labels[:1]).update(updated_at=timezone.now())
+    assert auto_training_due(ranker=learnable_ranker) is False  # 1 of 2 new labels
+    Label.objects.filter(pk__in=train_labels[:2]).update(updated_at=timezone.now())
+    assert auto_training_due(ranker=learnable_ranker) is True
+
+    [started] = auto_trainings_start()
+    assert (started.ranker_id, started.trigger, started.status) == (learnable_ranker.pk, "auto", "queued")
+
+
+def test_auto_training_due_on_schedule(learnable_ranker):
+    from trainer.selectors import auto_training_due
+
+    learnable_ranker.auto_train_hours = 24
+    learnable_ranker.save(update_fields=["auto_train_hours"])
+    last = Training.objects.create(ranker=learnable_ranker, status=TrainingStatus.SUCCEEDED)
+
+    assert auto_training_due(ranker=learnable_ranker) is False
+    Training.objects.filter(pk=last.pk).update(created_at=timezone.now() - timedelta(hours=25))
+    assert auto_training_due(ranker=learnable_ranker) is True
