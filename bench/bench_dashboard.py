@@ -69,20 +69,20 @@ def populate() -> dict:
         (
             "memberships",
             f"""
-            INSERT INTO trainer_membership (user_id, collection_id, role, created_at)
+            INSERT INTO corpus_membership (user_id, collection_id, role, created_at)
             SELECT id, {c}, 'rater', now() FROM auth_user WHERE username LIKE 'rater%'""",
         ),
         (
             "answers",
             f"""
-            INSERT INTO trainer_answer (collection_id, external_id, title, body, metadata, created_at, updated_at)
+            INSERT INTO corpus_answer (collection_id, external_id, title, body, metadata, created_at, updated_at)
             SELECT {c}, 'a' || i, 'Answer ' || i, 'body of answer ' || i, '{{}}', now(), now()
             FROM generate_series(0, {ANSWERS - 1}) i""",
         ),
         (
             "questions",
             f"""
-            INSERT INTO trainer_question (collection_id, external_id, text, split, metadata, created_at, updated_at)
+            INSERT INTO corpus_question (collection_id, external_id, text, split, metadata, created_at, updated_at)
             SELECT {c}, 'q' || i, 'question number ' || i, CASE WHEN i < {TEST_QUESTIONS} THEN 'test' ELSE 'train' END,
                    '{{}}', now(), now()
             FROM generate_series(0, {QUESTIONS - 1}) i""",
@@ -90,8 +90,8 @@ def populate() -> dict:
         (
             "ratings",
             f"""
-            WITH q AS (SELECT array_agg(id ORDER BY id) ids FROM trainer_question WHERE collection_id = {c}),
-                 a AS (SELECT array_agg(id ORDER BY id) ids FROM trainer_answer WHERE collection_id = {c}),
+            WITH q AS (SELECT array_agg(id ORDER BY id) ids FROM corpus_question WHERE collection_id = {c}),
+                 a AS (SELECT array_agg(id ORDER BY id) ids FROM corpus_answer WHERE collection_id = {c}),
                  u AS (SELECT array_agg(id ORDER BY id) ids FROM auth_user WHERE username LIKE 'rater%')
             INSERT INTO ratings_rating (rater_id, question_id, answer_id, stars, source, created_at, updated_at)
             SELECT u.ids[1 + (i % 5) + 5 * ((i / 5) % {RATERS // 5})],
@@ -111,9 +111,10 @@ def populate() -> dict:
         (
             "versions",
             f"""
-            INSERT INTO trainer_rankerversion (ranker_id, label, notes, created_at, label_count, feature_importances,
-                                               model_file, uses_model, details)
-            SELECT {r}, 'v' || i, '', now() - interval '1 hour' * ({RUNS} - i), i * 200, '{{}}', '', false, '{{}}'
+            INSERT INTO rankers_rankerversion (ranker_id, label, notes, created_at, label_count, feature_importances,
+                                               model_file, uses_model, method, details, comparison)
+            SELECT {r}, 'v' || i, '', now() - interval '1 hour' * ({RUNS} - i), i * 200, '{{}}', '', false, 'bm25',
+                   '{{}}', '{{}}'
             FROM generate_series(1, {RUNS}) i""",
         ),
         (
@@ -129,7 +130,7 @@ def populate() -> dict:
                 'linear', 'log2', 1, 5, {TEST_QUESTIONS}, {TEST_QUESTIONS}, 0, 4, 4, 'bench', v.label_count,
                 0.3 + 0.4 * random(), 0.25, 0.7, 0.5 + 0.3 * random(), 0.8, 1500, 20, {TEST_QUESTIONS - 20},
                 0.01, -0.02, 0.04, 0.4, 'within noise', 0.3, {TEST_QUESTIONS - 20}
-            FROM trainer_rankerversion v WHERE v.ranker_id = {r}""",
+            FROM rankers_rankerversion v WHERE v.ranker_id = {r}""",
         ),
         (
             "previous runs",
@@ -148,7 +149,7 @@ def populate() -> dict:
                 CASE WHEN q.id % 50 = 0 THEN NULL ELSE ((q.id * 31 + e.id) % 1000) / 1000.0 END,
                 (q.id + e.id) % 3 > 0, 4, '[]', '[["a1",3],["a6",2],["a3",1]]', 0.6, ''
             FROM evaluation_evaluationrun e
-            JOIN trainer_question q ON q.collection_id = {c} AND q.split = 'test'
+            JOIN corpus_question q ON q.collection_id = {c} AND q.split = 'test'
             WHERE e.ranker_id = {r}""",
         ),
         ("analyze", "ANALYZE"),
