@@ -59,6 +59,7 @@ from rankers.propagation import propagation_scores
 from rankers.semantic import embeddings_build_now, question_vectors
 from rankers.signals import PROPAGATION_NEIGHBOURS, PROPAGATION_POWER, RatedQuestions, candidate_signals
 from rankers.text import tokenize
+from ratings.models import Rating
 from ratings.selectors import labels_for_collection
 
 CV_FOLDS = 5
@@ -415,6 +416,11 @@ def train(
         "feature_version": FEATURE_VERSION,
         "min_cv_gain": MIN_CV_GAIN,
         "semantic": semantic,
+        # People (and import accounts) whose ratings of training questions made these labels.
+        "raters": Rating.objects.filter(question__collection=collection, question__split=Split.TRAIN)
+        .values("rater_id")
+        .distinct()
+        .count(),
     }
     if notices:
         result.details["message"] = " ".join(notices)

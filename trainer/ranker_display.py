@@ -215,6 +215,7 @@ class VersionDetails:
 
     question_count: int | None
     training_questions: int | None
+    raters: int | None
     learnable_questions: int | None
     bm25_candidates: int | None
     candidates: list[Candidate]
@@ -287,6 +288,7 @@ class VersionDetails:
         return cls(
             question_count=count("question_count"),
             training_questions=count("training_questions"),
+            raters=count("raters"),
             learnable_questions=count("learnable_questions"),
             bm25_candidates=count("candidates_depth")
             or (raw_candidates if isinstance(raw_candidates, int) else None),

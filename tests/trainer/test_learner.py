@@ -45,6 +45,7 @@ def test_ranker_train_learnable_collection_chooses_a_candidate_that_learned(lear
     # 30 training questions, each with its relevant answer (3) and one distractor (0) labelled.
     assert version.label_count == 60
     assert version.details["training_questions"] == 30
+    assert version.details["raters"] == 1  # the import account
     assert list(version.feature_importances) == list(LEARNED_SIGNALS)
     assert sum(version.feature_importances.values()) == pytest.approx(1.0, abs=1e-4)
     assert version.details["rated_file"].startswith("models/ranker-")
