@@ -27,6 +27,11 @@ from pathlib import Path
 from typing import Any
 
 MAX_STARS = 3
+# Limits on what one record may hold: a NUL can't be stored by PostgreSQL, and a field this long is a
+# mistake (a whole file pasted into one field) that would slow every page and the index.
+MAX_TITLE_CHARS = 1_000
+MAX_BODY_CHARS = 100_000
+MAX_QUESTION_CHARS = 10_000
 
 
 class FormatError(ValueError):
@@ -136,10 +141,30 @@ def question_id_from_text(text: str) -> str:
     return "q-" + hashlib.sha256(normalise_question_text(text).encode()).hexdigest()[:12]
 
 
+def checked_text(value: str, *, file: str, line: int | None, what: str, limit: int) -> str:
+    """``value`` unless it holds a NUL character or is longer than ``limit`` (FormatError naming ``what``)."""
+    if "\x00" in value:
+        raise FormatError(file, line, f"{what} contains a NUL character (U+0000), which cannot be stored")
+    if len(value) > limit:
+        raise FormatError(file, line, f"{what} is {len(value):,} characters long; the limit is {limit:,}")
+    return value
+
+
+def _has_nul(value: Any) -> bool:
+    """Whether a JSON value holds a NUL character anywhere (keys included)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
 def _clean_id(raw: Any, *, file: str, line: int | None, what: str) -> str:
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
         raise FormatError(file, line, f"{what} must be a string or a whole number, not {type(raw).__name__}")
-    value = str(raw).strip()
+    value = checked_text(str(raw), file=file, line=line, what=what, limit=10_000).strip()
     if not value:
         raise FormatError(file, line, f"{what} is empty")
     if len(value) > 200:
@@ -179,12 +204,28 @@ def parse_rnr_documents(path: Path | str) -> list[AnswerRecord]:
             raise FormatError(name, None, f"{position}: duplicate id {external_id!r}")
         seen.add(external_id)
         title, body = fields.pop("title", ""), fields.pop("body", "")
-        for field_name, field_value in (("title", title), ("body", body)):
+        for field_name, field_value, limit in (
+            ("title", title, MAX_TITLE_CHARS),
+            ("body", body, MAX_BODY_CHARS),
+        ):
             if not isinstance(field_value, str):
                 raise FormatError(
                     name, None, f'{position} (id {external_id}): field "{field_name}" must be text'
                 )
+            checked_text(
+                field_value,
+                file=name,
+                line=None,
+                what=f'{position} (id {external_id}): field "{field_name}"',
+                limit=limit,
+            )
         metadata = {key: val for key, val in fields.items() if not isinstance(val, list) or val}
+        if _has_nul(metadata):
+            raise FormatError(
+                name,
+                None,
+                f"{position} (id {external_id}): a field contains a NUL character (U+0000), which cannot be stored",
+            )
         records.append(AnswerRecord(external_id, title, body, metadata, file=name))
     if not records:
         raise FormatError(name, None, "no documents found")
@@ -208,6 +249,7 @@ def parse_rnr_ground_truth(
             text, cells = row[0].strip(), row[1:]
             if not text:
                 raise FormatError(name, line, "question text is empty")
+            checked_text(text, file=name, line=line, what="question text", limit=MAX_QUESTION_CHARS)
             if not cells or len(cells) % 2:
                 raise FormatError(name, line, "expected the question then answer_id,grade pairs")
             qid = question_id_from_text(text)
@@ -260,6 +302,12 @@ def parse_trec_corpus(path: Path | str) -> list[AnswerRecord]:
         title, body = obj.pop("title", ""), obj.pop("text", obj.pop("body", ""))
         if not isinstance(title, str) or not isinstance(body, str):
             raise FormatError(name, line, 'fields "title" and "text" must be text')
+        checked_text(title, file=name, line=line, what='field "title"', limit=MAX_TITLE_CHARS)
+        checked_text(body, file=name, line=line, what='field "text"', limit=MAX_BODY_CHARS)
+        if _has_nul(obj):
+            raise FormatError(
+                name, line, "a metadata field contains a NUL character (U+0000), which cannot be stored"
+            )
         records.append(AnswerRecord(external_id, title, body, obj, file=name, line=line))
     if not records:
         raise FormatError(name, None, "no documents found")
@@ -279,6 +327,7 @@ def parse_trec_topics(path: Path | str) -> list[QuestionRecord]:
         text = cells[1].strip()
         if not text:
             raise FormatError(name, line, "question text is empty")
+        checked_text(text, file=name, line=line, what="question text", limit=MAX_QUESTION_CHARS)
         split = cells[2].strip().lower() if len(cells) == 3 else None
         if split is not None and split not in {"train", "test"}:
             raise FormatError(name, line, f"split {cells[2]!r} must be train or test")
@@ -334,6 +383,9 @@ def parse_ground_truth_jsonl(path: Path | str) -> tuple[list[QuestionRecord], li
         if isinstance(stars, bool) or not isinstance(stars, int) or not 0 <= stars <= MAX_STARS:
             raise FormatError(name, line, f'field "stars" must be 0–3, not {stars!r}')
         if qid not in questions and obj.get("question"):
+            checked_text(
+                str(obj["question"]), file=name, line=line, what='field "question"', limit=MAX_QUESTION_CHARS
+            )
             split = obj.get("split")
             questions[qid] = QuestionRecord(
                 qid, str(obj["question"]), split if split in {"train", "test"} else None, file=name, line=line

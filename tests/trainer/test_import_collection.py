@@ -209,3 +209,48 @@ def test_import_without_files_is_an_error(db):
 def test_import_missing_file_is_an_error(db, tmp_path):
     with pytest.raises(CommandError, match="no such file"):
         import_("x", "--corpus", str(tmp_path / "nope.jsonl"))
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            '{"id": "d1", "title": "T", "text": "nul \\u0000 here"}',
+            'corpus.jsonl line 2: field "text" contains a NUL character',
+        ),
+        (
+            '{"id": "d1", "title": "T", "text": "ok", "tag": "a\\u0000"}',
+            "corpus.jsonl line 2: a metadata field contains a NUL",
+        ),
+        (
+            '{"id": "d\\u0000", "title": "T", "text": "ok"}',
+            'corpus.jsonl line 2: field "id" contains a NUL character',
+        ),
+        (
+            json.dumps({"id": "d1", "title": "T", "text": "x" * 100_001}),
+            'corpus.jsonl line 2: field "text" is 100,001 characters long; the limit is 100,000',
+        ),
+        (
+            json.dumps({"id": "d1", "title": "t" * 1_001, "text": "ok"}),
+            'corpus.jsonl line 2: field "title" is 1,001 characters long; the limit is 1,000',
+        ),
+    ],
+)
+def test_import_nul_or_oversized_field_names_file_and_line_and_imports_nothing(db, tmp_path, line, message):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "d0", "title": "Fine", "text": "fine"}\n' + line + "\n")
+    before = counts()
+
+    with pytest.raises(CommandError) as error:
+        import_("limits", "--corpus", str(corpus))
+
+    assert message in str(error.value)
+    assert counts() == before
+
+
+def test_import_topic_with_nul_names_line(db, tmp_path):
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q1\tfine question\nq2\tbad \x00 question\n")
+
+    with pytest.raises(CommandError, match=r"topics.tsv line 2: question text contains a NUL character"):
+        import_("limits", "--topics", str(topics))
