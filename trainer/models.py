@@ -8,6 +8,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from corpus.models import Collection, Role
 
@@ -28,6 +29,8 @@ class ApiToken(models.Model):
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # None: never expires (only when asked for at creation).
+    expires_at = models.DateTimeField(null=True, blank=True)
     revoked = models.BooleanField(default=False)
 
     class Meta:
@@ -35,6 +38,10 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.key_prefix}…, {self.role} of {self.collection})"
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at is not None and self.expires_at <= timezone.now()
 
     @staticmethod
     def generate_key() -> str:

@@ -12,7 +12,7 @@ from django.utils import timezone
 from corpus.models import Split
 from rankers.models import ChampionChange, Ranker, RankerVersion
 from ratings.models import Label
-from trainer.models import Training, TrainingStatus
+from trainer.models import ApiToken, Training, TrainingStatus
 
 # Fewer labelled training questions than this give cross-validation nothing steady to choose from.
 MIN_TRAINING_QUESTIONS = 10
@@ -105,3 +105,8 @@ def champion_changes(*, ranker: Ranker) -> QuerySet[ChampionChange]:
         .select_related("version", "previous", "changed_by")
         .order_by("-created_at", "-id")
     )
+
+
+def tokens_of(*, user) -> QuerySet[ApiToken]:
+    """The user's own API tokens, newest first, revoked and expired ones included."""
+    return ApiToken.objects.filter(user=user).select_related("collection").order_by("-created_at", "-id")

@@ -477,13 +477,22 @@ def auto_trainings_start() -> list[Training]:
 
 @transaction.atomic
 def api_token_create(
-    *, collection: Collection, user: User, role: str = Role.RATER, name: str = ""
+    *,
+    collection: Collection,
+    user: User,
+    role: str = Role.RATER,
+    name: str = "",
+    days: int | None = None,
 ) -> tuple[ApiToken, str]:
     """Issue a token for a service acting as ``user`` in ``collection``. Returns the token and its key.
 
     The key is shown once: only its SHA-256 is stored. A token's role can't exceed its user's (a rater
-    can't mint a trainer token; a superuser can mint either).
+    can't mint a trainer token; a superuser can mint either). It expires after ``days`` (default
+    API_TOKEN_DAYS; 0 means never).
     """
+    days = settings.API_TOKEN_DAYS if days is None else days
+    if days < 0:
+        raise ValidationError({"days": "days must be 0 (never expires) or more."})
     if role not in Role.values:
         raise ValidationError({"role": f"role must be one of {', '.join(Role.values)}, not {role!r}."})
     user_role = collection_role(user=user, collection=collection)
@@ -501,6 +510,7 @@ def api_token_create(
         user=user,
         key_prefix=key[:8],
         key_hash=ApiToken.hash_key(key),
+        expires_at=timezone.now() + timedelta(days=days) if days else None,
     )
     return token, key
 
@@ -509,3 +519,9 @@ def api_token_revoke(*, token: ApiToken) -> ApiToken:
     token.revoked = True
     token.save(update_fields=["revoked"])
     return token
+
+
+def api_token_revoke_own(*, user: User, token_id: int) -> ApiToken | None:
+    """Revoke one of ``user``'s own tokens; None when they have no such token (someone else's included)."""
+    token = ApiToken.objects.filter(pk=token_id, user=user).first()
+    return None if token is None else api_token_revoke(token=token)

@@ -212,6 +212,8 @@ if EVALUATION_SCHEDULE:
     }
 
 # --- REST API ---------------------------------------------------------------------------------
+# API tokens expire this many days after creation unless created with another lifetime (0: never).
+API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: a request without credentials then gets 401 + WWW-Authenticate, not 403.

@@ -4,7 +4,7 @@ from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path
 
-from trainer import views, views_rankers
+from trainer import views, views_rankers, views_tokens
 
 handler400 = "trainer.errors.bad_request"
 handler403 = "trainer.errors.permission_denied"
@@ -49,6 +49,8 @@ urlpatterns = [
         views_rankers.version_promote_view,
         name="ranker-version-promote",
     ),
+    path("tokens/", views_tokens.tokens_page, name="tokens"),
+    path("tokens/<int:token_id>/revoke/", views_tokens.token_revoke, name="token-revoke"),
     path("api/", include("trainer.api.urls")),
     path("evaluation/", include("evaluation.urls")),
     path("", include("raters.urls")),

@@ -39,6 +39,10 @@ class ApiTokenAuthentication(BaseAuthentication):
         if token is None or not token.user.is_active:
             raise AuthenticationFailed("Invalid or revoked token.")
         now = timezone.now()
+        if token.expires_at is not None and token.expires_at <= now:
+            raise AuthenticationFailed(
+                f"This token expired on {token.expires_at:%Y-%m-%d}; create a new one (your Tokens page)."
+            )
         if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         return token.user, token

@@ -15,7 +15,7 @@ from evaluation.models import EvaluationRun, QuestionResult
 from rankers.config import redacted_config, validate_ranker_config
 from rankers.models import PromotionPolicy, RankerKind, RankerVersion
 from ratings.services import validate_stars
-from trainer.models import Training, TrainingPhase, TrainingStatus
+from trainer.models import ApiToken, Training, TrainingPhase, TrainingStatus
 
 MAX_BULK = 10_000
 
@@ -467,3 +467,30 @@ class PromoteSerializer(serializers.Serializer):
     reason = serializers.CharField(
         max_length=2000, required=False, allow_blank=True, default="", help_text="Why (kept in the history)."
     )
+
+
+# --- tokens ----------------------------------------------------------------------------------------
+
+
+class ApiTokenSerializer(serializers.ModelSerializer):
+    collection = serializers.CharField(source="collection.slug")
+    key_prefix = serializers.CharField(
+        help_text="The key's first 8 characters, to tell tokens apart; never the key."
+    )
+    expired = serializers.BooleanField(source="is_expired")
+
+    class Meta:
+        model = ApiToken
+        fields = [
+            "id",
+            "name",
+            "collection",
+            "role",
+            "key_prefix",
+            "created_at",
+            "last_used_at",
+            "expires_at",
+            "expired",
+            "revoked",
+        ]
+        read_only_fields = fields

@@ -35,6 +35,8 @@ urlpatterns = [
         views.VersionPromoteView.as_view(),
         name="api-version-promote",
     ),
+    path("tokens/", views.TokenListView.as_view(), name="api-tokens"),
+    path("tokens/<int:token_id>/revoke/", views.TokenRevokeView.as_view(), name="api-token-revoke"),
     path("trainings/<int:training_id>/", views.TrainingDetailView.as_view(), name="api-training"),
     path("evaluations/<int:run_id>/", views.EvaluationDetailView.as_view(), name="api-evaluation-detail"),
 ]

@@ -44,11 +44,12 @@ from ratings.services import rating_record
 from trainer.api import serializers as s
 from trainer.api.access import caller_role, collection_for, ranker_for, token_of
 from trainer.models import Training
-from trainer.selectors import versions_of
+from trainer.selectors import tokens_of, versions_of
 from trainer.services import (
     TrainingConflict,
     TrainingRefused,
     TrainingUnavailable,
+    api_token_revoke_own,
     ranker_version_announce,
     training_start,
 )
@@ -687,3 +688,32 @@ class VersionPromoteView(GenericAPIView):
         return Response(
             s.RankerVersionSerializer(RankerVersion.objects.select_related("ranker").get(pk=version.pk)).data
         )
+
+
+class TokenListView(GenericAPIView):
+    parser_classes = [JSONParser]
+    serializer_class = s.ApiTokenSerializer
+
+    @extend_schema(
+        summary="The caller's own API tokens (any collection), newest first; keys are never shown again",
+        responses={200: s.ApiTokenSerializer(many=True), **AUTH_ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request) -> Response:
+        page = self.paginate_queryset(tokens_of(user=request.user))
+        return self.get_paginated_response(s.ApiTokenSerializer(page, many=True).data)
+
+
+class TokenRevokeView(GenericAPIView):
+    parser_classes = [JSONParser]
+    serializer_class = s.ApiTokenSerializer
+
+    @extend_schema(
+        summary="Revoke one of the caller's own tokens (a token may revoke itself)",
+        request=None,
+        responses={200: s.ApiTokenSerializer, **AUTH_ERRORS, **NOT_FOUND},
+    )
+    def post(self, request: Request, token_id: int) -> Response:
+        token = api_token_revoke_own(user=request.user, token_id=token_id)
+        if token is None:
+            raise NotFound(f"No token {token_id} of yours.")
+        return Response(s.ApiTokenSerializer(token).data)

@@ -25,6 +25,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("--role", choices=Role.values, default=Role.RATER)
         parser.add_argument("--name", default="", help="what the token is for, e.g. 'ranker service'")
+        parser.add_argument(
+            "--days", type=int, help="days until it expires (default API_TOKEN_DAYS; 0: never)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         collection = Collection.objects.filter(slug=options["collection"]).first()
@@ -35,7 +38,11 @@ class Command(BaseCommand):
             raise CommandError(f"no user {options['user']!r}")
         try:
             token, key = api_token_create(
-                collection=collection, user=user, role=options["role"], name=options["name"]
+                collection=collection,
+                user=user,
+                role=options["role"],
+                name=options["name"],
+                days=options["days"],
             )
         except ValidationError as exc:
             raise CommandError("; ".join(m for ms in exc.message_dict.values() for m in ms)) from exc
