@@ -261,6 +261,7 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
         context.update(
             ranker=ranker,
             board=board,
+            active=board.active,
             headline=Headline(board.latest) if board.latest else None,
             change=change_since_previous(board.latest),
             chart=[p.as_json() for p in board.history],
@@ -283,19 +284,29 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
 @collection_page(manage=True)
 @require_POST
 def run_start(request: HttpRequest, *, collection: Collection, role: str, ranker_id: int) -> HttpResponse:
-    """Start an evaluation of the ranker; htmx gets the live progress bar, a plain form a redirect."""
+    """Start an evaluation of the ranker; htmx gets the disabled button and the live progress bar, a plain
+    form a redirect to the dashboard (which shows the same)."""
     ranker = get_object_or_404(Ranker, pk=ranker_id, collection=collection)
     try:
         run = evaluation_start(ranker=ranker, trigger=RunTrigger.UI, created_by=cast(Any, request.user))
     except EvaluationUnavailable as exc:
-        return render(
+        response = render(
             request,
             "evaluation/unavailable.html" if not _htmx(request) else "evaluation/dashboard.html#start-error",
             {"collection": collection, "ranker": ranker, "message": str(exc)},
             status=503,
         )
+        if _htmx(request):
+            # The message goes under the button, which stays usable.
+            response["HX-Retarget"], response["HX-Reswap"] = "#run-progress", "innerHTML"
+        return response
     if _htmx(request):
-        return render(request, "evaluation/run.html#progress", {"run": run, "polling": True})
+        # The button (disabled while the run is active) and the run's live progress bar.
+        return render(
+            request,
+            "evaluation/dashboard.html#run-control",
+            {"collection": collection, "ranker": ranker, "is_trainer": True, "active": run},
+        )
     response = HttpResponseRedirect(
         f"{reverse('evaluation:dashboard', args=[collection.slug])}?ranker={ranker.pk}"
     )

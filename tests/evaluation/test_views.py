@@ -250,7 +250,14 @@ def test_run_start_trainer_queues_run_and_redirects(
     # The dashboard now shows the live progress bar.
     body = text(client.get(response["Location"]))
     assert 'hx-trigger="every 1s"' in body
-    assert "Evaluation queued, waiting for a worker" in body
+    assert (
+        f"Evaluation of <strong>{run.what_text}</strong> queued at {run.since_text}, waiting for a worker…"
+        in body
+    )
+    assert (
+        '<button type="submit" class="primary" disabled aria-describedby="run-busy">Run evaluation</button>'
+        in body
+    )
 
 
 def test_run_start_htmx_returns_polling_progress_bar(client, trainer, builtin_ranker):
@@ -258,7 +265,8 @@ def test_run_start_htmx_returns_polling_progress_bar(client, trainer, builtin_ra
     assert response.status_code == 200
     run = EvaluationRun.objects.get()
     body = text(response)
-    assert body.lstrip().startswith(f'<div id="run-progress-{run.pk}"')
+    assert body.lstrip().startswith('<div id="run-control">')
+    assert f'<div id="run-progress-{run.pk}"' in body
     assert (
         f'hx-get="{reverse("evaluation:run-progress", args=[run.pk])}?reload=1" hx-trigger="every 1s"' in body
     )
@@ -301,7 +309,7 @@ def test_progress_of_running_run_polls(client, rater, builtin_ranker):
     )
     body = text(login(client, rater).get(reverse("evaluation:run-progress", args=[run.pk])))
     assert 'hx-trigger="every 1s"' in body
-    assert '<span data-testid="progress-count">10 of 40</span> test questions (25%)' in body
+    assert '<span data-testid="progress-count">10 of 40</span> (25%)' in body
     assert '<progress max="40" value="10">' in body
 
 
