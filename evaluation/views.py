@@ -172,6 +172,15 @@ def disagreement(result: QuestionResult, run: EvaluationRun) -> str:
     return ""
 
 
+def needs_ratings_reason(result: QuestionResult, k: int) -> str:
+    """Why a question needs ratings before its NDCG means much, in words."""
+    if result.ndcg is None:
+        return f"No known good answer yet, so it has no NDCG@{k}."
+    rated = round((result.judged or 0.0) * k)
+    shown = rated + result.unlabelled_in_top_k
+    return f"{result.unlabelled_in_top_k} of the {shown} answers in its top {k} are unrated."
+
+
 @dataclass(frozen=True)
 class RankedRow:
     rank: int
@@ -272,7 +281,10 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
         if role == Role.TRAINER and board.latest is not None:
             context.update(
                 worst=selectors.worst_questions(run=board.latest, limit=WORST_SHOWN),
-                no_good_answer=selectors.no_good_answer_questions(run=board.latest),
+                needs_ratings=[
+                    (r, needs_ratings_reason(r, board.latest.ndcg_k))
+                    for r in selectors.needs_ratings(run=board.latest, limit=WORST_SHOWN)
+                ],
             )
     if role != Role.TRAINER:
         context["contribution"] = selectors.rater_contribution(

@@ -151,7 +151,8 @@ def test_dashboard_rater_sees_simplified_version_with_contribution(client, rater
     )
     assert "Run evaluation" not in body
     assert "rate them" not in body
-    assert "Worst questions" not in body
+    assert "Where the ranker does badly" not in body
+    assert "Questions that need ratings" not in body
     assert reverse("evaluation:run", args=[second.pk]) not in body
 
 
