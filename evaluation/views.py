@@ -101,12 +101,9 @@ class Headline:
         return selectors.figure(self.run.ndcg_mean)
 
     @property
-    def percent(self) -> int | None:
-        return round(100 * self.run.ndcg_mean) if self.run.ndcg_mean is not None else None
-
-    @property
-    def accuracy_percent(self) -> int | None:
-        return round(100 * self.run.accuracy_mean) if self.run.accuracy_mean is not None else None
+    def accuracy(self) -> str:
+        """Accuracy@k in the NDCG's format (0.700): both are 0–1 means over the same questions."""
+        return selectors.figure(self.run.accuracy_mean)
 
     @property
     def judged_percent(self) -> int | None:
@@ -155,7 +152,7 @@ def disagreement(result: QuestionResult, run: EvaluationRun) -> str:
         return (
             f"Accuracy@{acc_k} counts this question as a success because the answer at rank {first} is rated "
             f"{labels[first - 1]} star{'s' if labels[first - 1] != 1 else ''} (at least {threshold} counts as "
-            f"correct). NDCG@{k} is only {result.ndcg:.2f} because it also weighs how good the answers are and "
+            f"correct). NDCG@{k} is only {selectors.figure(result.ndcg)} because it also weighs how good the answers are and "
             f"where they are: the best known answers ({best} stars) are ranked low or missing from the top {k}, "
             f"and weaker or unrated answers sit above them."
         )
@@ -166,7 +163,7 @@ def disagreement(result: QuestionResult, run: EvaluationRun) -> str:
         where = f"at rank {relevant_rank}" if relevant_rank else f"in the top {k}"
         return (
             f"Accuracy@{acc_k} counts this question as a miss: no answer in the top {acc_k} is rated at least "
-            f"{threshold} star{'s' if threshold != 1 else ''}. NDCG@{k} is still {result.ndcg:.2f} because a "
+            f"{threshold} star{'s' if threshold != 1 else ''}. NDCG@{k} is still {selectors.figure(result.ndcg)} because a "
             f"relevant answer appears {where}; NDCG gives it credit, less the lower it is ranked."
         )
     return ""

@@ -83,10 +83,9 @@ def test_dashboard_trainer_sees_headline_change_verdict_and_warnings(client, tra
     assert response.status_code == 200
     body = text(response)
     assert f'data-testid="headline">{second.ndcg_mean:.3f}<' in body
-    assert (
-        f"The ranking is <strong>{round(100 * second.ndcg_mean)}%</strong> as good as the best possible ordering"
-        in body
-    )
+    # One format per figure: accuracy@5 as a 0–1 figure like NDCG@10, never a percentage.
+    assert f"<dt>Accuracy@5</dt><dd>{second.accuracy_mean:.3f}</dd>" in body
+    assert "%</strong> as good as" not in body
     # No rating between the runs: the whole change is the ranker's, between two named versions.
     total = signed(second.ndcg_mean - first.ndcg_mean)
     assert f'data-testid="change-total">{total}</span> since the previous run' in body
@@ -392,7 +391,7 @@ def test_question_page_explains_hit_with_low_ndcg(client, trainer, evaluated):
     assert explanation.startswith(
         "Accuracy@5 counts this question as a success because the answer at rank 1 is rated 1 star"
     )
-    assert "NDCG@10 is only 0.21" in explanation
+    assert "NDCG@10 is only 0.210 because" in explanation
 
 
 def test_question_page_explains_miss_with_some_ndcg(client, trainer, evaluated):
@@ -400,7 +399,7 @@ def test_question_page_explains_miss_with_some_ndcg(client, trainer, evaluated):
     explanation = login(client, trainer).get(question_url(first, "q3")).context["explanation"]
     assert explanation == (
         "Accuracy@5 counts this question as a miss: no answer in the top 5 is rated at least 1 star. "
-        "NDCG@10 is still 0.36 because a relevant answer appears at rank 6; NDCG gives it credit, less the "
+        "NDCG@10 is still 0.356 because a relevant answer appears at rank 6; NDCG gives it credit, less the "
         "lower it is ranked."
     )
 
