@@ -3,14 +3,15 @@
 import re
 from pathlib import Path
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATES = ROOT / "templates"
 
 
-def test_templates_never_name_a_measure_with_a_bare_k():
+def test_templates_and_scripts_never_name_a_measure_with_a_bare_k():
     bare = re.compile(r"(?i)(ndcg|accuracy|judged)@k\b")
     found = [
-        f"{path.relative_to(TEMPLATES)}:{n}: {line.strip()}"
-        for path in sorted(TEMPLATES.rglob("*.html"))
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in sorted([*TEMPLATES.rglob("*.html"), *(ROOT / "static" / "js").glob("*.js")])
         for n, line in enumerate(path.read_text().splitlines(), 1)
         if bare.search(line)
     ]

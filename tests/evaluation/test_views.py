@@ -128,6 +128,9 @@ def test_dashboard_chart_data_has_both_series_and_point_labels(client, trainer, 
     body = text(response)
     # Without JavaScript the chart is a table (open); the chart library is vendored, not from a CDN.
     assert '<details class="history-table" open>' in body
+    # The chart's legend names the measures with the collection's k, as the table does.
+    assert 'data-ndcg-label="NDCG@10" data-accuracy-label="Accuracy@5"' in body
+    assert '<th scope="col" class="num">NDCG@10</th><th scope="col" class="num">Accuracy@5</th>' in body
     assert "/static/vendor/uplot/uPlot.iife.min.js" in body
     assert "https://" not in re.sub(r'href="https://[^"]*"', "", body.split("<main")[1])
 
