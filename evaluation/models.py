@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from corpus.models import Collection, Discount, GainScheme, Question
 from rankers.models import Ranker, RankerVersion
@@ -106,6 +107,20 @@ class EvaluationRun(models.Model):
         if not self.questions_total:
             return 0
         return round(100 * self.questions_done / self.questions_total)
+
+    @property
+    def what_text(self) -> str:
+        """What the run evaluates, in words: "Service v2" (the ranker, and its version when known)."""
+        version = self.ranker_version.label if self.ranker_version_id and self.ranker_version else ""
+        return f"{self.ranker.name} {version}".strip()
+
+    @property
+    def since_text(self) -> str:
+        """When the run started (queued, while PENDING) in local time: "13:02" today, else with the date."""
+        moment = timezone.localtime(self.started_at or self.created_at)
+        if moment.date() == timezone.localdate():
+            return f"{moment:%H:%M}"
+        return f"{moment:%Y-%m-%d %H:%M}"
 
     @property
     def is_finished(self) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models import Case, Count, F, Max, Q, QuerySet, Value, When
 
 from corpus.models import Collection, Split
 from evaluation.metrics.stats import compare_runs
@@ -201,12 +201,38 @@ def dashboard(*, collection: Collection, ranker: Ranker, rankers: list[Ranker] |
     )
 
 
+def mostly_unlabelled(*, k: int) -> Q:
+    """Results whose top k holds more unrated answers than rated ones (their NDCG says little yet).
+
+    A result stores the unrated count and judged@k (rated answers / k), so rated = judged × k; the
+    half keeps float rounding of judged × k from deciding a tie (3 unrated beside 3 rated is not "mostly").
+    """
+    return Q(unlabelled_in_top_k__gt=F("judged") * k + 0.5)
+
+
 def worst_questions(*, run: EvaluationRun, limit: int) -> list[QuestionResult]:
-    """The run's questions with the lowest NDCG (only those with a known good answer)."""
+    """Where the ranker does badly: the lowest NDCG among questions with a known good answer whose top k
+    is mostly rated (a question whose top k is mostly unrated needs ratings first: see needs_ratings)."""
     return list(
-        QuestionResult.objects.filter(run=run, ndcg__isnull=False)
+        QuestionResult.objects.filter(run=run, ndcg__isnull=False, error="")
+        .exclude(mostly_unlabelled(k=run.ndcg_k))
         .select_related("question")
         .order_by("ndcg", "question_id")[:limit]
+    )
+
+
+def needs_ratings(*, run: EvaluationRun, limit: int) -> list[QuestionResult]:
+    """Test questions whose NDCG cannot be trusted until someone rates: no known good answer (NDCG
+    undefined) first, then those whose top k is mostly unrated, most unrated first."""
+    return list(
+        QuestionResult.objects.filter(run=run, error="")
+        .filter(Q(ndcg__isnull=True) | mostly_unlabelled(k=run.ndcg_k))
+        .select_related("question")
+        .order_by(
+            Case(When(ndcg__isnull=True, then=Value(0)), default=Value(1)),
+            "-unlabelled_in_top_k",
+            "question_id",
+        )[:limit]
     )
 
 

@@ -101,12 +101,9 @@ class Headline:
         return selectors.figure(self.run.ndcg_mean)
 
     @property
-    def percent(self) -> int | None:
-        return round(100 * self.run.ndcg_mean) if self.run.ndcg_mean is not None else None
-
-    @property
-    def accuracy_percent(self) -> int | None:
-        return round(100 * self.run.accuracy_mean) if self.run.accuracy_mean is not None else None
+    def accuracy(self) -> str:
+        """Accuracy@k in the NDCG's format (0.700): both are 0–1 means over the same questions."""
+        return selectors.figure(self.run.accuracy_mean)
 
     @property
     def judged_percent(self) -> int | None:
@@ -155,7 +152,7 @@ def disagreement(result: QuestionResult, run: EvaluationRun) -> str:
         return (
             f"Accuracy@{acc_k} counts this question as a success because the answer at rank {first} is rated "
             f"{labels[first - 1]} star{'s' if labels[first - 1] != 1 else ''} (at least {threshold} counts as "
-            f"correct). NDCG@{k} is only {result.ndcg:.2f} because it also weighs how good the answers are and "
+            f"correct). NDCG@{k} is only {selectors.figure(result.ndcg)} because it also weighs how good the answers are and "
             f"where they are: the best known answers ({best} stars) are ranked low or missing from the top {k}, "
             f"and weaker or unrated answers sit above them."
         )
@@ -166,10 +163,19 @@ def disagreement(result: QuestionResult, run: EvaluationRun) -> str:
         where = f"at rank {relevant_rank}" if relevant_rank else f"in the top {k}"
         return (
             f"Accuracy@{acc_k} counts this question as a miss: no answer in the top {acc_k} is rated at least "
-            f"{threshold} star{'s' if threshold != 1 else ''}. NDCG@{k} is still {result.ndcg:.2f} because a "
+            f"{threshold} star{'s' if threshold != 1 else ''}. NDCG@{k} is still {selectors.figure(result.ndcg)} because a "
             f"relevant answer appears {where}; NDCG gives it credit, less the lower it is ranked."
         )
     return ""
+
+
+def needs_ratings_reason(result: QuestionResult, k: int) -> str:
+    """Why a question needs ratings before its NDCG means much, in words."""
+    if result.ndcg is None:
+        return f"No known good answer yet, so it has no NDCG@{k}."
+    rated = round((result.judged or 0.0) * k)
+    shown = rated + result.unlabelled_in_top_k
+    return f"{result.unlabelled_in_top_k} of the {shown} answers in its top {k} are unrated."
 
 
 @dataclass(frozen=True)
@@ -261,6 +267,7 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
         context.update(
             ranker=ranker,
             board=board,
+            active=board.active,
             headline=Headline(board.latest) if board.latest else None,
             change=change_since_previous(board.latest),
             chart=[p.as_json() for p in board.history],
@@ -271,7 +278,10 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
         if role == Role.TRAINER and board.latest is not None:
             context.update(
                 worst=selectors.worst_questions(run=board.latest, limit=WORST_SHOWN),
-                no_good_answer=selectors.no_good_answer_questions(run=board.latest),
+                needs_ratings=[
+                    (r, needs_ratings_reason(r, board.latest.ndcg_k))
+                    for r in selectors.needs_ratings(run=board.latest, limit=WORST_SHOWN)
+                ],
             )
     if role != Role.TRAINER:
         context["contribution"] = selectors.rater_contribution(
@@ -283,19 +293,29 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
 @collection_page(manage=True)
 @require_POST
 def run_start(request: HttpRequest, *, collection: Collection, role: str, ranker_id: int) -> HttpResponse:
-    """Start an evaluation of the ranker; htmx gets the live progress bar, a plain form a redirect."""
+    """Start an evaluation of the ranker; htmx gets the disabled button and the live progress bar, a plain
+    form a redirect to the dashboard (which shows the same)."""
     ranker = get_object_or_404(Ranker, pk=ranker_id, collection=collection)
     try:
         run = evaluation_start(ranker=ranker, trigger=RunTrigger.UI, created_by=cast(Any, request.user))
     except EvaluationUnavailable as exc:
-        return render(
+        response = render(
             request,
             "evaluation/unavailable.html" if not _htmx(request) else "evaluation/dashboard.html#start-error",
             {"collection": collection, "ranker": ranker, "message": str(exc)},
             status=503,
         )
+        if _htmx(request):
+            # The message goes under the button, which stays usable.
+            response["HX-Retarget"], response["HX-Reswap"] = "#run-progress", "innerHTML"
+        return response
     if _htmx(request):
-        return render(request, "evaluation/run.html#progress", {"run": run, "polling": True})
+        # The button (disabled while the run is active) and the run's live progress bar.
+        return render(
+            request,
+            "evaluation/dashboard.html#run-control",
+            {"collection": collection, "ranker": ranker, "is_trainer": True, "active": run},
+        )
     response = HttpResponseRedirect(
         f"{reverse('evaluation:dashboard', args=[collection.slug])}?ranker={ranker.pk}"
     )

@@ -429,7 +429,7 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
     if run is not None and run.ndcg is not None and any((question_id, a) not in mine for a in run_top):
         reason = (
             f"Chosen because this question scored one of the lowest NDCG@{k} in the latest evaluation "
-            f"({run.ndcg:.2f}); another look at its top answers may show what the ranker gets wrong."
+            f"({run.ndcg:.3f}); another look at its top answers may show what the ranker gets wrong."
         )
         return PRIORITY_LOW_NDCG, (run.ndcg, spread_key), reason, to_show
 

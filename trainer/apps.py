@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 
 
 class TrainerConfig(AppConfig):
@@ -7,3 +8,11 @@ class TrainerConfig(AppConfig):
 
     def ready(self) -> None:
         from trainer import checks  # noqa: F401 - registers the system checks
+
+
+class RankTrainerAdminConfig(admin_apps.AdminConfig):
+    """django.contrib.admin with trainer.admin_site.RankTrainerAdminSite as ``admin.site`` (links back to
+    the app, non-staff users sent to it)."""
+
+    default = False  # named in INSTALLED_APPS; TrainerConfig stays this module's default
+    default_site = "trainer.admin_site.RankTrainerAdminSite"

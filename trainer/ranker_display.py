@@ -55,11 +55,42 @@ def ndcg_text(value: object) -> str:
 
 
 def signed_text(value: object) -> str:
-    """+0.041 or −0.041 (a real minus sign), or –."""
+    """+0.041 or −0.041 (a real minus sign), or –; a difference that rounds to zero is +0.000, never −0.000."""
     number = _number(value)
     if number is None:
         return NO_VALUE
-    return f"{number:+.3f}".replace("-", "−")
+    return f"{round(number, 3) or 0.0:+.3f}".replace("-", "−")
+
+
+def ci_text(ci_low: object, ci_high: object) -> str:
+    """95% CI +0.012 to +0.070; "" when the bounds show the same (two versions that rank alike)."""
+    low, high = signed_text(ci_low), signed_text(ci_high)
+    return f"95% CI {low} to {high}" if low != high else ""
+
+
+def difference_text(difference: object, ci_low: object, ci_high: object, p_value: object) -> str:
+    """+0.082 (95% CI +0.051 to +0.114, p < 0.001), or +0.000 (p = 1.000) when the interval collapses."""
+    ci = ci_text(ci_low, ci_high)
+    return f"{signed_text(difference)} ({ci + ', ' if ci else ''}p {p_text(p_value)})"
+
+
+def comparison_text(
+    *,
+    k: int,
+    challenger: object,
+    champion: object,
+    difference: object,
+    ci_low: object,
+    ci_high: object,
+    p_value: object,
+) -> str:
+    """NDCG@10 0.412 vs 0.371 (+0.041, 95% CI +0.012 to +0.070, p = 0.004); the interval is left out when
+    its bounds show the same (two versions that rank alike: "+0.000, p = 1.000")."""
+    ci = ci_text(ci_low, ci_high)
+    return (
+        f"NDCG@{k} {ndcg_text(challenger)} vs {ndcg_text(champion)} "
+        f"({signed_text(difference)}{', ' + ci if ci else ''}, p {p_text(p_value)})"
+    )
 
 
 def p_text(value: object) -> str:
@@ -125,10 +156,14 @@ class Comparison:
     @property
     def sentence(self) -> str:
         """NDCG@10 0.412 vs 0.371 (+0.041, 95% CI +0.012 to +0.070, p = 0.004): better"""
-        text = f"NDCG@{self.k} {ndcg_text(self.challenger_ndcg)} vs {ndcg_text(self.champion_ndcg)}"
-        text += (
-            f" ({signed_text(self.difference)}, 95% CI {signed_text(self.ci_low)} to "
-            f"{signed_text(self.ci_high)}, p {p_text(self.p_value)})"
+        text = comparison_text(
+            k=self.k,
+            challenger=self.challenger_ndcg,
+            champion=self.champion_ndcg,
+            difference=self.difference,
+            ci_low=self.ci_low,
+            ci_high=self.ci_high,
+            p_value=self.p_value,
         )
         return f"{text}: {self.verdict}" if self.verdict else text
 
@@ -268,8 +303,8 @@ class VersionDetails:
         if isinstance(cv, dict) and _number(cv.get("difference")) is not None:
             questions = cv.get("questions")
             cv_comparison = (
-                f"chosen − BM25 {signed_text(cv.get('difference'))} (95% CI {signed_text(cv.get('ci_low'))} to "
-                f"{signed_text(cv.get('ci_high'))}, p {p_text(cv.get('p_value'))})"
+                "chosen − BM25 "
+                f"{difference_text(cv.get('difference'), cv.get('ci_low'), cv.get('ci_high'), cv.get('p_value'))}"
                 + (f" over {questions} training questions" if isinstance(questions, int) else "")
             )
         added = details.get("ratings_added")
@@ -277,8 +312,7 @@ class VersionDetails:
         if isinstance(added, dict) and _number(added.get("difference")) is not None:
             ratings_added = (
                 f"{METHOD_WORDS.get(str(added.get('candidate')), added.get('candidate'))} − untrained fusion "
-                f"{signed_text(added.get('difference'))} (95% CI {signed_text(added.get('ci_low'))} to "
-                f"{signed_text(added.get('ci_high'))}, p {p_text(added.get('p_value'))})"
+                f"{difference_text(added.get('difference'), added.get('ci_low'), added.get('ci_high'), added.get('p_value'))}"
             )
         notices = [
             str(details[key])

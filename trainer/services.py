@@ -39,6 +39,7 @@ from rankers.services import next_version_label, version_promote
 from ratings.services import ratings_import
 from trainer.learner import train
 from trainer.models import ACTIVE_TRAINING, ApiToken, Training, TrainingPhase, TrainingStatus
+from trainer.ranker_display import comparison_text
 from trainer.selectors import Readiness, auto_training_due, training_readiness
 
 logger = logging.getLogger(__name__)
@@ -412,11 +413,16 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
     version.comparison = figures
     version.save(update_fields=["comparison"])
     k = comparison.k
-    said = (
-        f"{version.label} vs {champion.label} on {comparison.questions} test questions: NDCG@{k} "
-        f"{comparison.challenger_ndcg:.3f} vs {comparison.champion_ndcg:.3f} ({comparison.difference:+.3f}, "
-        f"95% CI {comparison.ci_low:+.3f} to {comparison.ci_high:+.3f}, p = {comparison.p_value:.3f})"
+    figures_said = comparison_text(
+        k=k,
+        challenger=comparison.challenger_ndcg,
+        champion=comparison.champion_ndcg,
+        difference=comparison.difference,
+        ci_low=comparison.ci_low,
+        ci_high=comparison.ci_high,
+        p_value=comparison.p_value,
     )
+    said = f"{version.label} vs {champion.label} on {comparison.questions} test questions: {figures_said}"
     policy = ranker.promotion_policy
     if policy == PromotionPolicy.MANUAL:
         return "manual", f"{said}. The policy is manual: a trainer decides."

@@ -35,7 +35,7 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 CSRF_FAILURE_VIEW = "raters.views.csrf_failure"
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "trainer.apps.RankTrainerAdminConfig",  # django.contrib.admin, with links back to the app
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -1,4 +1,4 @@
-/* History chart of the evaluation dashboard: NDCG@k and accuracy@k on one 0–1 axis (uPlot, vendored).
+/* History chart of the evaluation dashboard: NDCG@10 and accuracy@5 (the collection's k, from data-ndcg-label and data-accuracy-label) on one 0–1 axis (uPlot, vendored).
  * Without JavaScript the same data is the table below the chart, which stays open. */
 (function () {
   "use strict";
@@ -77,9 +77,9 @@
     axes: [{}, { label: "score (0 = worst, 1 = best)", values: function (u, v) { return v.map(function (n) { return n.toFixed(1); }); } }],
     series: [
       {},
-      { label: "NDCG@k", stroke: "#1f5fbf", width: 2, points: { show: true, size: 7, fill: "#1f5fbf" },
+      { label: target.dataset.ndcgLabel || "NDCG", stroke: "#1f5fbf", width: 2, points: { show: true, size: 7, fill: "#1f5fbf" },
         value: function (u, v) { return v === null ? "–" : v.toFixed(3); } },
-      { label: "Accuracy@k", stroke: "#8a5a00", width: 2, dash: [6, 4], points: { show: true, size: 7, fill: "#fff" },
+      { label: target.dataset.accuracyLabel || "Accuracy", stroke: "#8a5a00", width: 2, dash: [6, 4], points: { show: true, size: 7, fill: "#fff" },
         value: function (u, v) { return v === null ? "–" : v.toFixed(3); } },
     ],
     hooks: {

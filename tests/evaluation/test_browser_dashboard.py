@@ -103,3 +103,32 @@ def test_dashboard_without_javascript_shows_history_table(
     assert page.get_attribute(".history-table", "open") == ""
     row = page.inner_text(".history-table tbody tr")
     assert f"{run.ndcg_mean:.3f}" in row and f"{run.accuracy_mean:.3f}" in row
+
+
+def test_run_progress_moves_while_the_run_runs_and_button_is_disabled(
+    chromium, live_server, make_user, slow_service, celery_worker_process
+):
+    server, ranker = slow_service
+    server.delay = 0.8  # 6 questions, one at a time: about 5 s, several polls
+    make_user("tina", collection=ranker.collection, role=Role.TRAINER)
+    page = log_in(chromium, live_server, "tina")
+    page.goto(f"{live_server.url}/evaluation/c/tiny/")
+    page.click("button:has-text('Run evaluation')")
+    page.wait_for_selector("[data-testid=progress-count]")
+    seen, enabled = [], []
+    for _ in range(80):
+        run = EvaluationRun.objects.filter(ranker=ranker).get()
+        if run.is_finished:
+            break
+        locator = page.locator("[data-testid=progress-count]")
+        if locator.count():
+            count = locator.inner_text()
+            if not seen or seen[-1] != count:
+                seen.append(count)
+            if page.is_enabled("button:has-text('Run evaluation')"):
+                enabled.append(count)
+        page.wait_for_timeout(100)
+    # The count moved while the run ran, not only at its end.
+    assert len([c for c in seen if c != "6 of 6"]) >= 2, seen
+    # A second click could not start anything while it ran.
+    assert enabled == []

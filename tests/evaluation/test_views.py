@@ -83,10 +83,9 @@ def test_dashboard_trainer_sees_headline_change_verdict_and_warnings(client, tra
     assert response.status_code == 200
     body = text(response)
     assert f'data-testid="headline">{second.ndcg_mean:.3f}<' in body
-    assert (
-        f"The ranking is <strong>{round(100 * second.ndcg_mean)}%</strong> as good as the best possible ordering"
-        in body
-    )
+    # One format per figure: accuracy@5 as a 0–1 figure like NDCG@10, never a percentage.
+    assert f"<dt>Accuracy@5</dt><dd>{second.accuracy_mean:.3f}</dd>" in body
+    assert "%</strong> as good as" not in body
     # No rating between the runs: the whole change is the ranker's, between two named versions.
     total = signed(second.ndcg_mean - first.ndcg_mean)
     assert f'data-testid="change-total">{total}</span> since the previous run' in body
@@ -129,6 +128,9 @@ def test_dashboard_chart_data_has_both_series_and_point_labels(client, trainer, 
     body = text(response)
     # Without JavaScript the chart is a table (open); the chart library is vendored, not from a CDN.
     assert '<details class="history-table" open>' in body
+    # The chart's legend names the measures with the collection's k, as the table does.
+    assert 'data-ndcg-label="NDCG@10" data-accuracy-label="Accuracy@5"' in body
+    assert '<th scope="col" class="num">NDCG@10</th><th scope="col" class="num">Accuracy@5</th>' in body
     assert "/static/vendor/uplot/uPlot.iife.min.js" in body
     assert "https://" not in re.sub(r'href="https://[^"]*"', "", body.split("<main")[1])
 
@@ -151,7 +153,8 @@ def test_dashboard_rater_sees_simplified_version_with_contribution(client, rater
     )
     assert "Run evaluation" not in body
     assert "rate them" not in body
-    assert "Worst questions" not in body
+    assert "Where the ranker does badly" not in body
+    assert "Questions that need ratings" not in body
     assert reverse("evaluation:run", args=[second.pk]) not in body
 
 
@@ -250,7 +253,14 @@ def test_run_start_trainer_queues_run_and_redirects(
     # The dashboard now shows the live progress bar.
     body = text(client.get(response["Location"]))
     assert 'hx-trigger="every 1s"' in body
-    assert "Evaluation queued, waiting for a worker" in body
+    assert (
+        f"Evaluation of <strong>{run.what_text}</strong> queued at {run.since_text}, waiting for a worker…"
+        in body
+    )
+    assert (
+        '<button type="submit" class="primary" disabled aria-describedby="run-busy">Run evaluation</button>'
+        in body
+    )
 
 
 def test_run_start_htmx_returns_polling_progress_bar(client, trainer, builtin_ranker):
@@ -258,7 +268,8 @@ def test_run_start_htmx_returns_polling_progress_bar(client, trainer, builtin_ra
     assert response.status_code == 200
     run = EvaluationRun.objects.get()
     body = text(response)
-    assert body.lstrip().startswith(f'<div id="run-progress-{run.pk}"')
+    assert body.lstrip().startswith('<div id="run-control">')
+    assert f'<div id="run-progress-{run.pk}"' in body
     assert (
         f'hx-get="{reverse("evaluation:run-progress", args=[run.pk])}?reload=1" hx-trigger="every 1s"' in body
     )
@@ -301,7 +312,7 @@ def test_progress_of_running_run_polls(client, rater, builtin_ranker):
     )
     body = text(login(client, rater).get(reverse("evaluation:run-progress", args=[run.pk])))
     assert 'hx-trigger="every 1s"' in body
-    assert '<span data-testid="progress-count">10 of 40</span> test questions (25%)' in body
+    assert '<span data-testid="progress-count">10 of 40</span> (25%)' in body
     assert '<progress max="40" value="10">' in body
 
 
@@ -383,7 +394,7 @@ def test_question_page_explains_hit_with_low_ndcg(client, trainer, evaluated):
     assert explanation.startswith(
         "Accuracy@5 counts this question as a success because the answer at rank 1 is rated 1 star"
     )
-    assert "NDCG@10 is only 0.21" in explanation
+    assert "NDCG@10 is only 0.210 because" in explanation
 
 
 def test_question_page_explains_miss_with_some_ndcg(client, trainer, evaluated):
@@ -391,7 +402,7 @@ def test_question_page_explains_miss_with_some_ndcg(client, trainer, evaluated):
     explanation = login(client, trainer).get(question_url(first, "q3")).context["explanation"]
     assert explanation == (
         "Accuracy@5 counts this question as a miss: no answer in the top 5 is rated at least 1 star. "
-        "NDCG@10 is still 0.36 because a relevant answer appears at rank 6; NDCG gives it credit, less the "
+        "NDCG@10 is still 0.356 because a relevant answer appears at rank 6; NDCG gives it credit, less the "
         "lower it is ranked."
     )
 

@@ -225,7 +225,7 @@ def test_next_task_lowest_ndcg_last_and_worst_first(corpus, rater, make_user, un
     assert task.reason.startswith(
         "Chosen because this question scored one of the lowest NDCG@10 in the latest "
     )
-    assert "(0.25)" in task.reason
+    assert "(0.250)" in task.reason
     rate(rater, q4, (a["d6"], 3))
     assert queue.next_task(collection=corpus.collection, rater=rater).question_id == q["q2"].pk
 
