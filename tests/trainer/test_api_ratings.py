@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import psycopg.errors
 import pytest
+from django.db import OperationalError
 
+from ratings import services
 from ratings.models import Label, Rating, RatingSource
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 
@@ -102,3 +105,24 @@ def test_api_ratings_answer_of_another_collection_is_unknown(api_data, caller, o
     response = caller("rater").post(URL, {"question_id": "q1", "answer_id": "o1", "stars": 2}, format="json")
 
     assert response.json() == {"0": {"answer_id": ["No answer 'o1' in collection 'tiny'."]}}
+
+
+def test_api_ratings_deadlock_in_callers_transaction_503_retry_after(api_data, caller, monkeypatch):
+    """Inside an outer transaction (this test's) nothing can be retried: the abort is a 503, not a 500."""
+    def deadlocked(pairs):
+        try:
+            raise psycopg.errors.DeadlockDetected("deadlock detected")
+        except psycopg.errors.Error as exc:
+            raise OperationalError(str(exc)) from exc
+
+    monkeypatch.setattr(services, "_lock_pairs", deadlocked)
+
+    response = caller("trainer_token").post(
+        URL, {"question_id": "q1", "answer_id": "a1", "stars": 1}, format="json"
+    )
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "1"
+    assert response.json() == {
+        "detail": "The request conflicted with others saving the same data; nothing was changed. Try again."
+    }

@@ -40,7 +40,7 @@ from rankers.selectors import ranking_version
 from rankers.services import ranker_create, version_promote
 from ratings.models import Label, RatingSource
 from ratings.selectors import ground_truth_rows
-from ratings.services import rating_record
+from ratings.services import ratings_record
 from trainer.api import serializers as s
 from trainer.api.access import caller_role, collection_for, ranker_for, token_of
 from trainer.models import Training
@@ -65,6 +65,13 @@ NOT_FOUND = {
 }
 FORBIDDEN = {403: OpenApiResponse(s.ErrorSerializer, description="Your role (or the token's) is not enough.")}
 INVALID = {400: OpenApiResponse(s.ValidationErrorSerializer, description="Bad input: messages per field.")}
+BUSY = {
+    503: OpenApiResponse(
+        s.ErrorSerializer,
+        description="Other writes of the same pairs kept conflicting; nothing was stored. "
+        "Retry after the Retry-After header.",
+    )
+}
 UNAVAILABLE = {
     503: OpenApiResponse(s.ErrorSerializer, description="The task queue is unreachable; nothing was stored.")
 }
@@ -277,7 +284,7 @@ class RatingCreateView(GenericAPIView):
     @extend_schema(
         summary="Rate answers (one rating or a list; all or nothing), as the signed-in or token user",
         request=s.RatingSerializer(many=True),
-        responses={201: s.RatingsResultSerializer, **INVALID, **AUTH_ERRORS, **NOT_FOUND},
+        responses={201: s.RatingsResultSerializer, **INVALID, **AUTH_ERRORS, **NOT_FOUND, **BUSY},
     )
     def post(self, request: Request, slug: str) -> Response:
         collection, _ = collection_for(request, slug)
@@ -309,15 +316,11 @@ class RatingCreateView(GenericAPIView):
                 errors[str(n)] = error
         if errors:
             raise ValidationError(errors)
-        with transaction.atomic():
-            for item in items:
-                rating_record(
-                    rater=request.user,
-                    question=questions[item["question_id"]],
-                    answer=answers[item["answer_id"]],
-                    stars=item["stars"],
-                    source=RatingSource.API,
-                )
+        ratings_record(
+            rater=request.user,
+            ratings=[(questions[i["question_id"]], answers[i["answer_id"]], i["stars"]) for i in items],
+            source=RatingSource.API,
+        )
         labels = {
             (label.question_id, label.answer_id): label
             for label in Label.objects.filter(
