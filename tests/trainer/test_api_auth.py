@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
 
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
+from trainer.api.throttling import WindowRateThrottle
 from trainer.models import ApiToken
 from trainer.services import api_token_create, api_token_revoke
 
@@ -92,7 +93,9 @@ def test_api_throttles_users(monkeypatch, collection, rater):
     from django.core.cache import cache
 
     monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"anon": "100000/min", "user": "2/min"})
-    cache.delete(f"throttle_user_{rater.pk}")  # the counters live in the shared cache
+    now = 1_800_000_000.0  # a fixed clock, so the three requests fall in one window
+    monkeypatch.setattr(WindowRateThrottle, "timer", staticmethod(lambda: now))
+    cache.delete(WindowRateThrottle.key_for(f"throttle_user_{rater.pk}", now, 60))  # a shared cache
     client = APIClient()
     client.force_login(rater)
 
@@ -100,7 +103,7 @@ def test_api_throttles_users(monkeypatch, collection, rater):
 
     assert [r.status_code for r in responses] == [200, 200, 429]
     assert "Request was throttled" in responses[2].json()["detail"]
-    assert int(responses[2]["Retry-After"]) > 0
+    assert responses[2]["Retry-After"] == "60"
 
 
 def test_api_throttles_anonymous_requests_to_open_endpoints(monkeypatch):

@@ -109,6 +109,7 @@ def test_api_ratings_answer_of_another_collection_is_unknown(api_data, caller, o
 
 def test_api_ratings_deadlock_in_callers_transaction_503_retry_after(api_data, caller, monkeypatch):
     """Inside an outer transaction (this test's) nothing can be retried: the abort is a 503, not a 500."""
+
     def deadlocked(pairs):
         try:
             raise psycopg.errors.DeadlockDetected("deadlock detected")

@@ -74,9 +74,7 @@ def test_api_ratings_concurrent_reversed_lists_no_errors_exact_labels(keys):
     failures = []
     for n in range(ROUNDS):
         ann_stars, ben_stars = n % 4, 3 - n % 4
-        results = post_together(
-            [(ann_key, body(PAIRS, ann_stars)), (ben_key, body(PAIRS[::-1], ben_stars))]
-        )
+        results = post_together([(ann_key, body(PAIRS, ann_stars)), (ben_key, body(PAIRS[::-1], ben_stars))])
         failures += [(n, status, content) for status, content in results if status != 201]
 
     assert failures == []
