@@ -140,7 +140,15 @@ if REDIS_URL:
     check_redis_url(REDIS_URL)
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    # Tolerant: with Redis down, reads miss and writes do nothing (trainer/cache.py); short timeouts
+    # keep a hung Redis from holding pages.
+    CACHES = {
+        "default": {
+            "BACKEND": "trainer.cache.TolerantRedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
+    }
 else:
     # Embedded: a broker on the filesystem, shared by the web process and the worker process.
     _BROKER_DIR = VAR_DIR / "broker"
