@@ -8,6 +8,7 @@ from django.db import OperationalError
 
 from ratings import services
 from ratings.models import Label, Rating, RatingSource
+from ratings.services import rating_record
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 
 pytestmark = pytest.mark.django_db
@@ -127,3 +128,42 @@ def test_api_ratings_deadlock_in_callers_transaction_503_retry_after(api_data, c
     assert response.json() == {
         "detail": "The request conflicted with others saving the same data; nothing was changed. Try again."
     }
+
+
+@pytest.mark.parametrize("kind", ["rater", "rater_token"])
+def test_api_ratings_test_question_label_hidden_from_raters(api_data, caller, kind, trainer):
+    # q2 is a test question. tom gave (q2, a2) 0 stars; rita now gives 2: the label (1) is both's median.
+    question, answer = (
+        api_data.collection.questions.get(external_id="q2"),
+        api_data.collection.answers.get(external_id="a2"),
+    )
+    rating_record(rater=trainer, question=question, answer=answer, stars=0)
+
+    response = caller(kind).post(URL, {"question_id": "q2", "answer_id": "a2", "stars": 2}, format="json")
+
+    assert response.status_code == 201
+    assert response.json()["ratings"] == [
+        {"question_id": "q2", "answer_id": "a2", "stars": 2, "label": None, "rater_count": 2}
+    ]
+    assert Label.objects.get(question=question, answer=answer).gain == 1
+
+
+def test_api_ratings_test_question_label_for_trainers(api_data, caller):
+    response = caller("trainer_token").post(
+        URL, {"question_id": "q2", "answer_id": "a2", "stars": 0}, format="json"
+    )
+
+    # rita gave 2, tom 0: the median of two is their mean rounded down, 1.
+    assert response.json()["ratings"] == [
+        {"question_id": "q2", "answer_id": "a2", "stars": 0, "label": 1, "rater_count": 2}
+    ]
+
+
+def test_api_ratings_train_question_label_for_raters(api_data, caller):
+    response = caller("rater_token").post(
+        URL, {"question_id": "q1", "answer_id": "a1", "stars": 1}, format="json"
+    )
+
+    assert response.json()["ratings"] == [
+        {"question_id": "q1", "answer_id": "a1", "stars": 1, "label": 1, "rater_count": 1}
+    ]

@@ -29,7 +29,7 @@ from rest_framework.response import Response
 
 from corpus.formats import WRITERS, AnswerRecord, QuestionRecord
 from corpus.models import Answer, Collection, Membership, Question, Role, Split
-from corpus.permissions import can_create_collections
+from corpus.permissions import can_create_collections, can_see_labels
 from corpus.selectors import collections_for_user
 from corpus.services import answers_upsert, collection_create, questions_upsert
 from evaluation.models import RunTrigger
@@ -287,7 +287,7 @@ class RatingCreateView(GenericAPIView):
         responses={201: s.RatingsResultSerializer, **INVALID, **AUTH_ERRORS, **NOT_FOUND, **BUSY},
     )
     def post(self, request: Request, slug: str) -> Response:
-        collection, _ = collection_for(request, slug)
+        collection, role = collection_for(request, slug)
         items = _validated_items(
             s.RatingSerializer, request.data, "rating", unique=lambda i: (i["question_id"], i["answer_id"])
         )
@@ -330,8 +330,11 @@ class RatingCreateView(GenericAPIView):
         }
         recorded = []
         for item in items:
-            label = labels[(questions[item["question_id"]].pk, answers[item["answer_id"]].pk)]
-            recorded.append({**item, "label": label.gain, "rater_count": label.rater_count})
+            question = questions[item["question_id"]]
+            label = labels[(question.pk, answers[item["answer_id"]].pk)]
+            # The label includes the other raters' stars: a rater rating a test question doesn't see it.
+            gain = label.gain if can_see_labels(role=role, split=question.split) else None
+            recorded.append({**item, "label": gain, "rater_count": label.rater_count})
         return Response({"recorded": len(recorded), "ratings": recorded}, status=status.HTTP_201_CREATED)
 
 
@@ -380,7 +383,7 @@ class GroundTruthView(GenericAPIView):
             errors["split"] = [f"split must be train, test or all, not {split!r}."]
         if errors:
             raise ValidationError(errors)
-        if split != Split.TRAIN and role != Role.TRAINER:
+        if not can_see_labels(role=role, split=split):
             raise PermissionDenied(
                 f"split={split} needs the trainer role: rankers must not train on test labels."
             )
@@ -584,7 +587,11 @@ class EvaluationDetailView(GenericAPIView):
         run = run_detail(run_id=run_id)
         if run is None or caller_role(request, run.collection) is None:
             raise NotFound(f"No evaluation {run_id} that you can see.")
-        context = {"request": request, "question_results": question_results(run=run)}
+        context = {
+            "request": request,
+            "question_results": question_results(run=run),
+            "role": caller_role(request, run.collection),
+        }
         return Response(s.EvaluationDetailSerializer(run, context=context).data)
 
 
