@@ -194,6 +194,9 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
 # How many ranker requests one evaluation worker keeps in flight (HTTP rankers are I/O-bound).
 EVALUATION_CONCURRENCY = env_int("EVALUATION_CONCURRENCY", 16, minimum=1)
+# Outbound policy (rankers/outbound.py): may the server call ranker URLs on loopback and private networks?
+# Off by default; `make run` and the tests turn it on. Link-local and metadata addresses are always refused.
+OUTBOUND_ALLOW_PRIVATE = env_bool("OUTBOUND_ALLOW_PRIVATE", False)
 # Test questions per Celery task when an evaluation fans out over the workers.
 EVALUATION_CHUNK_SIZE = env_int("EVALUATION_CHUNK_SIZE", 250, minimum=1)
 # Attempts per question after a transient ranker error (timeout, refused, 5xx), with doubling backoff.
