@@ -71,3 +71,27 @@ def test_api_throttle_concurrent_requests_exactly_allowed_rest_429_with_retry_af
     assert sum(status == 200 for status, _ in results) == ALLOWED
     # The window is the clock's minute (…:00 to …:60); the clock is 30 s into it.
     assert sorted({(status, retry) for status, retry in results if status != 200}) == [(429, "30")]
+
+
+def test_api_throttle_embedded_file_cache_concurrent_requests_exactly_allowed(
+    settings, tmp_path, make_user, monkeypatch
+):
+    """The embedded mode's file cache has no atomic increment: the count is taken under a process lock."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(tmp_path / "cache"),
+        }
+    }
+    monkeypatch.setattr(
+        SimpleRateThrottle, "THROTTLE_RATES", {"anon": "100000/min", "user": f"{ALLOWED}/min"}
+    )
+    monkeypatch.setattr(throttling.WindowRateThrottle, "timer", staticmethod(lambda: NOW))
+    collection = collection_create(name="Busy", slug="busy")
+    user = make_user("ann", collection=collection, role=Role.RATER)
+    key = api_token_create(collection=collection, user=user, role=Role.RATER)[1]
+
+    results = get_together(key)
+
+    assert sum(status == 200 for status, _ in results) == ALLOWED
+    assert sorted({(status, retry) for status, retry in results if status != 200}) == [(429, "30")]
