@@ -3,7 +3,10 @@
 A label is the median of its raters' stars with a half rounded down (2 and 3 → 2; 1, 2, 3 → 2), so a
 single lenient rater can't lift a pair above what most raters said. ``rating_record`` writes the rating
 and its label in one transaction, serialised per question–answer pair so concurrent raters (or a
-double-click) never lose or duplicate anything.
+double-click) never lose or duplicate anything. ``ratings_record`` writes several at once (an API list,
+the rating page's plain form): it locks all their pairs first in one fixed order, so two lists of the
+same pairs in different orders can't deadlock, and runs the transaction again when PostgreSQL aborts it
+anyway (deadlock or serialization failure), then gives up with ``RatingsBusy`` (the API's 503).
 """
 
 from __future__ import annotations
