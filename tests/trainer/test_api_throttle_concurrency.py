@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 THREADS = 8
 REQUESTS_PER_THREAD = 6
 ALLOWED = 10
-# A fixed clock in the middle of a window, so the test never straddles two windows.
+# A fixed clock: every request at the same instant, so the window holds them all.
 NOW = 1_800_000_030.0
 
 
@@ -32,10 +32,10 @@ def key(make_user, monkeypatch) -> str:
     monkeypatch.setattr(
         SimpleRateThrottle, "THROTTLE_RATES", {"anon": "100000/min", "user": f"{ALLOWED}/min"}
     )
-    monkeypatch.setattr(throttling.WindowRateThrottle, "timer", staticmethod(lambda: NOW))
+    monkeypatch.setattr(throttling.SlidingWindowThrottle, "timer", staticmethod(lambda: NOW))
     collection = collection_create(name="Busy", slug="busy")
     user = make_user("ann", collection=collection, role=Role.RATER)
-    cache.delete(throttling.WindowRateThrottle.key_for(f"throttle_user_{user.pk}", NOW, 60))
+    cache.delete(throttling.SlidingWindowThrottle.storage_key(f"throttle_user_{user.pk}"))
     return api_token_create(collection=collection, user=user, role=Role.RATER)[1]
 
 
@@ -69,8 +69,8 @@ def test_api_throttle_concurrent_requests_exactly_allowed_rest_429_with_retry_af
 
     assert len(results) == THREADS * REQUESTS_PER_THREAD == 48
     assert sum(status == 200 for status, _ in results) == ALLOWED
-    # The window is the clock's minute (…:00 to …:60); the clock is 30 s into it.
-    assert sorted({(status, retry) for status, retry in results if status != 200}) == [(429, "30")]
+    # Every counted request was at NOW: the first leaves the window 60 s later.
+    assert sorted({(status, retry) for status, retry in results if status != 200}) == [(429, "60")]
 
 
 def test_api_throttle_embedded_file_cache_concurrent_requests_exactly_allowed(
@@ -86,7 +86,7 @@ def test_api_throttle_embedded_file_cache_concurrent_requests_exactly_allowed(
     monkeypatch.setattr(
         SimpleRateThrottle, "THROTTLE_RATES", {"anon": "100000/min", "user": f"{ALLOWED}/min"}
     )
-    monkeypatch.setattr(throttling.WindowRateThrottle, "timer", staticmethod(lambda: NOW))
+    monkeypatch.setattr(throttling.SlidingWindowThrottle, "timer", staticmethod(lambda: NOW))
     collection = collection_create(name="Busy", slug="busy")
     user = make_user("ann", collection=collection, role=Role.RATER)
     key = api_token_create(collection=collection, user=user, role=Role.RATER)[1]
@@ -94,4 +94,4 @@ def test_api_throttle_embedded_file_cache_concurrent_requests_exactly_allowed(
     results = get_together(key)
 
     assert sum(status == 200 for status, _ in results) == ALLOWED
-    assert sorted({(status, retry) for status, retry in results if status != 200}) == [(429, "30")]
+    assert sorted({(status, retry) for status, retry in results if status != 200}) == [(429, "60")]
