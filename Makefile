@@ -28,7 +28,8 @@ run: install
 	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py bootstrap_demo --url http://$(HOST):$(PORT)/
 	@echo "Starting web server and Celery worker (Ctrl-C stops both)..."
 	@# bin/run supervises both: Ctrl-C stops them within seconds, with one line (see its docstring).
-	@DEBUG=$${DEBUG:-1} exec $(BIN)/python bin/run $(HOST):$(PORT)
+	@# Rankers on this machine (manage.py ranker_server on 127.0.0.1) are allowed: OUTBOUND_ALLOW_PRIVATE.
+	@DEBUG=$${DEBUG:-1} OUTBOUND_ALLOW_PRIVATE=$${OUTBOUND_ALLOW_PRIVATE:-1} exec $(BIN)/python bin/run $(HOST):$(PORT)
 
 check-services:
 	@$(BIN)/python -c "import psycopg,sys; psycopg.connect('$(TEST_DATABASE_URL)'.replace('postgres://','postgresql://'), connect_timeout=5).close()" \
@@ -53,7 +54,7 @@ browser-deps:
 
 test: install check-services browser-deps
 	DEBUG=1 SECRET_KEY=test-only-secret DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
-	  $(BIN)/pytest $(PYTEST_ARGS)
+	  OUTBOUND_ALLOW_PRIVATE=1 $(BIN)/pytest $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -216,6 +216,8 @@ def main() -> None:
         "EVALUATION_CONCURRENCY": str(args.concurrency),
         "EVALUATION_CHUNK_SIZE": str(args.chunk_size),
         "LOG_LEVEL": "WARNING",
+        # The benchmark's ranker_server listens on 127.0.0.1 (the outbound policy refuses loopback by default).
+        "OUTBOUND_ALLOW_PRIVATE": os.environ.get("OUTBOUND_ALLOW_PRIVATE", "1"),
     }
     os.environ.update(env)
     import django

@@ -2,14 +2,15 @@
 
 - raters rate in the collections they are members of;
 - trainers also manage the collection, its rankers and evaluations, and see every rater's progress;
-- superusers are trainers everywhere.
+- superusers are trainers everywhere;
+- raters never see the labels of test questions (``can_see_labels``): they are what evaluations score.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser, User
 
-from corpus.models import Collection, Membership, Role
+from corpus.models import Collection, Membership, Role, Split
 
 
 def collection_role(*, user: User | AnonymousUser, collection: Collection) -> str | None:
@@ -28,6 +29,19 @@ def can_rate(*, user: User | AnonymousUser, collection: Collection) -> bool:
 
 def can_manage(*, user: User | AnonymousUser, collection: Collection) -> bool:
     return collection_role(user=user, collection=collection) == Role.TRAINER
+
+
+def can_see_labels(*, role: str | None, split: str) -> bool:
+    """Whether a caller with ``role`` may see the labels of questions in ``split`` ("train", "test", "all").
+
+    The one rule for every place that shows labels (API evaluation details, ground-truth exports,
+    evaluation pages): trainers see every split; raters only the training split, because test labels are
+    what evaluations score, and a rater (or a ranker service holding a rater token) that could read them
+    could game the score or train on them. Non-members see nothing.
+    """
+    if role == Role.TRAINER:
+        return True
+    return role == Role.RATER and split == Split.TRAIN
 
 
 def can_create_collections(*, user: User | AnonymousUser) -> bool:

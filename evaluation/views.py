@@ -22,7 +22,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from corpus.models import Answer, Collection, GainScheme, Role
-from corpus.permissions import collection_role
+from corpus.permissions import can_see_labels, collection_role
 from corpus.selectors import collections_for_user
 from evaluation import selectors
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
@@ -353,13 +353,19 @@ def run_detail(request: HttpRequest, *, run: EvaluationRun, role: str) -> HttpRe
     )
 
 
-@run_page(manage=True)
+@run_page()
 @require_GET
 def question_detail(request: HttpRequest, *, run: EvaluationRun, role: str, question_id: int) -> HttpResponse:
-    """One question of a run: the ranker's top k with stars and gains beside the ideal order."""
+    """One question of a run: the ranker's top k with stars and gains beside the ideal order.
+
+    It shows the question's labels, so it follows ``can_see_labels`` (as the API does): raters never see
+    a test question's (evaluations rerun test questions, so in practice only trainers see this page).
+    """
     result = get_object_or_404(
         QuestionResult.objects.select_related("question"), run=run, question_id=question_id
     )
+    if not can_see_labels(role=role, split=result.question.split):
+        raise PermissionDenied("Only the collection's trainers see the labels of test questions.")
     k = run.ndcg_k
     top = list(zip(result.ranked_answer_ids[:k], result.labels[:k], strict=False))
     ideal = [(a, g) for a, g in result.ideal[:k]]

@@ -3,7 +3,9 @@
 builtin
     ``candidates`` (whole number 10–1000, default 100): how many BM25 candidates the model reranks.
 http
-    ``url`` (required, http:// or https://): where the trainer POSTs questions.
+    ``url`` (required, http:// or https://): where the trainer POSTs questions. Its host must pass the
+    outbound policy (``rankers/outbound.py``): an address literal is checked here, a host name each time
+    it is connected to.
     ``headers`` (object of header name to text): sent with every request.
     ``auth_header`` (text): sent as the ``Authorization`` header, e.g. ``"Bearer s3cret"``.
     ``timeout`` (seconds, above 0 and at most 120, default 10): per attempt.
@@ -21,6 +23,7 @@ from urllib.parse import urlsplit
 from django.core.exceptions import ValidationError
 
 from rankers.models import RankerKind
+from rankers.outbound import OutboundRefused, check_url
 
 HTTP_DEFAULTS = {"timeout": 10.0, "retries": 2}
 BUILTIN_DEFAULTS = {"candidates": 100}
@@ -61,6 +64,11 @@ def validate_ranker_config(*, kind: str, config: Any) -> dict[str, Any]:
                 bad_port = True
             if parts.scheme not in {"http", "https"} or not parts.hostname or bad_port or len(url) > 2000:
                 errors["url"] = f"url must be an http:// or https:// address with a host, not {url[:200]!r}."
+            else:
+                try:
+                    check_url(url.strip())
+                except OutboundRefused as exc:
+                    errors["url"] = f"url {url[:200]!r} is {exc}."
         headers = config.get("headers", {})
         if not isinstance(headers, dict) or not all(
             isinstance(name, str)

@@ -15,6 +15,12 @@ Response, ``200`` with the answers best first (at most ``rows``; extra ones are 
   twice.
 - Ids the collection does not know are kept in their rank (they count as unlabelled) and listed in
   ``Ranking.unknown_ids``.
+- Every connection follows the outbound policy (``rankers/outbound.py``: never link-local or metadata
+  addresses; loopback and private networks only with ``OUTBOUND_ALLOW_PRIVATE``), checked after DNS
+  resolution; a refused address is a ``RankerError`` (not retried). Redirects are not followed (a 3xx is
+  a ``RankerError``).
+- Errors quote the far side's status, never its body: whatever a URL answers (an internal page, a
+  metadata document) is not shown to the trainer who configured it.
 """
 
 from __future__ import annotations
@@ -30,14 +36,20 @@ import httpx
 
 from rankers.base import RankerError, RankerUnavailable, Ranking, RankQuery
 from rankers.config import HTTP_DEFAULTS
+from rankers.outbound import OutboundRefused, guarded_client
 
 BACKOFF_FIRST = 0.1
 BACKOFF_MAX = 2.0
 
 
-def _snippet(text: str, limit: int = 200) -> str:
+def _short(text: str, limit: int = 40) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _status(response: httpx.Response) -> str:
+    """The far side's answer as a short line: status code and standard reason, never its body."""
+    return f"{response.status_code} {response.reason_phrase}".strip()
 
 
 def parse_ranking(payload: Any, *, k: int, known_ids: Container[str] | None) -> Ranking:
@@ -55,9 +67,9 @@ def parse_ranking(payload: Any, *, k: int, known_ids: Container[str] | None) -> 
         answer_id = str(raw_id).strip()
         score = item.get("score")
         if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
-            raise RankerError(f'answer {position} (id {answer_id!r}) has no numeric "score"')
+            raise RankerError(f'answer {position} (id {_short(answer_id)!r}) has no numeric "score"')
         if answer_id in seen:
-            raise RankerError(f"answer id {answer_id!r} is listed twice")
+            raise RankerError(f"answer id {_short(answer_id)!r} is listed twice")
         seen.add(answer_id)
         answers.append((answer_id, float(score)))
     unknown = [a for a, _ in answers if known_ids is not None and a not in known_ids]
@@ -81,7 +93,7 @@ class HttpBackend:
         if config.get("auth_header"):
             headers["Authorization"] = config["auth_header"]
         self.known_ids = known_ids
-        self.client = httpx.Client(
+        self.client = guarded_client(
             headers=headers,
             timeout=self.timeout,
             transport=transport,
@@ -105,18 +117,20 @@ class HttpBackend:
     def _attempt(self, body: dict[str, Any]) -> httpx.Response:
         try:
             response = self.client.post(self.url, json=body)
+        except OutboundRefused as exc:
+            raise RankerError(f"ranker at {self.url}: {exc}") from None
         except httpx.TimeoutException as exc:
             raise RankerUnavailable(f"ranker at {self.url} did not answer within {self.timeout:g} s") from exc
         except httpx.TransportError as exc:
             raise RankerUnavailable(f"ranker at {self.url} cannot be reached: {exc}") from exc
         if response.status_code >= 500:
-            raise RankerUnavailable(
-                f"ranker at {self.url} answered {response.status_code}: {_snippet(response.text)}"
+            raise RankerUnavailable(f"ranker at {self.url} answered {_status(response)}")
+        if 300 <= response.status_code < 400:
+            raise RankerError(
+                f"ranker at {self.url} answered {_status(response)}; redirects are not followed"
             )
         if response.status_code != 200:
-            raise RankerError(
-                f"ranker at {self.url} answered {response.status_code}: {_snippet(response.text)}"
-            )
+            raise RankerError(f"ranker at {self.url} answered {_status(response)}")
         return response
 
     def rank(self, query: RankQuery, k: int) -> Ranking:
@@ -135,9 +149,7 @@ class HttpBackend:
         try:
             payload = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RankerError(
-                f"ranker at {self.url} answered with a body that is not JSON: {_snippet(response.text)}"
-            ) from exc
+            raise RankerError(f"ranker at {self.url} answered with a body that is not JSON") from exc
         try:
             return parse_ranking(payload, k=k, known_ids=self.known_ids)
         except RankerError as exc:

@@ -19,7 +19,6 @@ from django.contrib import messages
 from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import get_template
@@ -44,7 +43,7 @@ from ratings.selectors import (
     rating_target,
     ratings_per_day,
 )
-from ratings.services import question_skip, rating_record, rating_undo
+from ratings.services import RatingsBusy, question_skip, rating_record, rating_undo, ratings_record
 
 # A task (the answers shown for a question) is kept this long in the session so reloads show the same page.
 TASK_LIFETIME = timedelta(hours=12)
@@ -375,9 +374,20 @@ def _save_form(request: RatingRequest, collection: Collection, question: Questio
         Rating.objects.filter(rater=request.user, question=question).values_list("answer_id", "stars")
     )
     changed = [(answer, stars) for answer, stars in parsed if current.get(answer.pk) != stars]
-    with transaction.atomic():
-        for answer, stars in changed:
-            _record(request, question, answer, stars)
+    # One transaction, pairs locked in one fixed order (the page's order is shuffled per rater), retried
+    # if the database aborts it anyway (``ratings_record``).
+    try:
+        ratings_record(rater=request.user, ratings=[(question, a, stars) for a, stars in changed])
+    except ValidationError as error:
+        field, problems = next(iter(error.message_dict.items()))
+        raise Refusal(400, problems[0], field) from None
+    except RatingsBusy:
+        raise Refusal(
+            503,
+            "Others were saving ratings of the same answers at the same moment; nothing was saved. "
+            "Send the form again.",
+            None,
+        ) from None
     count = len(changed)
     messages.success(
         request,

@@ -3,19 +3,24 @@
 A label is the median of its raters' stars with a half rounded down (2 and 3 → 2; 1, 2, 3 → 2), so a
 single lenient rater can't lift a pair above what most raters said. ``rating_record`` writes the rating
 and its label in one transaction, serialised per question–answer pair so concurrent raters (or a
-double-click) never lose or duplicate anything.
+double-click) never lose or duplicate anything. ``ratings_record`` writes several at once (an API list,
+the rating page's plain form): it locks all their pairs first in one fixed order, so two lists of the
+same pairs in different orders can't deadlock, and runs the transaction again when PostgreSQL aborts it
+anyway (deadlock or serialization failure), then gives up with ``RatingsBusy`` (the API's 503).
 """
 
 from __future__ import annotations
 
+import random
+import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from corpus.models import Answer, Question
@@ -64,6 +69,69 @@ def _lock_pair(question_id: int, answer_id: int) -> None:
 def _pair_key(question_id: int, answer_id: int) -> int:
     """The pair's advisory lock key (every writer of a pair's ratings uses this one)."""
     return (question_id * 1_000_003 + answer_id) % (2**63 - 1)
+
+
+def _lock_pairs(pairs: Iterable[Pair]) -> None:
+    """Take the advisory locks of several pairs, in one fixed order (ascending key), in one round trip.
+
+    Two transactions that each lock several pairs must take them in the same order, or each can hold a
+    lock the other waits for (PostgreSQL then aborts one: "deadlock detected"). Ascending key order is
+    the same for every writer, so a writer waits at most for one that is ahead of it, never in a cycle.
+    The locks are held to the end of the transaction; taking one again later (``rating_record``) is free.
+    """
+    if connection.vendor != "postgresql":
+        return
+    keys = sorted({_pair_key(q, a) for q, a in pairs})
+    if not keys:
+        return
+    with connection.cursor() as cursor:
+        # A function scan of unnest() returns the array's elements in order, and each row's lock is taken
+        # as that row is produced, so the locks are taken in ascending order.
+        cursor.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS t(k)", [keys])
+        cursor.fetchall()
+
+
+# SQLSTATEs of a transaction PostgreSQL aborted because of other transactions, which can simply run again:
+# deadlock_detected and serialization_failure.
+RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
+# Attempts of a retried transaction, and the first wait between them (doubling, with jitter).
+TRANSACTION_ATTEMPTS = 4
+TRANSACTION_RETRY_BACKOFF_SECONDS = 0.05
+
+T = TypeVar("T")
+
+
+class RatingsBusy(Exception):
+    """The ratings' transaction was aborted by conflicting writers on every attempt; nothing was stored."""
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Whether the database aborted the transaction for a deadlock or a serialization failure."""
+    if not isinstance(exc, OperationalError):
+        return False
+    cause = exc.__cause__
+    return getattr(cause, "sqlstate", None) in RETRYABLE_SQLSTATES
+
+
+def _run_retrying(work: Callable[[], T]) -> T:
+    """Run ``work`` (a whole transaction) again when PostgreSQL aborts it for a deadlock or serialization
+    failure, up to ``TRANSACTION_ATTEMPTS`` times; then ``RatingsBusy``. Inside a caller's transaction
+    nothing can be retried here (the caller's earlier statements are lost too), so it runs once."""
+    if connection.in_atomic_block:
+        return work()
+    for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
+        try:
+            return work()
+        except OperationalError as exc:
+            if not is_retryable(exc):
+                raise
+            if attempt == TRANSACTION_ATTEMPTS:
+                raise RatingsBusy(
+                    f"Other ratings of the same answers were being saved at the same time; "
+                    f"nothing was stored after {attempt} attempts. Try again."
+                ) from exc
+            time.sleep(TRANSACTION_RETRY_BACKOFF_SECONDS * 2 ** (attempt - 1) * (0.5 + random.random()))
+    raise AssertionError("unreachable")
 
 
 def rating_record(
@@ -178,6 +246,33 @@ def _rating_record_postgresql(
     rating = Rating.from_db(connection.alias, _RATING_COLUMNS, row)
     rating.rater, rating.question, rating.answer = rater, question, answer
     return rating
+
+
+def ratings_record(
+    *,
+    rater: User,
+    ratings: Sequence[tuple[Question, Answer, object]],
+    source: str = RatingSource.WEB,
+) -> list[Rating]:
+    """Record several ``(question, answer, stars)`` of one rater, all or nothing, with their labels.
+
+    The pairs are locked first, all of them, in one fixed order (``_lock_pairs``), so lists of the same
+    pairs in any order never deadlock each other; a transaction PostgreSQL still aborts (a deadlock with
+    another kind of writer, a serialization failure) is run again a few times before ``RatingsBusy``.
+    Bad stars or a pair across collections raise ``ValidationError`` and store nothing.
+    """
+    for _, _, stars in ratings:
+        validate_stars(stars)
+
+    @transaction.atomic
+    def work() -> list[Rating]:
+        _lock_pairs((question.pk, answer.pk) for question, answer, _ in ratings)
+        return [
+            rating_record(rater=rater, question=question, answer=answer, stars=stars, source=source)
+            for question, answer, stars in ratings
+        ]
+
+    return _run_retrying(work)
 
 
 @transaction.atomic

@@ -20,6 +20,10 @@ from corpus.models import Collection, Role
 from corpus.services import collection_create, membership_set
 from trainer.celery import app as celery_app
 
+# The tests' ranker servers listen on 127.0.0.1: allow loopback in the outbound policy, here and in the
+# worker processes the tests start (they inherit the environment). Tests of the policy turn it off.
+os.environ.setdefault("OUTBOUND_ALLOW_PRIVATE", "1")
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 DEMO = ROOT / "trainer" / "demo_data"
@@ -37,6 +41,12 @@ def embeddings_cache(tmp_path_factory) -> Path:
 @pytest.fixture(autouse=True)
 def shared_embeddings(settings, embeddings_cache):
     settings.EMBEDDINGS_DIR = embeddings_cache
+
+
+@pytest.fixture(autouse=True)
+def outbound_allow_private(settings):
+    """As ``make run``: rankers on 127.0.0.1 (the tests' servers) may be called."""
+    settings.OUTBOUND_ALLOW_PRIVATE = True
 
 
 @pytest.fixture(autouse=True)

@@ -140,7 +140,15 @@ if REDIS_URL:
     check_redis_url(REDIS_URL)
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    # Tolerant: with Redis down, reads miss and writes do nothing (trainer/cache.py); short timeouts
+    # keep a hung Redis from holding pages.
+    CACHES = {
+        "default": {
+            "BACKEND": "trainer.cache.TolerantRedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
+    }
 else:
     # Embedded: a broker on the filesystem, shared by the web process and the worker process.
     _BROKER_DIR = VAR_DIR / "broker"
@@ -186,6 +194,9 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
 # How many ranker requests one evaluation worker keeps in flight (HTTP rankers are I/O-bound).
 EVALUATION_CONCURRENCY = env_int("EVALUATION_CONCURRENCY", 16, minimum=1)
+# Outbound policy (rankers/outbound.py): may the server call ranker URLs on loopback and private networks?
+# Off by default; `make run` and the tests turn it on. Link-local and metadata addresses are always refused.
+OUTBOUND_ALLOW_PRIVATE = env_bool("OUTBOUND_ALLOW_PRIVATE", False)
 # Test questions per Celery task when an evaluation fans out over the workers.
 EVALUATION_CHUNK_SIZE = env_int("EVALUATION_CHUNK_SIZE", 250, minimum=1)
 # Attempts per question after a transient ranker error (timeout, refused, 5xx), with doubling backoff.
@@ -226,8 +237,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "trainer.api.throttling.AnonRateThrottle",
+        "trainer.api.throttling.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("API_THROTTLE_ANON", "60/minute"),

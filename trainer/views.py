@@ -9,7 +9,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
-from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -19,15 +18,21 @@ from corpus.models import Collection, Membership
 from corpus.permissions import can_create_collections, can_manage, can_rate
 from corpus.services import ImportFiles, collection_create, membership_set, parse_import_files
 from trainer.forms import CollectionForm, ImportForm, MemberForm
+from trainer.health import health_report
 from trainer.services import collection_import
 
 
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness and database reachability, for the load balancer and docker-compose."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
-    return JsonResponse({"status": "ok"})
+    """Liveness and what the app depends on, for the load balancer and docker-compose.
+
+    ``{"status": "ok", "database": "ok", "broker": "ok", "cache": "ok"}`` when all answer. Without the
+    database nothing works: 503, status "down". Without the broker (Redis) ratings and pages still work
+    but no evaluation or training can start: still 200 (keep routing here), status "degraded", and the
+    broker (and the cache, when it is the same Redis) "down".
+    """
+    report = health_report()
+    return JsonResponse(report, status=503 if report["database"] != "ok" else 200)
 
 
 def _user(request: HttpRequest) -> User:

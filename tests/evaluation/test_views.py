@@ -471,3 +471,15 @@ def test_dashboard_chart_marks_champion_changes_with_a_table_view(client, traine
     body = text(response)
     assert "Champion changes (2), the dashed lines on the chart" in body
     assert f"{marks[1]['date']}: v1 → v2, by tom" in body
+
+
+def test_question_page_rater_gets_no_test_labels(client, rater, evaluated):
+    ranker, first, second = evaluated
+    result = first.question_results.select_related("question").first()
+
+    response = login(client, rater).get(reverse("evaluation:question", args=[first.pk, result.question_id]))
+
+    assert (result.question.split, response.status_code) == ("test", 403)
+    assert (
+        "Only the collection&#x27;s trainers see the labels of test questions." in response.content.decode()
+    )

@@ -114,9 +114,11 @@ def test_http_ranker_garbage_body_is_a_ranker_error_not_retried(fault_server):
     backend = HttpBackend(config={"url": process.url, "retries": 5}, known_ids=KNOWN)
 
     started = time.monotonic()
-    with pytest.raises(RankerError, match="not JSON: <html>injected garbage") as info:
+    with pytest.raises(RankerError) as info:
         backend.rank(QUERY, 10)
 
+    # The far side's body is never shown (it could be an internal page): the status or the problem only.
+    assert str(info.value) == f"ranker at {process.url} answered with a body that is not JSON"
     assert not isinstance(info.value, RankerUnavailable)
     assert time.monotonic() - started < 1.0  # no retry backoff
 
@@ -160,14 +162,15 @@ def test_http_ranker_4xx_is_a_ranker_error_not_retried():
 
     def handler(request: httpx.Request) -> httpx.Response:
         calls.append(1)
-        return httpx.Response(403, text="forbidden")
+        return httpx.Response(403, text="forbidden: internal secret page")
 
     backend = HttpBackend(
         config={"url": "http://ranker.test/", "retries": 3}, transport=httpx.MockTransport(handler)
     )
 
-    with pytest.raises(RankerError, match="answered 403: forbidden") as info:
+    with pytest.raises(RankerError) as info:
         backend.rank(QUERY, 3)
+    assert str(info.value) == "ranker at http://ranker.test/ answered 403 Forbidden"
     assert not isinstance(info.value, RankerUnavailable)
     assert len(calls) == 1
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import threading
 
+import psycopg.errors
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 from django.test import Client
 from django.urls import reverse
 
 from corpus.models import Role
 from corpus.services import collection_create
+from ratings import services
 from ratings.models import Label, Rating, RatingHistory
 from tests.ratings.conftest import HTMX, build_corpus
 
@@ -108,3 +110,70 @@ def test_concurrent_many_raters_many_pairs_nothing_lost(shared, make_user):
     label = Label.objects.get()
     # Stars 0 1 2 3 0 1: median of (0 0 1 1 2 3) = (1 + 1) // 2 = 1.
     assert (label.gain, label.rater_count, label.mean_stars, label.disagreement) == (1, 6, 7 / 6, 3)
+
+
+def test_concurrent_plain_forms_reversed_answer_orders_no_errors(shared):
+    """The page without JavaScript saves all of a question's answers at once, in the page's (shuffled) order:
+    two raters' forms listing the same answers in opposite orders must not deadlock each other."""
+    corpus, ann, ben = shared
+    question = corpus.q["q1"]
+    answers = list(corpus.a.values())
+    url = reverse("rate-question", args=["tiny", question.pk])
+    statuses = []
+
+    def form(order, stars: int) -> dict:
+        return {f"stars-{a.pk}": str(stars) for a in order}
+
+    def post_forms(jobs):
+        barrier = threading.Barrier(len(jobs))
+        results = [0] * len(jobs)
+
+        def run(i, user, data):
+            try:
+                client = Client(raise_request_exception=False)
+                client.force_login(user)
+                barrier.wait()
+                results[i] = client.post(url, data).status_code
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=run, args=(i, *job)) for i, job in enumerate(jobs)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        return results
+
+    for n in range(ROUNDS * 2):
+        statuses += post_forms([(ann, form(answers, n % 4)), (ben, form(answers[::-1], 3 - n % 4))])
+
+    assert statuses == [302] * ROUNDS * 4
+    # Last round (n = 15): ann 3 stars, ben 0; the median of two is their mean rounded down, 1.
+    assert set(Label.objects.values_list("gain", "rater_count", "mean_stars", "disagreement")) == {
+        (1, 2, 1.5, 3)
+    }
+    assert Label.objects.count() == len(answers)
+
+
+def test_plain_form_aborted_every_attempt_503_nothing_saved(shared, monkeypatch):
+    corpus, ann, _ = shared
+    question = corpus.q["q1"]
+
+    def deadlocked(pairs):
+        try:
+            raise psycopg.errors.DeadlockDetected("deadlock detected")
+        except psycopg.errors.Error as exc:
+            raise OperationalError(str(exc)) from exc
+
+    monkeypatch.setattr(services, "_lock_pairs", deadlocked)
+    monkeypatch.setattr(services, "TRANSACTION_RETRY_BACKOFF_SECONDS", 0.0)
+    client = Client()
+    client.force_login(ann)
+
+    response = client.post(
+        reverse("rate-question", args=["tiny", question.pk]), {f"stars-{corpus.a['d1'].pk}": "2"}
+    )
+
+    assert response.status_code == 503
+    assert "nothing was saved. Send the form again." in response.content.decode()
+    assert Rating.objects.count() == 0

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
 
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
+from trainer.api.throttling import SlidingWindowThrottle
 from trainer.models import ApiToken
 from trainer.services import api_token_create, api_token_revoke
 
@@ -92,7 +93,9 @@ def test_api_throttles_users(monkeypatch, collection, rater):
     from django.core.cache import cache
 
     monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"anon": "100000/min", "user": "2/min"})
-    cache.delete(f"throttle_user_{rater.pk}")  # the counters live in the shared cache
+    now = 1_800_000_000.0  # a fixed clock, so the three requests fall in one window
+    monkeypatch.setattr(SlidingWindowThrottle, "timer", staticmethod(lambda: now))
+    cache.delete(SlidingWindowThrottle.storage_key(f"throttle_user_{rater.pk}"))  # a shared cache
     client = APIClient()
     client.force_login(rater)
 
@@ -100,7 +103,29 @@ def test_api_throttles_users(monkeypatch, collection, rater):
 
     assert [r.status_code for r in responses] == [200, 200, 429]
     assert "Request was throttled" in responses[2].json()["detail"]
-    assert int(responses[2]["Retry-After"]) > 0
+    assert responses[2]["Retry-After"] == "60"
+
+
+def test_api_throttle_limit_holds_over_any_period_not_per_clock_minute(monkeypatch, collection, rater):
+    """3/min: 3 requests a second before a clock minute ends leave no room a second after it begins."""
+    from django.core.cache import cache
+
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"anon": "100000/min", "user": "3/min"})
+    clock = [1_800_000_059.0]  # …:59 of a clock minute
+    monkeypatch.setattr(SlidingWindowThrottle, "timer", staticmethod(lambda: clock[0]))
+    cache.delete(SlidingWindowThrottle.storage_key(f"throttle_user_{rater.pk}"))
+    client = APIClient()
+    client.force_login(rater)
+
+    first = [client.get("/api/collections/").status_code for _ in range(3)]
+    clock[0] = 1_800_000_061.0  # the next clock minute, 2 s later
+    refused = client.get("/api/collections/")
+    clock[0] = 1_800_000_119.5  # 60.5 s after the first three: they have left the window
+    again = client.get("/api/collections/")
+
+    assert first == [200, 200, 200]
+    assert (refused.status_code, refused["Retry-After"]) == (429, "58")
+    assert again.status_code == 200
 
 
 def test_api_throttles_anonymous_requests_to_open_endpoints(monkeypatch):

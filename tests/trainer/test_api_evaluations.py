@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from rest_framework.test import APIClient
 
 from corpus.models import Question
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
 from rankers.models import RankerVersion
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 from trainer.celery import app as celery_app
+from trainer.services import api_token_create
 
 pytestmark = pytest.mark.django_db
 
@@ -132,7 +134,8 @@ def test_api_evaluations_history_newest_first(api_data, caller):
     assert (body["results"][1]["status"], body["results"][1]["error"]) == ("failed", "ranker down")
 
 
-def test_api_evaluation_detail_has_metrics_and_questions(api_data, caller):
+def evaluated_test_question(api_data) -> EvaluationRun:
+    """The run, succeeded, with one result: test question q2, labels [None, 2]."""
     run = api_data.run
     question = Question.objects.get(collection=api_data.collection, external_id="q2")
     EvaluationRun.objects.filter(pk=run.pk).update(
@@ -143,11 +146,18 @@ def test_api_evaluation_detail_has_metrics_and_questions(api_data, caller):
         question=question,
         ranked_answer_ids=["a3", "a2"],
         labels=[None, 2],
+        dcg=1.26,
+        ideal_dcg=2.0,
         ndcg=0.63,
         accuracy_hit=True,
     )
+    return run
 
-    body = caller("rater_token").get(f"/api/evaluations/{run.pk}/").json()
+
+def test_api_evaluation_detail_has_metrics_and_questions(api_data, caller):
+    run = evaluated_test_question(api_data)
+
+    body = caller("trainer_token").get(f"/api/evaluations/{run.pk}/").json()
 
     assert (
         body["status"],
@@ -168,8 +178,8 @@ def test_api_evaluation_detail_has_metrics_and_questions(api_data, caller):
             "question_id": "q2",
             "question": "shock waves",
             "ndcg": 0.63,
-            "dcg": None,
-            "ideal_dcg": None,
+            "dcg": 1.26,
+            "ideal_dcg": 2.0,
             "accuracy_hit": True,
             "ranked_answer_ids": ["a3", "a2"],
             "labels": [None, 2],
@@ -178,6 +188,47 @@ def test_api_evaluation_detail_has_metrics_and_questions(api_data, caller):
             "error": "",
         }
     ]
+
+
+@pytest.mark.parametrize("kind", ["rater", "rater_token", "trainer_rater_token"])
+def test_api_evaluation_detail_rater_gets_no_test_labels(api_data, caller, kind, trainer):
+    """Raters (sessions and tokens, also a trainer's rater token) see the run and its headline, but not the
+    labels of test questions nor the per-question figures computed from them: ground-truth's rule."""
+    run = evaluated_test_question(api_data)
+    if kind == "trainer_rater_token":
+        client = APIClient()
+        client.credentials(
+            HTTP_AUTHORIZATION=f"Token {api_token_create(collection=api_data.collection, user=trainer)[1]}"
+        )
+    else:
+        client = caller(kind)
+
+    body = client.get(f"/api/evaluations/{run.pk}/").json()
+
+    assert (body["status"], body["ndcg_mean"], body["accuracy_mean"]) == ("succeeded", 0.63, 1.0)
+    assert body["questions"] == [
+        {
+            "question_id": "q2",
+            "question": "shock waves",
+            "ndcg": None,
+            "dcg": None,
+            "ideal_dcg": None,
+            "accuracy_hit": None,
+            "ranked_answer_ids": ["a3", "a2"],
+            "labels": None,
+            "unlabelled_in_top_k": 0,
+            "unknown_answer_ids": [],
+            "error": "",
+        }
+    ]
+
+
+def test_api_evaluation_detail_trainer_session_gets_test_labels(api_data, caller):
+    run = evaluated_test_question(api_data)
+
+    body = caller("trainer").get(f"/api/evaluations/{run.pk}/").json()
+
+    assert [(q["labels"], q["ndcg"]) for q in body["questions"]] == [([None, 2], 0.63)]
 
 
 def test_api_evaluation_detail_unknown_is_404(caller):

@@ -48,11 +48,25 @@ def test_api_ground_truth_trainer_gets_test_and_all(api_data, caller):
     assert [r["question_id"] for r in client.get(URL + "?split=all").json()] == ["q1", "q1", "q2"]
 
 
-def test_api_ground_truth_rater_is_refused_test_split(api_data, caller):
-    response = caller("rater").get(URL + "?split=test")
+@pytest.mark.parametrize("kind", ["rater", "rater_token"])
+@pytest.mark.parametrize("split", ["test", "all"])
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "rnr-csv", "trec-qrels"])
+def test_api_ground_truth_rater_is_refused_test_split(api_data, caller, kind, split, fmt):
+    response = caller(kind).get(URL + f"?split={split}&format={fmt}")
 
     assert response.status_code == 403
-    assert "needs the trainer role" in response.json()["detail"]
+    assert response.json() == {
+        "detail": f"split={split} needs the trainer role: rankers must not train on test labels."
+    }
+
+
+def test_api_ground_truth_rater_token_gets_train_split(api_data, caller):
+    response = caller("rater_token").get(URL)
+
+    assert [(r["question_id"], r["answer_id"], r["split"]) for r in response.json()] == [
+        ("q1", "a1", "train"),
+        ("q1", "a2", "train"),
+    ]
 
 
 def test_api_ground_truth_text_formats(api_data, caller):

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import psycopg.errors
 import pytest
+from django.db import OperationalError
 
+from ratings import services
 from ratings.models import Label, Rating, RatingSource
+from ratings.services import rating_record
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 
 pytestmark = pytest.mark.django_db
@@ -102,3 +106,64 @@ def test_api_ratings_answer_of_another_collection_is_unknown(api_data, caller, o
     response = caller("rater").post(URL, {"question_id": "q1", "answer_id": "o1", "stars": 2}, format="json")
 
     assert response.json() == {"0": {"answer_id": ["No answer 'o1' in collection 'tiny'."]}}
+
+
+def test_api_ratings_deadlock_in_callers_transaction_503_retry_after(api_data, caller, monkeypatch):
+    """Inside an outer transaction (this test's) nothing can be retried: the abort is a 503, not a 500."""
+
+    def deadlocked(pairs):
+        try:
+            raise psycopg.errors.DeadlockDetected("deadlock detected")
+        except psycopg.errors.Error as exc:
+            raise OperationalError(str(exc)) from exc
+
+    monkeypatch.setattr(services, "_lock_pairs", deadlocked)
+
+    response = caller("trainer_token").post(
+        URL, {"question_id": "q1", "answer_id": "a1", "stars": 1}, format="json"
+    )
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "1"
+    assert response.json() == {
+        "detail": "The request conflicted with others saving the same data; nothing was changed. Try again."
+    }
+
+
+@pytest.mark.parametrize("kind", ["rater", "rater_token"])
+def test_api_ratings_test_question_label_hidden_from_raters(api_data, caller, kind, trainer):
+    # q2 is a test question. tom gave (q2, a2) 0 stars; rita now gives 2: the label (1) is both's median.
+    question, answer = (
+        api_data.collection.questions.get(external_id="q2"),
+        api_data.collection.answers.get(external_id="a2"),
+    )
+    rating_record(rater=trainer, question=question, answer=answer, stars=0)
+
+    response = caller(kind).post(URL, {"question_id": "q2", "answer_id": "a2", "stars": 2}, format="json")
+
+    assert response.status_code == 201
+    assert response.json()["ratings"] == [
+        {"question_id": "q2", "answer_id": "a2", "stars": 2, "label": None, "rater_count": 2}
+    ]
+    assert Label.objects.get(question=question, answer=answer).gain == 1
+
+
+def test_api_ratings_test_question_label_for_trainers(api_data, caller):
+    response = caller("trainer_token").post(
+        URL, {"question_id": "q2", "answer_id": "a2", "stars": 0}, format="json"
+    )
+
+    # rita gave 2, tom 0: the median of two is their mean rounded down, 1.
+    assert response.json()["ratings"] == [
+        {"question_id": "q2", "answer_id": "a2", "stars": 0, "label": 1, "rater_count": 2}
+    ]
+
+
+def test_api_ratings_train_question_label_for_raters(api_data, caller):
+    response = caller("rater_token").post(
+        URL, {"question_id": "q1", "answer_id": "a1", "stars": 1}, format="json"
+    )
+
+    assert response.json()["ratings"] == [
+        {"question_id": "q1", "answer_id": "a1", "stars": 1, "label": 1, "rater_count": 1}
+    ]

@@ -3,8 +3,9 @@
 Besides DRF's own exceptions this maps the services' Django ``ValidationError`` (bad input, 400) and
 ``EvaluationUnavailable`` (the task queue is down, 503), so no service error becomes a 500, and
 ``known_error`` maps what no view can prevent: a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (413), a
-JSON body nested deeper than Python's recursion limit (400) and an unreachable database (503 with
-``Retry-After``). ``trainer.middleware.ApiErrorsMiddleware`` uses ``known_error`` too, for what
+JSON body nested deeper than Python's recursion limit (400), a transaction aborted by conflicting
+writers (``RatingsBusy`` after its retries, or a deadlock or serialization failure: 503 with
+``Retry-After: 1``) and an unreachable database (503 with ``Retry-After: 10``). ``trainer.middleware.ApiErrorsMiddleware`` uses ``known_error`` too, for what
 happens outside DRF.
 """
 
@@ -23,11 +24,14 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from evaluation.services import EvaluationUnavailable
+from ratings.services import RatingsBusy, is_retryable
 
 logger = logging.getLogger(__name__)
 
 # Seconds a client should wait before retrying after a 503 for an unreachable database.
 DATABASE_RETRY_AFTER = 10
+# ... and after a 503 for a transaction aborted by conflicting writers (deadlock, serialization failure).
+CONFLICT_RETRY_AFTER = 1
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,15 @@ def known_error(exc: BaseException, *, has_body: bool) -> KnownError | None:
         return KnownError(400, str(exc))
     if isinstance(exc, RecursionError) and has_body:
         return KnownError(400, "JSON parse error: the request body is nested too deeply.")
+    if isinstance(exc, RatingsBusy):
+        return KnownError(503, str(exc), {"Retry-After": str(CONFLICT_RETRY_AFTER)})
+    if is_retryable(exc):
+        logger.warning("Transaction aborted by conflicting writers: %s", exc)
+        return KnownError(
+            503,
+            "The request conflicted with others saving the same data; nothing was changed. Try again.",
+            {"Retry-After": str(CONFLICT_RETRY_AFTER)},
+        )
     if isinstance(exc, OperationalError | InterfaceError):
         logger.error("Database unavailable: %s", exc)
         return KnownError(

@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from corpus.models import Collection, Discount, GainScheme, Split
+from corpus.permissions import can_see_labels
 from evaluation.models import EvaluationRun, QuestionResult
 from rankers.config import redacted_config, validate_ranker_config
 from rankers.models import PromotionPolicy, RankerKind, RankerVersion
@@ -177,7 +178,11 @@ class RecordedRatingSerializer(serializers.Serializer):
     question_id = serializers.CharField()
     answer_id = serializers.CharField()
     stars = serializers.IntegerField()
-    label = serializers.IntegerField(help_text="The pair's gain label now: the median of its raters' stars.")
+    label = serializers.IntegerField(
+        allow_null=True,
+        help_text="The pair's gain label now: the median of its raters' stars. Null for a rater's rating "
+        "of a test question: raters never see test labels.",
+    )
     rater_count = serializers.IntegerField()
 
 
@@ -345,9 +350,23 @@ class EvaluationRunSerializer(serializers.ModelSerializer):
         return obj.ranker_version.label if obj.ranker_version else None
 
 
+# What a question's result says about its labels: hidden (null) from callers who may not see them.
+LABEL_FIELDS = ("labels", "dcg", "ideal_dcg", "ndcg", "accuracy_hit")
+
+
 class QuestionResultSerializer(serializers.ModelSerializer):
+    """A question's result. For a caller who may not see its split's labels (``can_see_labels``: raters
+    and rater tokens, on test questions) the fields computed from labels are null: the labels
+    themselves, and DCG, ideal DCG, NDCG and the accuracy hit, from which they could be worked out."""
+
     question_id = serializers.CharField(source="question.external_id")
     question = serializers.CharField(source="question.text")
+
+    def to_representation(self, instance: QuestionResult) -> dict:
+        data = super().to_representation(instance)
+        if not can_see_labels(role=self.context.get("role"), split=instance.question.split):
+            data.update(dict.fromkeys(LABEL_FIELDS))
+        return data
 
     class Meta:
         model = QuestionResult
@@ -376,7 +395,9 @@ class EvaluationDetailSerializer(EvaluationRunSerializer):
 
     @extend_schema_field(QuestionResultSerializer(many=True))
     def get_questions(self, obj: EvaluationRun):
-        return QuestionResultSerializer(self.context["question_results"], many=True).data
+        return QuestionResultSerializer(
+            self.context["question_results"], many=True, context={"role": self.context.get("role")}
+        ).data
 
 
 class EvaluationStartedSerializer(serializers.Serializer):

@@ -29,7 +29,7 @@ from rest_framework.response import Response
 
 from corpus.formats import WRITERS, AnswerRecord, QuestionRecord
 from corpus.models import Answer, Collection, Membership, Question, Role, Split
-from corpus.permissions import can_create_collections
+from corpus.permissions import can_create_collections, can_see_labels
 from corpus.selectors import collections_for_user
 from corpus.services import answers_upsert, collection_create, questions_upsert
 from evaluation.models import RunTrigger
@@ -40,7 +40,7 @@ from rankers.selectors import ranking_version
 from rankers.services import ranker_create, version_promote
 from ratings.models import Label, RatingSource
 from ratings.selectors import ground_truth_rows
-from ratings.services import rating_record
+from ratings.services import ratings_record
 from trainer.api import serializers as s
 from trainer.api.access import caller_role, collection_for, ranker_for, token_of
 from trainer.models import Training
@@ -66,6 +66,13 @@ NOT_FOUND = {
 }
 FORBIDDEN = {403: OpenApiResponse(s.ErrorSerializer, description="Your role (or the token's) is not enough.")}
 INVALID = {400: OpenApiResponse(s.ValidationErrorSerializer, description="Bad input: messages per field.")}
+BUSY = {
+    503: OpenApiResponse(
+        s.ErrorSerializer,
+        description="Other writes of the same pairs kept conflicting; nothing was stored. "
+        "Retry after the Retry-After header.",
+    )
+}
 UNAVAILABLE = {
     503: OpenApiResponse(s.ErrorSerializer, description="The task queue is unreachable; nothing was stored.")
 }
@@ -278,10 +285,10 @@ class RatingCreateView(GenericAPIView):
     @extend_schema(
         summary="Rate answers (one rating or a list; all or nothing), as the signed-in or token user",
         request=s.RatingSerializer(many=True),
-        responses={201: s.RatingsResultSerializer, **INVALID, **AUTH_ERRORS, **NOT_FOUND},
+        responses={201: s.RatingsResultSerializer, **INVALID, **AUTH_ERRORS, **NOT_FOUND, **BUSY},
     )
     def post(self, request: Request, slug: str) -> Response:
-        collection, _ = collection_for(request, slug)
+        collection, role = collection_for(request, slug)
         items = _validated_items(
             s.RatingSerializer, request.data, "rating", unique=lambda i: (i["question_id"], i["answer_id"])
         )
@@ -310,15 +317,11 @@ class RatingCreateView(GenericAPIView):
                 errors[str(n)] = error
         if errors:
             raise ValidationError(errors)
-        with transaction.atomic():
-            for item in items:
-                rating_record(
-                    rater=request.user,
-                    question=questions[item["question_id"]],
-                    answer=answers[item["answer_id"]],
-                    stars=item["stars"],
-                    source=RatingSource.API,
-                )
+        ratings_record(
+            rater=request.user,
+            ratings=[(questions[i["question_id"]], answers[i["answer_id"]], i["stars"]) for i in items],
+            source=RatingSource.API,
+        )
         labels = {
             (label.question_id, label.answer_id): label
             for label in Label.objects.filter(
@@ -328,8 +331,11 @@ class RatingCreateView(GenericAPIView):
         }
         recorded = []
         for item in items:
-            label = labels[(questions[item["question_id"]].pk, answers[item["answer_id"]].pk)]
-            recorded.append({**item, "label": label.gain, "rater_count": label.rater_count})
+            question = questions[item["question_id"]]
+            label = labels[(question.pk, answers[item["answer_id"]].pk)]
+            # The label includes the other raters' stars: a rater rating a test question doesn't see it.
+            gain = label.gain if can_see_labels(role=role, split=question.split) else None
+            recorded.append({**item, "label": gain, "rater_count": label.rater_count})
         return Response({"recorded": len(recorded), "ratings": recorded}, status=status.HTTP_201_CREATED)
 
 
@@ -378,7 +384,7 @@ class GroundTruthView(GenericAPIView):
             errors["split"] = [f"split must be train, test or all, not {split!r}."]
         if errors:
             raise ValidationError(errors)
-        if split != Split.TRAIN and role != Role.TRAINER:
+        if not can_see_labels(role=role, split=split):
             raise PermissionDenied(
                 f"split={split} needs the trainer role: rankers must not train on test labels."
             )
@@ -582,7 +588,11 @@ class EvaluationDetailView(GenericAPIView):
         run = run_detail(run_id=run_id)
         if run is None or caller_role(request, run.collection) is None:
             raise NotFound(f"No evaluation {run_id} that you can see.")
-        context = {"request": request, "question_results": question_results(run=run)}
+        context = {
+            "request": request,
+            "question_results": question_results(run=run),
+            "role": caller_role(request, run.collection),
+        }
         return Response(s.EvaluationDetailSerializer(run, context=context).data)
 
 

@@ -1,0 +1,49 @@
+"""What /healthz reports: whether the database, the Celery broker and the cache answer now."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import current_app
+from django.core.cache import caches
+from django.db import connection
+
+logger = logging.getLogger(__name__)
+
+
+def database_ok() -> bool:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return True
+    except Exception as exc:  # noqa: BLE001 - any failure means "down" here
+        logger.error("healthz: database unreachable: %s", exc)
+        return False
+
+
+def broker_ok() -> bool:
+    """Whether a connection to the broker opens now (one try, a few seconds at most)."""
+    try:
+        with current_app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
+        return True
+    except Exception as exc:  # noqa: BLE001 - kombu raises OperationalError, OSError or library errors
+        logger.warning("healthz: broker unreachable: %s", exc)
+        return False
+
+
+def cache_ok() -> bool:
+    """Whether the cache answers (a cache that can't tell, such as the file cache, counts as answering)."""
+    reachable = getattr(caches["default"], "reachable", None)
+    return True if reachable is None else bool(reachable())
+
+
+def health_report() -> dict[str, str]:
+    checks = {"database": database_ok(), "broker": broker_ok(), "cache": cache_ok()}
+    if not checks["database"]:
+        status = "down"
+    elif all(checks.values()):
+        status = "ok"
+    else:
+        status = "degraded"
+    return {"status": status, **{name: "ok" if ok else "down" for name, ok in checks.items()}}
