@@ -250,6 +250,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Collections, questions, answers, ratings, ground truth, rankers and evaluations.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "trainer.api.schema.add_unreadable_request_responses",
+    ],
     # Runs and trainings both have a "status"; each keeps its own enum in the schema.
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "evaluation.models.RunStatus",
