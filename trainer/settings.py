@@ -7,6 +7,7 @@ code to PostgreSQL and Redis.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from trainer.env import (
@@ -48,6 +49,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
+    "axes",
     # Bottom layer first; each app imports only the apps above it in this list (see README, "Where things are").
     "corpus",
     "rankers",
@@ -67,6 +69,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Counts failed logins and refuses a locked-out account or address (see AXES_* below).
+    "axes.middleware.AxesMiddleware",
     # Last, so they see the resolver's 404 and view exceptions (see trainer/middleware.py).
     "trainer.middleware.ErrorPagesMiddleware",
     "trainer.middleware.ApiErrorsMiddleware",
@@ -108,6 +112,17 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+# Brute force: after AXES_FAILURE_LIMIT wrong passwords for one username, or from one address, logins from
+# it are refused for AXES_COOLOFF_MINUTES (also with the right password). Success resets the count.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 10, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Wrong API tokens from one address in a minute before it gets 429 (trainer.api.authentication).
+API_INVALID_TOKENS_PER_MINUTE = env_int("API_INVALID_TOKENS_PER_MINUTE", 20, minimum=1)
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 

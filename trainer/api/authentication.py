@@ -6,18 +6,30 @@ A token acts as its user, but only in its one collection and with at most its ro
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
+from django.conf import settings
+from django.core.cache import cache
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
-from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.exceptions import AuthenticationFailed, Throttled
 
 from trainer.models import ApiToken
 
 KEYWORD = "Token"
 # last_used_at is informational; writing it on every request would turn each read into a write.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def _count_failure(key: str) -> None:
+    """One more invalid token from an address this minute (a cache that is down counts nothing)."""
+    if not cache.add(key, 1, timeout=120):
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.add(key, 1, timeout=120)
 
 
 class ApiTokenAuthentication(BaseAuthentication):
@@ -27,16 +39,24 @@ class ApiTokenAuthentication(BaseAuthentication):
             return None
         if len(parts) != 2:
             raise AuthenticationFailed("Malformed Authorization header: use 'Authorization: Token <key>'.")
+        address = request.META.get("REMOTE_ADDR", "")
+        failures_key = f"api-invalid-tokens:{address}:{int(time.time() // 60)}"
+        if (cache.get(failures_key) or 0) >= settings.API_INVALID_TOKENS_PER_MINUTE:
+            # Guessing keys: refuse before looking anything up, until the minute is over.
+            raise Throttled(
+                wait=60 - int(time.time()) % 60, detail="Too many invalid tokens from this address."
+            )
         try:
             key = parts[1].decode("ascii")
         except UnicodeDecodeError:
-            raise AuthenticationFailed("Invalid token.") from None
+            key = ""
         token = (
             ApiToken.objects.select_related("user", "collection")
             .filter(key_hash=ApiToken.hash_key(key), revoked=False)
             .first()
         )
         if token is None or not token.user.is_active:
+            _count_failure(failures_key)
             raise AuthenticationFailed("Invalid or revoked token.")
         now = timezone.now()
         if token.expires_at is not None and token.expires_at <= now:
