@@ -132,3 +132,17 @@ def test_run_progress_moves_while_the_run_runs_and_button_is_disabled(
     assert len([c for c in seen if c != "6 of 6"]) >= 2, seen
     # A second click could not start anything while it ran.
     assert enabled == []
+
+
+def test_dashboard_with_runs_fits_a_phone_without_sideways_scrolling(
+    chromium, live_server, make_user, small, fake_ranker_server
+):
+    ranker = http_ranker(small, fake_ranker_server(rankings=RANKINGS).url, name="Service")
+    make_user("tina", collection=small, role=Role.TRAINER)
+    run_inline(evaluation_start(ranker=ranker, trigger="ui"))
+    page = log_in(chromium, live_server, "tina")
+    page.set_viewport_size({"width": 390, "height": 844})
+
+    page.goto(f"{live_server.url}/evaluation/c/tiny/")
+
+    assert page.evaluate("document.documentElement.scrollWidth") == 390
