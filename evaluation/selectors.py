@@ -607,3 +607,30 @@ def previous_successful_run(*, run: EvaluationRun) -> EvaluationRun | None:
         .order_by("-created_at", "-id")
         .first()
     )
+
+
+@dataclass(frozen=True)
+class UnknownIds:
+    """Answer ids a run's ranker returned that the collection does not have (they count as unlabelled)."""
+
+    questions: int  # questions whose ranking held at least one
+    ids: int  # how many in all, repeats across questions included
+    examples: list[str]
+
+    def as_json(self) -> dict:
+        return {"questions": self.questions, "ids": self.ids, "examples": self.examples}
+
+
+def unknown_ids(*, run: EvaluationRun, examples: int = 5) -> UnknownIds:
+    """Summary of the unknown answer ids of a run, in one query."""
+    lists = list(
+        QuestionResult.objects.filter(run=run)
+        .exclude(unknown_answer_ids=[])
+        .values_list("unknown_answer_ids", flat=True)
+    )
+    seen: list[str] = []
+    for ids in lists:
+        for answer_id in ids:
+            if answer_id not in seen and len(seen) < examples:
+                seen.append(str(answer_id))
+    return UnknownIds(questions=len(lists), ids=sum(len(ids) for ids in lists), examples=seen)

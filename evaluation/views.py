@@ -349,6 +349,7 @@ def run_detail(request: HttpRequest, *, run: EvaluationRun, role: str) -> HttpRe
             "change": change_since_previous(run),
             "page": page,
             "polling": not run.is_finished,
+            "unknown": selectors.unknown_ids(run=run),
         },
     )
 

@@ -483,3 +483,25 @@ def test_question_page_rater_gets_no_test_labels(client, rater, evaluated):
     assert (
         "Only the collection&#x27;s trainers see the labels of test questions." in response.content.decode()
     )
+
+
+def test_run_page_says_at_the_top_when_the_ranker_returned_unknown_answer_ids(client, trainer, evaluated):
+    ranker, first, second = evaluated
+
+    body = text(login(client, trainer).get(reverse("evaluation:run", args=[first.pk])))
+
+    assert (
+        '<p class="warning" role="alert" data-testid="unknown-ids">The ranker returned 1 answer id that this '
+        "collection does not have, on 1 of 6 questions (for example zz)."
+    ) in body
+    assert 'data-testid="unknown-ids"' not in text(
+        login(client, trainer).get(reverse("evaluation:run", args=[second.pk]))
+    )
+
+
+def test_run_api_detail_summarises_unknown_answer_ids(client, trainer, evaluated):
+    ranker, first, second = evaluated
+
+    body = login(client, trainer).get(f"/api/evaluations/{first.pk}/").json()
+
+    assert body["unknown_answer_ids"] == {"questions": 1, "ids": 1, "examples": ["zz"]}

@@ -386,12 +386,27 @@ class QuestionResultSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class UnknownIdsSerializer(serializers.Serializer):
+    questions = serializers.IntegerField(
+        help_text="Questions whose ranking held answer ids the collection lacks."
+    )
+    ids = serializers.IntegerField(help_text="How many such ids in all.")
+    examples = serializers.ListField(child=serializers.CharField(), help_text="Up to 5 of them.")
+
+
 class EvaluationDetailSerializer(EvaluationRunSerializer):
     questions = serializers.SerializerMethodField()
+    unknown_answer_ids = serializers.SerializerMethodField(
+        help_text="Answer ids the ranker returned that the collection does not have (they count as unrated)."
+    )
 
     class Meta(EvaluationRunSerializer.Meta):
-        fields = [*EvaluationRunSerializer.Meta.fields, "questions"]
+        fields = [*EvaluationRunSerializer.Meta.fields, "unknown_answer_ids", "questions"]
         read_only_fields = fields
+
+    @extend_schema_field(UnknownIdsSerializer)
+    def get_unknown_answer_ids(self, obj: EvaluationRun):
+        return self.context["unknown_ids"].as_json()
 
     @extend_schema_field(QuestionResultSerializer(many=True))
     def get_questions(self, obj: EvaluationRun):

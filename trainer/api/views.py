@@ -33,7 +33,7 @@ from corpus.permissions import can_create_collections, can_see_labels
 from corpus.selectors import collections_for_user
 from corpus.services import answers_upsert, collection_create, questions_upsert
 from evaluation.models import RunTrigger
-from evaluation.selectors import question_results, run_detail, runs_for_ranker
+from evaluation.selectors import question_results, run_detail, runs_for_ranker, unknown_ids
 from evaluation.services import evaluation_start
 from rankers.models import Ranker, RankerKind, RankerVersion
 from rankers.selectors import ranking_version
@@ -592,6 +592,7 @@ class EvaluationDetailView(GenericAPIView):
             "request": request,
             "question_results": question_results(run=run),
             "role": caller_role(request, run.collection),
+            "unknown_ids": unknown_ids(run=run),
         }
         return Response(s.EvaluationDetailSerializer(run, context=context).data)
 
