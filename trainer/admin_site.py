@@ -50,6 +50,8 @@ class RankTrainerAdminSite(admin.AdminSite):
         return super().login(request, extra_context)
 
     def each_context(self, request: HttpRequest) -> dict:
+        # Imported here, not for a cycle: this module is loaded by the admin's AppConfig before the app
+        # registry is ready, and the selector imports models.
         from corpus.selectors import collections_for_user
 
         context = super().each_context(request)
