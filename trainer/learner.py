@@ -53,7 +53,7 @@ from rankers.builtin import bm25_candidates
 from rankers.embedding import EmbeddingUnavailable
 from rankers.features import FEATURE_NAMES, FEATURE_VERSION, candidate_features
 from rankers.fitting import lambdamart_fit
-from rankers.fusion import LinearFusion, fit_linear_fusion, ideal_dcg_from_labels
+from rankers.fusion import LinearFusion, fit_linear_fusion, ideal_dcg_from_labels, untrained_fusion
 from rankers.index import CollectionIndex
 from rankers.propagation import propagation_scores
 from rankers.semantic import embeddings_build_now, question_vectors
@@ -232,11 +232,6 @@ def _order(example: QuestionExample, scores: np.ndarray) -> list[str]:
     return [example.candidate_ids[i] for i in np.argsort(-scores, kind="stable")]
 
 
-def _z(values: np.ndarray) -> np.ndarray:
-    sd = values.std()
-    return (values - values.mean()) / sd if sd > 0 else np.zeros_like(values)
-
-
 class _Candidate:
     """Something that ranks examples: fit on some (maybe nothing), then score others."""
 
@@ -261,7 +256,10 @@ class _Fusion(_Candidate):
     name = "fusion"
 
     def scores(self, example, rated):
-        return _z(example.signals["bm25"]) + _z(example.signals["cosine"])
+        # The same function ranks a "fusion" version's questions (as LinearFusion with equal weights).
+        return untrained_fusion(
+            example.signals["bm25"], example.signals["cosine"], [len(example.candidate_ids)]
+        )
 
 
 class _LearnedFusion(_Candidate):

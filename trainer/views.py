@@ -35,7 +35,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse(report, status=503 if report["database"] != "ok" else 200)
 
 
-def _user(request: HttpRequest) -> User:
+def signed_in_user(request: HttpRequest) -> User:
     """The logged-in user of a view behind @login_required."""
     assert isinstance(request.user, User)
     return request.user
@@ -58,7 +58,7 @@ def collection_new(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied("Only trainers and staff can create collections.")
     form = CollectionForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        collection = collection_create(created_by=_user(request), **form.cleaned_data)
+        collection = collection_create(created_by=signed_in_user(request), **form.cleaned_data)
         messages.success(request, f"Created {collection.name}. Import its answers and questions next.")
         return redirect("collection-manage", slug=collection.slug)
     return render(request, "trainer/collection_new.html", {"form": form})

@@ -6,7 +6,6 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -16,11 +15,7 @@ from corpus.models import Collection, Role
 from corpus.selectors import collections_for_user
 from trainer.selectors import tokens_of
 from trainer.services import api_token_create, api_token_revoke_own
-
-
-def _user(request: HttpRequest) -> User:
-    assert isinstance(request.user, User)  # login_required
-    return request.user
+from trainer.views import signed_in_user
 
 
 class TokenForm(forms.Form):
@@ -50,7 +45,7 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
         try:
             token, new_key = api_token_create(
                 collection=form.cleaned_data["collection"],
-                user=_user(request),
+                user=signed_in_user(request),
                 role=form.cleaned_data["role"],
                 name=form.cleaned_data["name"],
                 days=form.cleaned_data["days"],
@@ -74,7 +69,7 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
-    token = api_token_revoke_own(user=_user(request), token_id=token_id)
+    token = api_token_revoke_own(user=signed_in_user(request), token_id=token_id)
     if token is None:
         raise Http404("No such token of yours.")
     messages.success(request, f"Token “{token.name}” ({token.key_prefix}…) revoked.")
