@@ -59,7 +59,7 @@ test: install check-services browser-deps
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	DEBUG=1 $(BIN)/mypy corpus rankers ratings evaluation raters trainer
+	DEBUG=1 $(BIN)/mypy corpus rankers ratings evaluation raters judges trainer
 
 bench: install
 	DEBUG=1 $(BIN)/python bench/bench_metrics.py

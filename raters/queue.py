@@ -469,6 +469,18 @@ def next_task(
     return Task(question_id, priority, reason, shuffled(to_show, rater_id=rater.pk, question_id=question_id))
 
 
+def queue_pairs(*, collection: Collection, rater: User, limit: int) -> list[tuple[int, int]]:
+    """The next ``limit`` (question id, answer id) pairs the queue would give ``rater``, in its order
+    (the question's answers in candidate order, not shuffled): what a judge works through."""
+    pairs: list[tuple[int, int]] = []
+    for _, _, question_id, _, to_show in _ranked(_load(collection, rater)):
+        for answer_id in to_show:
+            pairs.append((question_id, answer_id))
+            if len(pairs) >= limit:
+                return pairs
+    return pairs
+
+
 def task_for_question(*, collection: Collection, rater: User, question: Question) -> Task:
     """The task for a question the rater opened directly (a link, a reload after the task expired).
 

@@ -18,6 +18,28 @@ class RatingSource(models.TextChoices):
     WEB = "web", "Web"
     API = "api", "API"
     IMPORT = "import", "Import"
+    JUDGE = "judge", "Judge"
+
+
+class JudgeAccount(models.Model):
+    """The rater account of a judge (a model that rates, ``judges.Judge``) and whether its ratings count.
+
+    It lives here, below the judges app, because the label rule reads it: a judge's ratings count toward
+    labels only when a trainer turns ``counts`` on, and then, with ``human_wins``, only on pairs that no
+    person rated (otherwise the judge is one more rater in the median).
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judge_account"
+    )
+    collection = models.ForeignKey(
+        "corpus.Collection", on_delete=models.CASCADE, related_name="judge_accounts"
+    )
+    counts = models.BooleanField(default=False)
+    human_wins = models.BooleanField(default=True)
+
+    def __str__(self) -> str:
+        return f"judge account {self.user_id} in {self.collection_id}"
 
 
 class Rating(models.Model):
@@ -28,6 +50,8 @@ class Rating(models.Model):
     answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="ratings")
     stars = models.PositiveSmallIntegerField()
     source = models.CharField(max_length=10, choices=RatingSource.choices, default=RatingSource.WEB)
+    # A judge's raw reply (with its reasoning), so people can see why it graded so; empty for people.
+    reply = models.TextField(blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -70,6 +94,8 @@ class Label(models.Model):
     mean_stars = models.FloatField()
     # Spread of the raters' stars (max - min); 2 or more means they disagree.
     disagreement = models.PositiveSmallIntegerField(default=0)
+    # How many of the counted ratings came from judges (0 unless a trainer trusts a judge).
+    judge_count = models.PositiveIntegerField(default=0, db_default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -15,7 +15,7 @@ from django.db.models.functions import TruncDate
 
 from corpus.formats import LabelRow
 from corpus.models import Answer, Collection, Membership, Question, Split
-from ratings.models import Label, Rating, Skip
+from ratings.models import Label, Rating, RatingSource, Skip
 
 
 def labels_for_collection(*, collection: Collection, split: str = "all") -> QuerySet[Label]:
@@ -87,6 +87,7 @@ def multi_rated_ratings(*, collection: Collection) -> list[tuple[int, int, int, 
     )
     return list(
         Rating.objects.filter(question__collection=collection)
+        .exclude(source=RatingSource.JUDGE)  # agreement between people; judges have their own page
         .filter(Exists(shared))
         .values_list("rater_id", "question_id", "answer_id", "stars")
     )

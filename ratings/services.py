@@ -24,7 +24,7 @@ from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from corpus.models import Answer, Question
-from ratings.models import Label, Rating, RatingHistory, RatingSource, Skip
+from ratings.models import JudgeAccount, Label, Rating, RatingHistory, RatingSource, Skip
 
 Pair = tuple[int, int]  # (question_id, answer_id)
 
@@ -311,18 +311,50 @@ def labels_recompute(*, pairs: Iterable[Pair]) -> int:
     return _labels_recompute_python(wanted)
 
 
+def counted_stars(
+    ratings: Sequence[tuple[int, int | None]], trust: dict[int, tuple[bool, bool]]
+) -> list[int]:
+    """The stars that count toward one pair's label, from ``(stars, judge rater id or None)`` per rating.
+
+    ``trust`` maps a judge's rater id to (counts, human_wins). People's ratings always count; a judge's
+    counts only when trusted, and with ``human_wins`` only when no person rated the pair.
+    """
+    humans = [stars for stars, judge in ratings if judge is None]
+    counted = list(humans)
+    for stars, judge in ratings:
+        if judge is None:
+            continue
+        counts, human_wins = trust.get(judge, (False, True))
+        if counts and not (human_wins and humans):
+            counted.append(stars)
+    return counted
+
+
 def _labels_recompute_python(wanted: set[Pair]) -> int:
-    """Any database: read the pairs' ratings, aggregate with ``aggregate_stars``, upsert, delete the unrated."""
-    stars_by_pair: dict[Pair, list[int]] = defaultdict(list)
+    """Any database: read the pairs' ratings, keep those that count (``counted_stars``), aggregate with
+    ``aggregate_stars``, upsert, delete the unrated."""
+    trust = {
+        user_id: (counts, human_wins)
+        for user_id, counts, human_wins in JudgeAccount.objects.values_list("user_id", "counts", "human_wins")
+    }
+    ratings_by_pair: dict[Pair, list[tuple[int, int | None]]] = defaultdict(list)
     question_ids = {q for q, _ in wanted}
     for chunk in _chunks(sorted(question_ids), 500):
-        rows = Rating.objects.filter(question_id__in=chunk).values_list("question_id", "answer_id", "stars")
-        for q, a, s in rows:
+        rows = Rating.objects.filter(question_id__in=chunk).values_list(
+            "question_id", "answer_id", "stars", "rater_id"
+        )
+        for q, a, s, rater_id in rows:
             if (q, a) in wanted:
-                stars_by_pair[(q, a)].append(s)
+                ratings_by_pair[(q, a)].append((s, rater_id if rater_id in trust else None))
     labels = []
-    for (q, a), stars in stars_by_pair.items():
+    labelled: set[Pair] = set()
+    for (q, a), ratings in ratings_by_pair.items():
+        stars = counted_stars(ratings, trust)
+        if not stars:
+            continue
         gain, mean, spread = aggregate_stars(stars)
+        humans = sum(1 for _, judge in ratings if judge is None)
+        labelled.add((q, a))
         labels.append(
             Label(
                 question_id=q,
@@ -331,6 +363,7 @@ def _labels_recompute_python(wanted: set[Pair]) -> int:
                 rater_count=len(stars),
                 mean_stars=mean,
                 disagreement=spread,
+                judge_count=len(stars) - humans,
             )
         )
     Label.objects.bulk_create(
@@ -338,9 +371,9 @@ def _labels_recompute_python(wanted: set[Pair]) -> int:
         batch_size=1000,
         update_conflicts=True,
         unique_fields=["question", "answer"],
-        update_fields=["gain", "rater_count", "mean_stars", "disagreement", "updated_at"],
+        update_fields=["gain", "rater_count", "mean_stars", "disagreement", "judge_count", "updated_at"],
     )
-    unrated = wanted - stars_by_pair.keys()
+    unrated = wanted - labelled
     for q, a in unrated:
         Label.objects.filter(question_id=q, answer_id=a).delete()
     return len(labels)
@@ -351,7 +384,9 @@ def _labels_recompute_postgresql(wanted: set[Pair]) -> int:
     ratings are. A rating save is on the hot path and this saves a round trip and most of the ORM work.
 
     percentile_cont(0.5) is the median, the mean of the two middle values for an even count, so its floor
-    is the median with a half rounded down; the mean is a float division like Python's.
+    is the median with a half rounded down; the mean is a float division like Python's. Which ratings
+    count is ``counted_stars``'s rule: people's always; a judge's (a rater with a JudgeAccount) only when
+    trusted, and with human_wins only on pairs no person rated.
     """
     sql, params = _labels_recompute_sql(wanted)
     with connection.cursor() as cursor:
@@ -363,24 +398,41 @@ def _labels_recompute_postgresql(wanted: set[Pair]) -> int:
 def _labels_recompute_sql(wanted: set[Pair]) -> tuple[str, list[Any]]:
     """The statement of ``_labels_recompute_postgresql`` and its parameters; it returns (written, removed)."""
     question_ids, answer_ids = zip(*wanted, strict=True)
-    label, rating = Label._meta.db_table, Rating._meta.db_table
+    label, rating, judge = Label._meta.db_table, Rating._meta.db_table, JudgeAccount._meta.db_table
     sql = f"""
         WITH wanted(question_id, answer_id) AS (SELECT * FROM unnest(%s::bigint[], %s::bigint[])),
-        aggregated AS (
-            SELECT r.question_id, r.answer_id,
-                   floor(percentile_cont(0.5) WITHIN GROUP (ORDER BY r.stars))::smallint AS gain,
-                   count(*) AS rater_count,
-                   sum(r.stars)::float8 / count(*) AS mean_stars,
-                   (max(r.stars) - min(r.stars))::smallint AS disagreement
+        pair_ratings AS (
+            SELECT r.question_id, r.answer_id, r.stars, j.id IS NOT NULL AS by_judge,
+                   coalesce(j.counts, true) AS counts, coalesce(j.human_wins, false) AS human_wins
             FROM {rating} r JOIN wanted w ON r.question_id = w.question_id AND r.answer_id = w.answer_id
-            GROUP BY r.question_id, r.answer_id
+            LEFT JOIN {judge} j ON j.user_id = r.rater_id
+        ),
+        counted AS (
+            SELECT p.* FROM pair_ratings p
+            WHERE p.counts AND NOT (p.human_wins AND EXISTS (
+                SELECT 1 FROM pair_ratings h
+                WHERE h.question_id = p.question_id AND h.answer_id = p.answer_id AND NOT h.by_judge
+            ))
+        ),
+        aggregated AS (
+            SELECT question_id, answer_id,
+                   floor(percentile_cont(0.5) WITHIN GROUP (ORDER BY stars))::smallint AS gain,
+                   count(*) AS rater_count,
+                   sum(stars)::float8 / count(*) AS mean_stars,
+                   (max(stars) - min(stars))::smallint AS disagreement,
+                   count(*) FILTER (WHERE by_judge) AS judge_count
+            FROM counted
+            GROUP BY question_id, answer_id
         ),
         written AS (
-            INSERT INTO {label} (question_id, answer_id, gain, rater_count, mean_stars, disagreement, updated_at)
-            SELECT question_id, answer_id, gain, rater_count, mean_stars, disagreement, %s FROM aggregated
+            INSERT INTO {label} (question_id, answer_id, gain, rater_count, mean_stars, disagreement,
+                                 judge_count, updated_at)
+            SELECT question_id, answer_id, gain, rater_count, mean_stars, disagreement, judge_count, %s
+            FROM aggregated
             ON CONFLICT (question_id, answer_id) DO UPDATE SET
                 gain = EXCLUDED.gain, rater_count = EXCLUDED.rater_count, mean_stars = EXCLUDED.mean_stars,
-                disagreement = EXCLUDED.disagreement, updated_at = EXCLUDED.updated_at
+                disagreement = EXCLUDED.disagreement, judge_count = EXCLUDED.judge_count,
+                updated_at = EXCLUDED.updated_at
             RETURNING 1
         ),
         removed AS (
@@ -461,3 +513,49 @@ def question_skip(*, rater: User, question: Question, reason: str = "") -> Skip:
 def _chunks(items: list[int], size: int) -> Iterable[list[int]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def judge_rating_record(
+    *, account: JudgeAccount, question: Question, answer: Answer, stars: object, reply: str = ""
+) -> Rating:
+    """Record (or change) a judge's stars for a pair, with its raw reply, and update the pair's label.
+
+    A judge rates only in its own collection: a pair of another collection is a ValidationError.
+    """
+    value = validate_stars(stars)
+    if question.collection_id != account.collection_id or answer.collection_id != account.collection_id:
+        raise ValidationError({"question": "A judge rates only pairs of its own collection."})
+    with transaction.atomic():
+        _lock_pair(question.pk, answer.pk)
+        rating = Rating.objects.filter(rater_id=account.user_id, question=question, answer=answer).first()
+        if rating is None:
+            rating = Rating.objects.create(
+                rater_id=account.user_id,
+                question=question,
+                answer=answer,
+                stars=value,
+                source=RatingSource.JUDGE,
+                reply=reply,
+            )
+        else:
+            if rating.stars != value:
+                RatingHistory.objects.create(
+                    rating=rating, previous_stars=rating.stars, previous_source=rating.source, new_stars=value
+                )
+            rating.stars, rating.source, rating.reply = value, RatingSource.JUDGE, reply
+            rating.save(update_fields=["stars", "source", "reply", "updated_at"])
+        labels_recompute(pairs=[(question.pk, answer.pk)])
+    return rating
+
+
+@transaction.atomic
+def judge_trust_set(*, account: JudgeAccount, counts: bool, human_wins: bool) -> int:
+    """Whether the judge's ratings count toward labels (and whether people win over it on a pair);
+    recomputes the labels of every pair the judge rated. Returns the number of labels written."""
+    JudgeAccount.objects.select_for_update().filter(pk=account.pk).update(
+        counts=counts, human_wins=human_wins
+    )
+    account.counts, account.human_wins = counts, human_wins
+    pairs = list(Rating.objects.filter(rater_id=account.user_id).values_list("question_id", "answer_id"))
+    _lock_pairs(pairs)
+    return labels_recompute(pairs=pairs)

@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "ratings",
     "evaluation",
     "raters",
+    "judges",
     "trainer",
 ]
 
@@ -229,6 +230,9 @@ TRAINING_STALE_SECONDS = env_int("TRAINING_STALE_SECONDS", 120, minimum=1)
 CELERY_BEAT_SCHEDULE["training-sweep"] = {"task": "trainer.training_sweep", "schedule": 60.0}
 # Embedding builds whose parts went silent for EVALUATION_STALE_SECONDS get those parts queued again.
 CELERY_BEAT_SCHEDULE["embeddings-sweep"] = {"task": "rankers.embeddings_sweep", "schedule": 60.0}
+# Judging runs whose worker went silent this long are resumed (they skip what was already judged).
+JUDGING_STALE_SECONDS = env_int("JUDGING_STALE_SECONDS", 120, minimum=1)
+CELERY_BEAT_SCHEDULE["judging-sweep"] = {"task": "judges.sweep", "schedule": 60.0}
 if EVALUATION_SCHEDULE:
     from celery.schedules import crontab
 

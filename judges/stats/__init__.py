@@ -1,0 +1,1 @@
+"""Agreement statistics between a judge and people, pure numpy (one measure per module)."""

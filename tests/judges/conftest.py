@@ -1,0 +1,180 @@
+"""A committed collection with people's ratings, and the reference judge server in real subprocesses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+
+from corpus.formats import AnswerRecord, QuestionRecord
+from corpus.models import Answer, Collection, Question, Role, Split
+from corpus.services import answers_upsert, collection_create, membership_set, questions_upsert
+from ratings.services import rating_record
+from tests.conftest import ROOT, _database_url_for_tests
+from tests.rankers.rankers_support import free_port
+
+ANSWERS = [
+    AnswerRecord("a1", "Boundary layer", "The boundary layer of a flat plate thickens downstream."),
+    AnswerRecord("a2", "Shock waves", "Shock waves form in supersonic flow around a wedge."),
+    AnswerRecord("a3", "Heat transfer", "Heat transfer at hypersonic speed heats the nose cone."),
+    AnswerRecord("a4", "Wing lift", "Wing lift grows with the angle of attack until stall."),
+    AnswerRecord("a5", "Pasta", "Cooking pasta in salted boiling water."),
+    AnswerRecord("a6", "Buckling", "Buckling of thin cylindrical shells under axial load."),
+]
+QUESTIONS = [
+    QuestionRecord("q1", "how does the boundary layer of a flat plate grow", Split.TRAIN),
+    QuestionRecord("q2", "what happens in supersonic flow around a wedge", Split.TRAIN),
+    QuestionRecord("q3", "how hot does a nose cone get at hypersonic speed", Split.TEST),
+    QuestionRecord("q4", "when do thin cylindrical shells buckle", Split.TEST),
+]
+# People's stars: (question, answer) -> stars.
+HUMAN = {
+    ("q1", "a1"): 3,
+    ("q1", "a2"): 0,
+    ("q2", "a2"): 3,
+    ("q2", "a4"): 1,
+    ("q3", "a3"): 3,
+    ("q3", "a5"): 0,
+    ("q4", "a6"): 2,
+    ("q4", "a1"): 0,
+}
+
+
+@dataclass
+class Judged:
+    collection: Collection
+    trainer: object
+    human: object
+
+    def q(self, external_id: str) -> Question:
+        return Question.objects.get(collection=self.collection, external_id=external_id)
+
+    def a(self, external_id: str) -> Answer:
+        return Answer.objects.get(collection=self.collection, external_id=external_id)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(scope="module")
+def judged_committed(django_db_setup, django_db_blocker) -> Iterator[tuple[int, int, int]]:
+    """The "judged" collection, committed so that judge_server subprocesses can read its labels."""
+    users = get_user_model().objects
+    with django_db_blocker.unblock():
+        collection = collection_create(name="Judged", slug="judged")
+        answers_upsert(collection=collection, records=ANSWERS)
+        questions_upsert(collection=collection, records=QUESTIONS)
+        trainer = users.create_user(username="judged-trainer", password="pw-judged-trainer")
+        human = users.create_user(username="judged-human", password="pw-judged-human")
+        membership_set(collection=collection, user=trainer, role=Role.TRAINER)
+        membership_set(collection=collection, user=human, role=Role.RATER)
+        for (q, a), stars in HUMAN.items():
+            rating_record(
+                rater=human,
+                question=Question.objects.get(collection=collection, external_id=q),
+                answer=Answer.objects.get(collection=collection, external_id=a),
+                stars=stars,
+            )
+    try:
+        yield collection.pk, trainer.pk, human.pk
+    finally:
+        with django_db_blocker.unblock():
+            from judges.models import Judge
+
+            for judge in Judge.objects.filter(collection_id=collection.pk):
+                judge.account.user.delete()
+            collection.delete()
+            users.filter(pk__in=[trainer.pk, human.pk]).delete()
+
+
+@pytest.fixture
+def judged(judged_committed, db) -> Judged:
+    collection_id, trainer_id, human_id = judged_committed
+    users = get_user_model().objects
+    return Judged(Collection.objects.get(pk=collection_id), users.get(pk=trainer_id), users.get(pk=human_id))
+
+
+@dataclass
+class JudgeServer:
+    """``manage.py judge_server`` in a real subprocess on a free port."""
+
+    url: str  # the base URL a judge is configured with (.../v1)
+    process: subprocess.Popen
+    log_path: Path
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-5000:]
+
+
+def start_judge_server(slug: str, log_dir: Path, *args: str) -> JudgeServer:
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url_for_tests(),
+        "DJANGO_SETTINGS_MODULE": "trainer.settings",
+    }
+    log_path = log_dir / f"judge-server-{port}.log"
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "judge_server", "--collection", slug, "--port", str(port), *args],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    server = JudgeServer(url=f"http://127.0.0.1:{port}/v1", process=process, log_path=log_path)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"judge_server exited early:\n{server.log()}")
+        try:
+            httpx.get(server.url + "/models", timeout=1)
+            return server
+        except httpx.TransportError:
+            time.sleep(0.1)
+    server.stop()
+    raise RuntimeError(f"judge_server did not become ready in 60 s:\n{server.log()}")
+
+
+@pytest.fixture(scope="module")
+def judge_server_factory(judged_committed, tmp_path_factory) -> Iterator[Callable[..., JudgeServer]]:
+    """Start reference judge servers for the "judged" collection; all are stopped at the module's end."""
+    started: list[JudgeServer] = []
+    log_dir = tmp_path_factory.mktemp("judge-logs")
+
+    def start(*args: str) -> JudgeServer:
+        server = start_judge_server("judged", log_dir, *args)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def judge_server(judge_server_factory) -> JudgeServer:
+    """A plain reference judge: exact labels, one digit, no key."""
+    return judge_server_factory()

@@ -1,0 +1,272 @@
+"""Judging runs against the reference judge server over real HTTP (the run's service, in process)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from judges.models import Judging, JudgingStatus
+from judges.services import (
+    JudgingConflict,
+    judge_create,
+    judge_test,
+    judging_cancel,
+    judging_resume,
+    judging_run,
+    judging_start,
+)
+from ratings.models import Rating, RatingSource
+
+HUMAN_PAIRS = 8  # see conftest.HUMAN; all are in the overlap sample only by chance, so runs use "questions"
+
+
+def _chat_judge(judged, server, **fields):
+    return judge_create(
+        collection=judged.collection,
+        name=fields.pop("name", "Reference"),
+        kind="openai-chat",
+        base_url=server.url,
+        model="reference-judge",
+        **fields,
+    )
+
+
+def _start(judge, **options):
+    options.setdefault("selection", "questions")
+    options.setdefault("question_ids", ["q1", "q2", "q3", "q4"])
+    return judging_start(judge=judge, **options)
+
+
+def _judged_stars(judge) -> dict[tuple[str, str], int]:
+    return {
+        (r.question.external_id, r.answer.external_id): r.stars
+        for r in Rating.objects.filter(rater_id=judge.account.user_id).select_related("question", "answer")
+    }
+
+
+def test_run_judges_each_pair_with_the_servers_grades(judged, judge_server):
+    judge = _chat_judge(judged, judge_server, concurrency=4, requests_per_minute=0)
+    judging = _start(judge)
+
+    done = judging_run(judging_id=judging.pk, worker="test")
+
+    stars = _judged_stars(judge)
+    assert done.status == JudgingStatus.SUCCEEDED, done.error
+    assert done.judged == len(judging.pairs) == len(stars)
+    # The server grades from the labels: people's grade where they rated, 0 elsewhere.
+    for (q, a), grade in stars.items():
+        assert grade == {
+            ("q1", "a1"): 3,
+            ("q2", "a2"): 3,
+            ("q2", "a4"): 1,
+            ("q3", "a3"): 3,
+            ("q4", "a6"): 2,
+        }.get((q, a), 0)
+    assert done.requests == done.judged and done.retries == 0
+    assert done.prompt_tokens > 0 and done.completion_tokens == done.judged
+    rating = Rating.objects.filter(rater_id=judge.account.user_id).first()
+    assert rating.source == RatingSource.JUDGE and rating.reply in {"0", "1", "2", "3"}
+
+
+def test_run_retries_429_with_retry_after_and_5xx(judged, judge_server_factory):
+    server = judge_server_factory("--rate-limit-first", "2", "--retry-after", "0.2", "--fail-first", "1")
+    judge = _chat_judge(judged, server, concurrency=1, requests_per_minute=0)
+    judging = _start(judge, question_ids=["q1"])
+
+    done = judging_run(judging_id=judging.pk, worker="test")
+
+    assert done.status == JudgingStatus.SUCCEEDED, done.error
+    assert done.retries == 3
+    assert done.requests == done.judged + 3
+
+
+def test_wrong_key_fails_the_run_and_never_shows_the_key(judged, judge_server_factory, caplog):
+    server = judge_server_factory("--api-key", "right-key")
+    judge = _chat_judge(judged, server, api_key="sk-wrong-secret-123")
+    judging = _start(judge)
+
+    with caplog.at_level(logging.DEBUG):
+        done = judging_run(judging_id=judging.pk, worker="test")
+
+    assert done.status == JudgingStatus.FAILED
+    assert "refused the API key (HTTP 401)" in done.error
+    assert "sk-wrong-secret-123" not in done.error + caplog.text
+    assert done.judged == 0
+
+
+def test_right_key_is_sent_as_bearer(judged, judge_server_factory):
+    server = judge_server_factory("--api-key", "right-key")
+    judge = _chat_judge(judged, server, api_key="right-key")
+    done = judging_run(judging_id=_start(judge, question_ids=["q1"]).pk, worker="test")
+
+    assert done.status == JudgingStatus.SUCCEEDED, done.error
+
+
+def test_unreachable_judge_fails_with_reason(judged):
+    from tests.rankers.rankers_support import free_port
+
+    judge = judge_create(
+        collection=judged.collection,
+        name="Nowhere",
+        kind="openai-chat",
+        base_url=f"http://127.0.0.1:{free_port()}/v1",
+        model="m",
+        timeout_seconds=2,
+    )
+    judging = _start(judge, question_ids=["q1"])
+    from judges import client
+
+    client_retries = client.RETRIES
+    client.RETRIES = 1
+    try:
+        done = judging_run(judging_id=judging.pk, worker="test")
+    finally:
+        client.RETRIES = client_retries
+
+    assert done.status == JudgingStatus.FAILED
+    assert "is unreachable (ConnectError)" in done.error and "gave up after" in done.error
+
+
+def test_malformed_replies_fail_the_run_saying_why(judged, judge_server_factory):
+    server = judge_server_factory("--malformed")
+    judge = _chat_judge(judged, server, concurrency=1)
+    done = judging_run(judging_id=_start(judge).pk, worker="test")
+
+    assert done.status == JudgingStatus.FAILED
+    assert "could be used" in done.error and "expected one digit 0–3" in done.error
+    assert done.judged == 0 and done.failed == len(done.pairs)
+    assert done.pair_errors[0]["error"].startswith("expected one digit 0–3")
+
+
+def test_grade_outside_scale_is_an_error_on_the_pair(judged, judge_server_factory):
+    server = judge_server_factory("--out-of-range")
+    judge = _chat_judge(judged, server)
+    done = judging_run(judging_id=_start(judge, question_ids=["q1"]).pk, worker="test")
+
+    assert done.judged == 0
+    assert "the judge answered grade 7, outside 0–3" in done.pair_errors[0]["error"]
+    assert not Rating.objects.filter(rater_id=judge.account.user_id).exists()
+
+
+@pytest.mark.parametrize(("reply", "fmt"), [("json", "json"), ("reasoning", "reasoning")])
+def test_reply_formats_are_read(judged, judge_server_factory, reply, fmt):
+    server = judge_server_factory("--reply", reply)
+    judge = _chat_judge(judged, server, reply_format=fmt)
+    done = judging_run(judging_id=_start(judge, question_ids=["q1"]).pk, worker="test")
+
+    assert done.status == JudgingStatus.SUCCEEDED, done.error
+    assert _judged_stars(judge)[("q1", "a1")] == 3
+    reply_text = Rating.objects.get(
+        rater_id=judge.account.user_id, question=judged.q("q1"), answer=judged.a("a1")
+    )
+    assert "3" in reply_text.reply
+
+
+def test_budget_stops_the_run_and_resume_finishes_it(judged, judge_server):
+    judge = _chat_judge(judged, judge_server, concurrency=1)
+    judging = _start(judge, budget_tokens=1)
+
+    stopped = judging_run(judging_id=judging.pk, worker="test")
+
+    assert stopped.status == JudgingStatus.FAILED
+    assert "budget of 1 tokens" in stopped.error
+    kept = stopped.judged
+    assert 1 <= kept < len(judging.pairs)
+    Judging.objects.filter(pk=judging.pk).update(budget_tokens=0)
+    resumed = judging_resume(judging=stopped)
+    assert resumed.status == JudgingStatus.QUEUED
+    finished = judging_run(judging_id=judging.pk, worker="test")
+    assert finished.status == JudgingStatus.SUCCEEDED
+    assert finished.judged == len(judging.pairs) == len(_judged_stars(judge))
+
+
+def test_cancel_a_queued_run_and_conflict_while_active(judged, judge_server):
+    judge = _chat_judge(judged, judge_server)
+    judging = _start(judge)
+    with pytest.raises(JudgingConflict):
+        _start(judge)
+
+    cancelled = judging_cancel(judging=judging)
+
+    assert cancelled.status == JudgingStatus.CANCELLED
+    assert judging_run(judging_id=judging.pk, worker="test") is None  # nothing to claim
+
+
+def test_cancel_requested_stops_a_running_run_keeping_what_it_judged(judged, judge_server):
+    judge = _chat_judge(judged, judge_server, concurrency=1)
+    judging = _start(judge)
+    Judging.objects.filter(pk=judging.pk).update(cancel_requested=True)
+
+    done = judging_run(judging_id=judging.pk, worker="test")
+
+    assert done.status == JudgingStatus.CANCELLED
+    assert 1 <= done.judged < len(judging.pairs)
+    assert Rating.objects.filter(rater_id=judge.account.user_id).count() == done.judged
+
+
+def test_builtin_judge_is_deterministic_and_calibrated(judged):
+    judge = judge_create(collection=judged.collection, name="Builtin", kind="builtin")
+    done = judging_run(judging_id=_start(judge).pk, worker="test")
+    first = _judged_stars(judge)
+
+    assert done.status == JudgingStatus.SUCCEEDED and done.requests == 0
+    judge.refresh_from_db()
+    assert judge.calibration["labels"] == HUMAN_PAIRS
+    assert len(judge.calibration["thresholds"]) == 3
+    assert "Grade:" in Rating.objects.filter(rater_id=judge.account.user_id).first().reply
+    Rating.objects.filter(rater_id=judge.account.user_id).delete()
+    judging_run(judging_id=_start(judge).pk, worker="test")
+    assert _judged_stars(judge) == first
+
+
+def test_start_refuses_bad_selection_and_nothing_to_judge(judged, judge_server):
+    judge = _chat_judge(judged, judge_server)
+    with pytest.raises(ValidationError, match="Selection must be one of"):
+        judging_start(judge=judge, selection="everything")
+    with pytest.raises(ValidationError, match="No question 'nope'"):
+        judging_start(judge=judge, selection="questions", question_ids=["nope"])
+    with pytest.raises(ValidationError, match="Limit must be"):
+        judging_start(judge=judge, selection="queue", limit=0)
+    assert not Judging.objects.exists()
+
+
+def test_create_refuses_template_without_placeholders_and_missing_url(judged):
+    with pytest.raises(ValidationError) as error:
+        judge_create(
+            collection=judged.collection, name="Bad", kind="openai-chat", prompt_template="Grade {answer}."
+        )
+    assert error.value.message_dict["prompt_template"] == ["The prompt template must contain {question}."]
+    assert "base URL" in error.value.message_dict["base_url"][0]
+    assert "model" in error.value.message_dict
+
+
+def test_metadata_address_is_refused(judged):
+    with pytest.raises(ValidationError, match="link-local or cloud metadata"):
+        judge_create(
+            collection=judged.collection,
+            name="Meta",
+            kind="openai-chat",
+            base_url="http://169.254.169.254/v1",
+            model="m",
+        )
+
+
+def test_test_connection_shows_the_raw_reply(judged, judge_server_factory):
+    server = judge_server_factory("--reply", "reasoning")
+    judge = _chat_judge(judged, server, reply_format="reasoning")
+
+    outcome = judge_test(judge=judge)
+
+    assert outcome.error == "" and outcome.stars == 3
+    assert outcome.reply.endswith("Grade: 3") and "Question: how does the boundary layer" in outcome.prompt
+
+
+def test_test_connection_wrong_key_says_so(judged, judge_server_factory):
+    server = judge_server_factory("--api-key", "k1")
+    judge = _chat_judge(judged, server, api_key="k2-secret")
+
+    outcome = judge_test(judge=judge)
+
+    assert "refused the API key (HTTP 401)" in outcome.error and "k2-secret" not in outcome.error
