@@ -73,7 +73,8 @@ def select_pairs(*, judge: Judge, selection: str, limit: int, question_ids: list
 
     - queue: the rating queue's next pairs for the judge's account (its order and reasons);
     - test-top: the unlabelled answers in the test questions' top k of the latest evaluation;
-    - questions: the current candidates (default ranker's top k) of the questions with these ids;
+    - questions: the current candidates (default ranker's top k) and the labelled answers of the
+      questions with these ids;
     - overlap: pairs people rated in the overlap sample, to calibrate the judge against them.
     """
     from django.core.exceptions import ValidationError
@@ -117,7 +118,12 @@ def select_pairs(*, judge: Judge, selection: str, limit: int, question_ids: list
                 {"question_ids": f"No question {', '.join(repr(m) for m in missing[:5])} in this collection."}
             )
         table = candidate_table(collection=collection)
-        pairs = [(found[x], a) for x in wanted for a in table.get(found[x], [])]
+        labelled = defaultdict(list)
+        for q, a in Label.objects.filter(question_id__in=found.values()).order_by("answer_id").values_list(
+            "question_id", "answer_id"
+        ):
+            labelled[q].append(a)
+        pairs = [(found[x], a) for x in wanted for a in [*table.get(found[x], []), *labelled[found[x]]]]
     else:
         external = dict(Question.objects.filter(collection=collection).values_list("id", "external_id"))
         pairs = [

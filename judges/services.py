@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from corpus.models import Answer, Collection, Question, Split
 from judges import builtin
-from judges.client import ChatClient, JudgeError, JudgeRefused, JudgeUnavailable
+from judges.client import RETRIES, ChatClient, JudgeError, JudgeRefused, JudgeUnavailable
 from judges.models import (
     ACTIVE_JUDGING,
     Judge,
@@ -210,7 +210,9 @@ class Judgment:
 class Grader:
     """Grades one pair at a time (thread-safe); ``close`` when done."""
 
-    def __init__(self, judge: Judge, on_retry: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, judge: Judge, on_retry: Callable[[], None] | None = None, retries: int | None = None
+    ) -> None:
         self.judge = judge
         self.on_retry = on_retry
         self.client: ChatClient | None = None
@@ -235,6 +237,7 @@ class Grader:
                 timeout=judge.timeout_seconds,
                 concurrency=judge.concurrency,
                 requests_per_minute=judge.requests_per_minute,
+                retries=RETRIES if retries is None else retries,
             )
 
     def close(self) -> None:
@@ -335,7 +338,7 @@ def judge_test(*, judge: Judge) -> TestOutcome:
     pair = pair_texts([(q, a)], judge.collection_id)[(q, a)]
     grader = None
     try:
-        grader = Grader(judge)
+        grader = Grader(judge, retries=0)  # a test shows the first answer, whatever it is
         judgment = grader.grade(pair)
         return TestOutcome(pair.question, pair.answer, judgment.prompt, judgment.reply, judgment.stars, "")
     except (JudgeError, PairFailed) as exc:

@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from trainer.api import views
+from trainer.api import views, views_judges
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -39,4 +39,26 @@ urlpatterns = [
     path("tokens/<int:token_id>/revoke/", views.TokenRevokeView.as_view(), name="api-token-revoke"),
     path("trainings/<int:training_id>/", views.TrainingDetailView.as_view(), name="api-training"),
     path("evaluations/<int:run_id>/", views.EvaluationDetailView.as_view(), name="api-evaluation-detail"),
+    path("collections/<slug:slug>/judges/", views_judges.JudgeListView.as_view(), name="api-judges"),
+    path("judges/<int:judge_id>/", views_judges.JudgeDetailView.as_view(), name="api-judge"),
+    path("judges/<int:judge_id>/test/", views_judges.JudgeTestView.as_view(), name="api-judge-test"),
+    path(
+        "judges/<int:judge_id>/judgings/", views_judges.JudgeJudgingsView.as_view(), name="api-judge-judgings"
+    ),
+    path(
+        "judges/<int:judge_id>/agreement/",
+        views_judges.JudgeAgreementView.as_view(),
+        name="api-judge-agreement",
+    ),
+    path("judgings/<int:judging_id>/", views_judges.JudgingDetailView.as_view(), name="api-judging"),
+    path(
+        "judgings/<int:judging_id>/cancel/",
+        views_judges.JudgingCancelView.as_view(),
+        name="api-judging-cancel",
+    ),
+    path(
+        "judgings/<int:judging_id>/resume/",
+        views_judges.JudgingResumeView.as_view(),
+        name="api-judging-resume",
+    ),
 ]
