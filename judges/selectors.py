@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.db.models import QuerySet
 
 from corpus.models import Answer, Collection, Question
 from evaluation.metrics.ranking import mean_ignoring_undefined
@@ -119,8 +120,10 @@ def select_pairs(*, judge: Judge, selection: str, limit: int, question_ids: list
             )
         table = candidate_table(collection=collection)
         labelled = defaultdict(list)
-        for q, a in Label.objects.filter(question_id__in=found.values()).order_by("answer_id").values_list(
-            "question_id", "answer_id"
+        for q, a in (
+            Label.objects.filter(question_id__in=found.values())
+            .order_by("answer_id")
+            .values_list("question_id", "answer_id")
         ):
             labelled[q].append(a)
         pairs = [(found[x], a) for x in wanted for a in [*table.get(found[x], []), *labelled[found[x]]]]
@@ -139,12 +142,16 @@ def select_pairs(*, judge: Judge, selection: str, limit: int, question_ids: list
     return result[:limit]
 
 
-def judges_of(*, collection: Collection) -> list[Judge]:
-    return list(Judge.objects.filter(collection=collection).select_related("account"))
+def judges_of(*, collection: Collection) -> QuerySet[Judge]:
+    return (
+        Judge.objects.filter(collection=collection)
+        .select_related("account", "collection")
+        .order_by("name", "id")
+    )
 
 
-def judgings_of(*, judge: Judge, limit: int = 20) -> list[Judging]:
-    return list(Judging.objects.filter(judge=judge).order_by("-created_at", "-id")[:limit])
+def judgings_of(*, judge: Judge) -> QuerySet[Judging]:
+    return Judging.objects.filter(judge=judge).order_by("-created_at", "-id")
 
 
 def latest_judging(*, judge: Judge) -> Judging | None:

@@ -277,6 +277,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "evaluation.models.RunStatus",
         "TrainingStatusEnum": "trainer.models.TrainingStatus",
+        "JudgeKindEnum": "judges.models.JudgeKind",
+        "JudgingStatusEnum": "judges.models.JudgingStatus",
     },
     # Swagger UI and ReDoc come from drf-spectacular-sidecar's static files, not a CDN: the docs work
     # offline and behind a firewall.

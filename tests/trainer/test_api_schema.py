@@ -13,6 +13,8 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import ignored_auth
 
 from corpus.models import Role
+from judges.models import Judge, Judging
+from judges.services import judge_create
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 from trainer.services import api_token_create
 
@@ -50,7 +52,16 @@ schema = schemathesis.from_pytest_fixture("api_schema")
 )
 def test_api_conforms_to_its_schema(case, api_data, trainer, collection):
     _, key = api_token_create(collection=collection, user=trainer, role=Role.TRAINER)
+    # Hypothesis calls this test many times in one database transaction: make the judge once.
+    judge = Judge.objects.filter(collection=collection).first() or judge_create(
+        collection=collection, name="Builtin", kind="builtin"
+    )
+    judging = Judging.objects.filter(judge=judge).first() or Judging.objects.create(
+        judge=judge, selection="queue", pairs=[]
+    )
     real = {
+        "judge_id": judge.pk,
+        "judging_id": judging.pk,
         "slug": "tiny",
         "ranker_id": api_data.ranker.pk,
         "run_id": api_data.run.pk,

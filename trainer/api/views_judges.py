@@ -43,6 +43,7 @@ def _no_nul(value):
 class JudgeSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     collection = serializers.CharField(source="collection.slug")
+    base_url = serializers.CharField(help_text="Empty for a builtin judge.")
     has_api_key = serializers.BooleanField(
         help_text="Whether a key is stored; the key itself is never returned."
     )
@@ -228,12 +229,14 @@ class JudgeListView(GenericAPIView):
 
     @extend_schema(
         summary="The collection's judges",
-        responses={200: JudgeSerializer(many=True), **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
+        responses={200: JudgeSerializer(many=True), **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
     )
     def get(self, request: Request, slug: str) -> Response:
         collection, _ = collection_for(request, slug, need=Role.TRAINER)
-        judges = judges_of(collection=collection)
-        return Response(JudgeSerializer(judges, many=True, context={"request": request}).data)
+        page = self.paginate_queryset(judges_of(collection=collection))
+        return self.get_paginated_response(
+            JudgeSerializer(page, many=True, context={"request": request}).data
+        )
 
     @extend_schema(
         summary="Create a judge (builtin, or any OpenAI chat-completions service)",
@@ -259,7 +262,7 @@ class JudgeDetailView(GenericAPIView):
 
     @extend_schema(
         summary="A judge (never its API key)",
-        responses={200: JudgeSerializer, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
+        responses={200: JudgeSerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
     )
     def get(self, request: Request, judge_id: int) -> Response:
         return Response(JudgeSerializer(_judge_for(request, judge_id), context={"request": request}).data)
@@ -296,7 +299,7 @@ class JudgeTestView(GenericAPIView):
     @extend_schema(
         summary="Test connection: grade one pair now (nothing saved) and show the raw reply",
         request=None,
-        responses={200: TestOutcomeSerializer, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
+        responses={200: TestOutcomeSerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
     )
     def post(self, request: Request, judge_id: int) -> Response:
         outcome = judge_test(judge=_judge_for(request, judge_id))
@@ -309,12 +312,13 @@ class JudgeJudgingsView(GenericAPIView):
 
     @extend_schema(
         summary="The judge's judging runs, newest first",
-        responses={200: JudgingSerializer(many=True), **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
+        responses={200: JudgingSerializer(many=True), **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
     )
     def get(self, request: Request, judge_id: int) -> Response:
         judge = _judge_for(request, judge_id)
-        return Response(
-            JudgingSerializer(judgings_of(judge=judge), many=True, context={"request": request}).data
+        page = self.paginate_queryset(judgings_of(judge=judge))
+        return self.get_paginated_response(
+            JudgingSerializer(page, many=True, context={"request": request}).data
         )
 
     @extend_schema(
@@ -350,7 +354,7 @@ class JudgeAgreementView(GenericAPIView):
 
     @extend_schema(
         summary="How the judge agrees with people: kappa, alpha, confusion, leniency, NDCG with either labels",
-        responses={200: AgreementSerializer, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
+        responses={200: AgreementSerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
     )
     def get(self, request: Request, judge_id: int) -> Response:
         return Response(agreement(judge=_judge_for(request, judge_id)).as_json())
@@ -362,7 +366,7 @@ class JudgingDetailView(GenericAPIView):
 
     @extend_schema(
         summary="A judging run: status, progress, requests, tokens, errors",
-        responses={200: JudgingSerializer, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
+        responses={200: JudgingSerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
     )
     def get(self, request: Request, judging_id: int) -> Response:
         return Response(
@@ -377,7 +381,7 @@ class JudgingCancelView(GenericAPIView):
     @extend_schema(
         summary="Cancel a judging run (it keeps what it judged)",
         request=None,
-        responses={200: JudgingSerializer, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
+        responses={200: JudgingSerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
     )
     def post(self, request: Request, judging_id: int) -> Response:
         judging = judging_cancel(judging=_judging_for(request, judging_id))
