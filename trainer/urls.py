@@ -52,6 +52,7 @@ urlpatterns = [
     path("tokens/", views_tokens.tokens_page, name="tokens"),
     path("tokens/<int:token_id>/revoke/", views_tokens.token_revoke, name="token-revoke"),
     path("api/", include("trainer.api.urls")),
+    path("", include("judges.urls")),
     path("evaluation/", include("evaluation.urls")),
     path("", include("raters.urls")),
 ]

@@ -1,0 +1,268 @@
+"""Trainer pages of a collection's judges: the list with a form to add one, a judge's page (settings,
+trust, Test connection, judging runs with live progress) and its agreement with people.
+
+Access as on the Rankers pages: anonymous users log in first, non-members get 404, raters 403. Every
+POST redirects (303) to a page that shows the outcome; htmx only polls a running judging's block.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from corpus.models import Collection
+from corpus.permissions import can_manage, can_rate
+from judges.forms import JudgeForm, JudgingForm, TrustForm
+from judges.models import Judge, Judging
+from judges.prompts import SCALE
+from judges.selectors import agreement, judges_of, judgings_of, latest_judging
+from judges.services import (
+    JudgingConflict,
+    JudgingUnavailable,
+    judge_create,
+    judge_test,
+    judge_trust,
+    judge_update,
+    judging_cancel,
+    judging_resume,
+    judging_start,
+)
+
+RUNS_SHOWN = 10
+TEST_SESSION_KEY = "judge-test-{}"
+
+
+def _managed_collection(request: HttpRequest, slug: str) -> Collection:
+    collection = get_object_or_404(Collection, slug=slug)
+    if can_manage(user=request.user, collection=collection):
+        return collection
+    if can_rate(user=request.user, collection=collection):
+        raise PermissionDenied("Only trainers of this collection can manage its judges.")
+    raise Http404("No such collection.")
+
+
+def _judge(collection: Collection, judge_id: int) -> Judge:
+    return get_object_or_404(
+        Judge.objects.select_related("account", "collection"), pk=judge_id, collection=collection
+    )
+
+
+def _see_other(url: str) -> HttpResponseRedirect:
+    response = HttpResponseRedirect(url)
+    response.status_code = 303
+    return response
+
+
+def _judge_url(judge: Judge) -> str:
+    return reverse("judge", args=[judge.collection.slug, judge.pk])
+
+
+def _errors(exc: ValidationError) -> str:
+    if hasattr(exc, "message_dict"):
+        return " ".join(f"{field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items())
+    return " ".join(exc.messages)
+
+
+def _apply_errors(form, exc: ValidationError) -> None:
+    for field, msgs in getattr(exc, "message_dict", {"__all__": exc.messages}).items():
+        form.add_error(field if field in form.fields else None, msgs)
+
+
+@login_required
+@require_GET
+def judges_page(request: HttpRequest, slug: str) -> HttpResponse:
+    collection = _managed_collection(request, slug)
+    return _render_list(request, collection, JudgeForm(initial={"kind": "builtin", "name": "Builtin"}))
+
+
+def _render_list(
+    request: HttpRequest, collection: Collection, form: JudgeForm, status: int = 200
+) -> HttpResponse:
+    rows = [(judge, latest_judging(judge=judge)) for judge in judges_of(collection=collection)]
+    return render(
+        request, "judges/judges.html", {"collection": collection, "rows": rows, "form": form}, status=status
+    )
+
+
+@login_required
+@require_POST
+def judge_new(request: HttpRequest, slug: str) -> HttpResponse:
+    collection = _managed_collection(request, slug)
+    form = JudgeForm(request.POST)
+    if form.is_valid():
+        try:
+            judge = judge_create(
+                collection=collection, api_key=form.api_key_value() or "", **form.setting_values()
+            )
+        except ValidationError as exc:
+            _apply_errors(form, exc)
+        else:
+            messages.success(
+                request, f"Judge {judge.name} added. Try it with Test connection, then judge some pairs."
+            )
+            return _see_other(_judge_url(judge))
+    return _render_list(request, collection, form, status=400)
+
+
+def _judge_context(request: HttpRequest, judge: Judge, form: JudgeForm | None = None) -> dict:
+    test = request.session.pop(TEST_SESSION_KEY.format(judge.pk), None)
+    return {
+        "collection": judge.collection,
+        "judge": judge,
+        "form": form or JudgeForm(instance=judge),
+        "trust_form": TrustForm(
+            initial={"counts": judge.account.counts, "human_wins": judge.account.human_wins}
+        ),
+        "judging_form": JudgingForm(),
+        "judgings": list(judgings_of(judge=judge)[:RUNS_SHOWN]),
+        "test": test,
+        "scale": SCALE,
+    }
+
+
+@login_required
+@require_GET
+def judge_page(request: HttpRequest, slug: str, judge_id: int) -> HttpResponse:
+    judge = _judge(_managed_collection(request, slug), judge_id)
+    return render(request, "judges/judge.html", _judge_context(request, judge))
+
+
+@login_required
+@require_POST
+def judge_edit(request: HttpRequest, slug: str, judge_id: int) -> HttpResponse:
+    judge = _judge(_managed_collection(request, slug), judge_id)
+    form = JudgeForm(request.POST, instance=Judge.objects.get(pk=judge.pk))
+    if form.is_valid():
+        try:
+            judge_update(judge=judge, api_key=form.api_key_value(), **form.setting_values())
+        except ValidationError as exc:
+            _apply_errors(form, exc)
+        else:
+            messages.success(request, "Settings saved.")
+            return _see_other(_judge_url(judge))
+    judge.refresh_from_db()
+    return render(request, "judges/judge.html", _judge_context(request, judge, form), status=400)
+
+
+@login_required
+@require_POST
+def judge_trust_set(request: HttpRequest, slug: str, judge_id: int) -> HttpResponse:
+    judge = _judge(_managed_collection(request, slug), judge_id)
+    form = TrustForm(request.POST)
+    form.is_valid()
+    counts, human_wins = form.cleaned_data.get("counts", False), form.cleaned_data.get("human_wins", False)
+    written = judge_trust(judge=judge, counts=counts, human_wins=human_wins)
+    if counts:
+        rule = "people win on pairs they rated" if human_wins else "the judge is one more rater"
+        messages.success(
+            request, f"{judge.name}'s ratings now count toward labels ({rule}); {written} labels updated."
+        )
+    else:
+        messages.success(
+            request, f"{judge.name}'s ratings no longer count toward labels; {written} labels updated."
+        )
+    return _see_other(_judge_url(judge))
+
+
+@login_required
+@require_POST
+def judge_test_view(request: HttpRequest, slug: str, judge_id: int) -> HttpResponse:
+    judge = _judge(_managed_collection(request, slug), judge_id)
+    outcome = judge_test(judge=judge)
+    request.session[TEST_SESSION_KEY.format(judge.pk)] = {
+        "question": outcome.question,
+        "answer": outcome.answer[:1000],
+        "reply": outcome.reply,
+        "stars": outcome.stars,
+        "error": outcome.error,
+    }
+    return _see_other(_judge_url(judge) + "#test")
+
+
+@login_required
+@require_POST
+def judging_start_view(request: HttpRequest, slug: str, judge_id: int) -> HttpResponse:
+    judge = _judge(_managed_collection(request, slug), judge_id)
+    form = JudgingForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items()))
+        return _see_other(_judge_url(judge) + "#runs")
+    try:
+        judging = judging_start(
+            judge=judge,
+            selection=form.cleaned_data["selection"],
+            limit=form.cleaned_data["limit"],
+            question_ids=form.question_id_list(),
+            budget_tokens=form.cleaned_data["budget_tokens"],
+            created_by=request.user,  # type: ignore[arg-type]
+        )
+    except (JudgingConflict, JudgingUnavailable) as exc:
+        messages.error(request, str(exc))
+    except ValidationError as exc:
+        messages.error(request, _errors(exc))
+    else:
+        messages.success(request, f"Judging {judging.total} pairs with {judge.name}.")
+    return _see_other(_judge_url(judge) + "#runs")
+
+
+def _judging(judge: Judge, judging_id: int) -> Judging:
+    return get_object_or_404(Judging, pk=judging_id, judge=judge)
+
+
+@login_required
+@require_POST
+def judging_cancel_view(request: HttpRequest, slug: str, judge_id: int, judging_id: int) -> HttpResponse:
+    judge = _judge(_managed_collection(request, slug), judge_id)
+    judging = judging_cancel(judging=_judging(judge, judging_id))
+    messages.success(
+        request,
+        "Cancelled."
+        if judging.status == "cancelled"
+        else "Cancelling: the run stops after its current pairs.",
+    )
+    return _see_other(_judge_url(judge) + "#runs")
+
+
+@login_required
+@require_POST
+def judging_resume_view(request: HttpRequest, slug: str, judge_id: int, judging_id: int) -> HttpResponse:
+    judge = _judge(_managed_collection(request, slug), judge_id)
+    try:
+        judging_resume(judging=_judging(judge, judging_id))
+    except (JudgingConflict, JudgingUnavailable) as exc:
+        messages.error(request, str(exc))
+    except ValidationError as exc:
+        messages.error(request, _errors(exc))
+    else:
+        messages.success(request, "Resumed: it judges the pairs not judged yet.")
+    return _see_other(_judge_url(judge) + "#runs")
+
+
+@login_required
+@require_GET
+def judging_progress(request: HttpRequest, slug: str, judge_id: int, judging_id: int) -> HttpResponse:
+    judge = _judge(_managed_collection(request, slug), judge_id)
+    judging = _judging(judge, judging_id)
+    return render(
+        request,
+        "judges/judge.html#judging",
+        {"collection": judge.collection, "judge": judge, "judging": judging},
+    )
+
+
+@login_required
+@require_GET
+def agreement_page(request: HttpRequest, slug: str, judge_id: int) -> HttpResponse:
+    judge = _judge(_managed_collection(request, slug), judge_id)
+    figures = agreement(judge=judge)
+    rows = [(stars, counts) for stars, counts in enumerate(figures.confusion)]
+    return render(
+        request,
+        "judges/agreement.html",
+        {"collection": judge.collection, "judge": judge, "a": figures, "confusion_rows": rows},
+    )
