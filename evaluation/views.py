@@ -29,6 +29,7 @@ from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigg
 from evaluation.services import EvaluationUnavailable, evaluation_start
 from rankers.models import Ranker
 from ratings.models import STAR_WORDS
+from ratings.selectors import judge_replies
 
 # Below this share of judged answers in the top k, the headline is uncertain: say so and link to rating.
 JUDGED_WARNING = 0.9
@@ -388,6 +389,7 @@ def question_detail(request: HttpRequest, *, run: EvaluationRun, role: str, ques
             "ideal": ranked_rows(ideal, run, titles, set()),
             "explanation": disagreement(result, run),
             "star_words": STAR_WORDS,
+            "judge_replies": judge_replies(question_id=result.question_id),
         },
     )
 

@@ -158,17 +158,6 @@ def latest_judging(*, judge: Judge) -> Judging | None:
     return Judging.objects.filter(judge=judge).order_by("-created_at", "-id").first()
 
 
-def judge_replies(*, question_id: int) -> dict[int, list[tuple[str, int, str]]]:
-    """{answer id: [(judge name, stars, raw reply), ...]} of the judges' ratings of one question."""
-    names = dict(Judge.objects.values_list("account__user_id", "name"))
-    result: dict[int, list[tuple[str, int, str]]] = defaultdict(list)
-    for a, rater, stars, reply in Rating.objects.filter(
-        question_id=question_id, rater_id__in=list(names)
-    ).values_list("answer_id", "rater_id", "stars", "reply"):
-        result[a].append((names[rater], stars, reply))
-    return dict(result)
-
-
 # --- agreement ------------------------------------------------------------------------------------------
 
 

@@ -161,6 +161,7 @@ def judge_update(*, judge: Judge, api_key: str | None = None, **fields: Any) -> 
         judge.api_key = api_key
     _validate(judge)
     judge.save()
+    User.objects.filter(pk=judge.account.user_id).update(first_name=judge.name[:150])
     return judge
 
 

@@ -274,3 +274,35 @@ def _partial(model: type[_M], **values: object) -> _M:
     """An instance loaded with some fields (``Model.from_db`` wants them in the model's field order)."""
     names = [f.attname for f in model._meta.concrete_fields if f.attname in values]
     return model.from_db(connection.alias, names, [values[name] for name in names])
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    """A judge's rating of one answer, with its raw reply (and any reasoning in it)."""
+
+    answer_external_id: str
+    answer_title: str
+    judge: str
+    stars: int
+    reply: str
+    counts: bool
+
+
+def judge_replies(*, question_id: int) -> list[JudgeReply]:
+    """The judges' ratings of a question's answers (answer id, then judge name), for its question page."""
+    rows = (
+        Rating.objects.filter(question_id=question_id, source=RatingSource.JUDGE)
+        .select_related("answer", "rater__judge_account")
+        .order_by("answer__external_id", "rater__first_name")
+    )
+    return [
+        JudgeReply(
+            r.answer.external_id,
+            r.answer.title,
+            r.rater.first_name or r.rater.username,
+            r.stars,
+            r.reply,
+            bool(getattr(r.rater, "judge_account", None) and r.rater.judge_account.counts),
+        )
+        for r in rows
+    ]
