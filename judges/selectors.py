@@ -119,14 +119,16 @@ def select_pairs(*, judge: Judge, selection: str, limit: int, question_ids: list
                 {"question_ids": f"No question {', '.join(repr(m) for m in missing[:5])} in this collection."}
             )
         table = candidate_table(collection=collection)
-        labelled = defaultdict(list)
+        labelled_answers: dict[int, list[int]] = defaultdict(list)
         for q, a in (
             Label.objects.filter(question_id__in=found.values())
             .order_by("answer_id")
             .values_list("question_id", "answer_id")
         ):
-            labelled[q].append(a)
-        pairs = [(found[x], a) for x in wanted for a in [*table.get(found[x], []), *labelled[found[x]]]]
+            labelled_answers[q].append(a)
+        pairs = [
+            (found[x], a) for x in wanted for a in [*table.get(found[x], []), *labelled_answers[found[x]]]
+        ]
     else:
         external = dict(Question.objects.filter(collection=collection).values_list("id", "external_id"))
         pairs = [
@@ -253,7 +255,10 @@ def agreement(*, judge: Judge) -> Agreement:
     scored = [s for s in systems if s.human is not None and s.judge_same_pairs is not None]
     if len(scored) >= 2:
         try:
-            tau = kendall_tau_b([s.human for s in scored], [s.judge_same_pairs for s in scored])
+            tau = kendall_tau_b(
+                np.array([s.human for s in scored], dtype=np.float64),
+                np.array([s.judge_same_pairs for s in scored], dtype=np.float64),
+            )
         except ValueError:
             tau = None
     return Agreement(judge, len(both), kappa, alpha, confusion, leniency, exact, systems, tau)

@@ -496,7 +496,8 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
     )
     todo = [(q, a) for q, a in judging.pairs if (q, a) not in rated]
     texts = pair_texts(todo, judge.collection_id)
-    counts = _Counts(judged=judging.judged, requests=judging.requests, retries=judging.retries,
+    judged_before = len(judging.pairs) - len(todo)  # by this run, before an interruption
+    counts = _Counts(judged=judged_before, requests=judging.requests, retries=judging.retries,
                      prompt_tokens=judging.prompt_tokens, completion_tokens=judging.completion_tokens,
                      errors=list(judging.pair_errors))  # fmt: skip
     try:
@@ -540,7 +541,7 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
                         counts.errors = (counts.errors + [{"question": q, "answer": a, "error": str(exc)}])[
                             -PAIR_ERRORS_KEPT:
                         ]
-                        early += 1 if counts.judged == judging.judged else 0
+                        early += 1 if counts.judged == judged_before else 0
                         if early >= EARLY_FAILURES and not stop_reason:
                             stop_reason = (
                                 f"The first {early} replies could not be used ({exc}); check the prompt "
@@ -591,7 +592,7 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
     finally:
         grader.close()
     _save_counts(judging_id, counts)
-    if not stop_reason and counts.failed and counts.judged == judging.judged:
+    if not stop_reason and counts.failed and counts.judged == judged_before:
         stop_reason, stop_status = (
             f"None of the {counts.failed} replies could be used ({counts.errors[-1]['error']}); check the "
             "prompt template and the reply format.",

@@ -190,7 +190,9 @@ def judging_start_view(request: HttpRequest, slug: str, judge_id: int) -> HttpRe
     judge = _judge(_managed_collection(request, slug), judge_id)
     form = JudgingForm(request.POST)
     if not form.is_valid():
-        messages.error(request, " ".join(f"{f}: {' '.join(e)}" for f, e in form.errors.items()))
+        messages.error(
+            request, " ".join(f"{f}: {' '.join(str(m) for m in e)}" for f, e in form.errors.items())
+        )
         return _see_other(_judge_url(judge) + "#runs")
     try:
         judging = judging_start(
