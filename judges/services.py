@@ -3,9 +3,10 @@
 A judging run fixes its pairs when it starts, then a worker claims it (QUEUED → RUNNING by a
 conditional UPDATE) and judges each pair the judge has not rated yet: one pair per call, never with the
 ranker's rank or score, up to the judge's concurrency in flight and its requests per minute. Each
-judgment is saved at once as the judge's rating (``ratings.services.judge_rating_record``) with the raw
-reply, so a run that fails, is cancelled or loses its worker keeps everything it judged, and resuming it
-judges only the rest. Transient failures (unreachable, timeouts, 429, 5xx) are retried with backoff by
+judgment is saved as the judge's rating with the raw reply (``ratings.services.judge_ratings_record``,
+in batches of up to the judge's concurrency, at least every half second), so a run that fails or is
+cancelled keeps everything it judged (one that loses its worker keeps all but its last batch), and
+resuming it judges only the rest. Transient failures (unreachable, timeouts, 429, 5xx) are retried with backoff by
 the client; a reply that does not parse or says a grade outside 0–3 fails that pair (listed on the run);
 a wrong key or a refused address fails the run with the reason.
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -44,7 +47,7 @@ from judges.models import (
 from judges.prompts import Example, GradeOutOfRange, ReplyUnparsable, parse_reply, prompt, template_errors
 from judges.selectors import human_labelled_pairs, select_pairs
 from ratings.models import JudgeAccount
-from ratings.services import judge_rating_record, judge_trust_set
+from ratings.services import judge_ratings_record, judge_trust_set
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +56,11 @@ MAX_PAIRS = 5000
 PAIR_ERRORS_KEPT = 20
 # A run whose first replies all fail to parse stops: the template or reply format is wrong.
 EARLY_FAILURES = 10
+# Judgments are saved in batches (up to the judge's concurrency, or every FLUSH_SECONDS), and the run's
+# counts and a cancel request are written and read every REPORT_SECONDS: per judgment, the database work
+# would otherwise cap throughput well below what the judge serves at high concurrency.
+FLUSH_SECONDS = 0.5
+REPORT_SECONDS = 0.5
 
 EDITABLE = (
     "name",
@@ -507,8 +515,10 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
         return Judging.objects.get(pk=judging_id)
     stop_reason, stop_status = "", JudgingStatus.SUCCEEDED
     in_flight: dict[Future, tuple[int, int]] = {}
-    queue = [p for p in todo if p in texts]
-    early = 0
+    queue = deque(p for p in todo if p in texts)
+    early, judged_here = 0, False
+    batch: list[tuple[int, int, int, str]] = []
+    flushed = reported = float("-inf")
     try:
         with ThreadPoolExecutor(max_workers=judge.concurrency, thread_name_prefix="judge") as pool:
             while queue or in_flight:
@@ -523,7 +533,7 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
                         )
                         stop_status = JudgingStatus.FAILED
                         break
-                    pair = queue.pop(0)
+                    pair = queue.popleft()
                     in_flight[pool.submit(grader.grade, texts[pair])] = pair
                 if not in_flight:
                     break
@@ -541,7 +551,7 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
                         counts.errors = (counts.errors + [{"question": q, "answer": a, "error": str(exc)}])[
                             -PAIR_ERRORS_KEPT:
                         ]
-                        early += 1 if counts.judged == judged_before else 0
+                        early += 0 if judged_here else 1
                         if early >= EARLY_FAILURES and not stop_reason:
                             stop_reason = (
                                 f"The first {early} replies could not be used ({exc}); check the prompt "
@@ -567,25 +577,37 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
                             stop_reason, stop_status = message, JudgingStatus.FAILED
                             queue.clear()
                         continue
-                    question = Question(pk=q, collection_id=judge.collection_id)
-                    answer = Answer(pk=a, collection_id=judge.collection_id)
-                    judge_rating_record(
-                        account=judge.account, question=question, answer=answer, stars=judgment.stars,
-                        reply=judgment.reply,
-                    )  # fmt: skip
+                    batch.append((q, a, judgment.stars, judgment.reply))
+                    judged_here = True
                     with counts.lock:
-                        counts.judged += 1
                         counts.requests += 1 if judgment.requests else 0  # the builtin judge calls nothing
                         counts.prompt_tokens += judgment.prompt_tokens
                         counts.completion_tokens += judgment.completion_tokens
-                _save_counts(judging_id, counts)
-                if Judging.objects.filter(pk=judging_id, cancel_requested=True).exists() and not stop_reason:
-                    stop_reason, stop_status = "Cancelled; what was judged is kept.", JudgingStatus.CANCELLED
-                    queue.clear()
+                now = time.monotonic()
+                finished = not (queue or in_flight)
+                if batch and (len(batch) >= judge.concurrency or now - flushed >= FLUSH_SECONDS or finished):
+                    _flush(judge, batch, counts)
+                    flushed = now
+                if now - reported >= REPORT_SECONDS or finished or stop_reason:
+                    _save_counts(judging_id, counts)
+                    reported = now
+                    if (
+                        not stop_reason
+                        and Judging.objects.filter(pk=judging_id, cancel_requested=True).exists()
+                    ):
+                        stop_reason, stop_status = (
+                            "Cancelled; what was judged is kept.",
+                            JudgingStatus.CANCELLED,
+                        )
                 if stop_reason:
                     queue.clear()
+            _flush(judge, batch, counts)
     except Exception as exc:
         logger.exception("judging %s of judge %s failed", judging_id, judge.pk)
+        try:
+            _flush(judge, batch, counts)
+        except Exception:
+            logger.exception("judging %s: could not save its last %d judgments", judging_id, len(batch))
         _save_counts(judging_id, counts)
         _finish(judging_id, JudgingStatus.FAILED, redact(f"{exc.__class__.__name__}: {exc}", judge))
         return Judging.objects.get(pk=judging_id)
@@ -605,6 +627,16 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
         )
     _finish(judging_id, stop_status, stop_reason)
     return Judging.objects.get(pk=judging_id)
+
+
+def _flush(judge: Judge, batch: list[tuple[int, int, int, str]], counts: _Counts) -> None:
+    """Save the judgments returned so far in one transaction (see ``judge_ratings_record``)."""
+    if not batch:
+        return
+    judge_ratings_record(account=judge.account, judgments=batch)
+    with counts.lock:
+        counts.judged += len(batch)
+    batch.clear()
 
 
 def _save_counts(judging_id: int, counts: _Counts) -> None:
