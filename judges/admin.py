@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.db import models
 
 from judges.models import Judge, Judging
 
@@ -11,6 +12,7 @@ class JudgeAdmin(admin.ModelAdmin):
     list_filter = ["kind", "collection"]
     exclude = ["api_key"]
     readonly_fields = ["account", "calibration", "has_api_key"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     @admin.display(boolean=True, description="API key set")
     def has_api_key(self, judge: Judge) -> bool:

@@ -2,11 +2,14 @@
 
 An answer's *score* for a question is its BM25 (title + body) divided by the best BM25 any answer of
 the collection gets for that question (0 when nothing matches), so it lies in [0, 1] whatever the
-question's length. Three thresholds t₀ ≤ t₁ ≤ t₂ turn it into stars: grade = #{g : score > t_g}.
+question's length. Three thresholds t₀ ≤ t₁ ≤ t₂ turn it into stars: grade = #{g : score ≥ t_g}
+(so the best answer of a question, score 1, can get 3 stars even when t₂ = 1).
 
 The thresholds are calibrated on the human labels so far by matching quantiles: if a share p_g of the
 human-labelled pairs has at most g stars, t_g is the p_g quantile of those pairs' scores, so the judge
-gives each grade about as often as people did. With no human labels the defaults below are used.
+gives each grade about as often as people did (ties at a threshold go up). With no human labels the
+defaults below are used. BM25 is a weak judge of grades among answers people already found worth
+rating, and it favours a BM25 ranker: its agreement page says how weak (see bench/README.md).
 """
 
 from __future__ import annotations
@@ -34,14 +37,14 @@ def calibrate(scores: ArrayLike, stars: ArrayLike) -> tuple[float, float, float]
         return DEFAULT_THRESHOLDS
     if y.min() < 0 or y.max() > 3:
         raise ValueError("stars must be from 0 to 3")
+    # A share p_g of pairs has at most g stars: t_g is where the top (1 − p_g) of the scores begins.
     shares = np.array([np.mean(y <= g) for g in range(3)])
-    t = np.quantile(s, shares, method="inverted_cdf") if s.size else np.array(DEFAULT_THRESHOLDS)
-    t = np.maximum.accumulate(t)
+    t = np.maximum.accumulate(np.quantile(s, shares, method="higher"))
     return float(t[0]), float(t[1]), float(t[2])
 
 
 def grade(score: float, thresholds: tuple[float, float, float]) -> int:
-    return int(sum(score > t for t in thresholds))
+    return int(sum(score >= t for t in thresholds))
 
 
 @dataclass
