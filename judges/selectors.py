@@ -23,6 +23,7 @@ from ratings.models import JudgeAccount, Label, Rating
 from ratings.services import aggregate_stars
 
 Pair = tuple[int, int]
+DISAGREEMENTS_SHOWN = 20
 
 
 def human_grades(*, collection: Collection, split: str = "") -> dict[Pair, int]:
@@ -192,6 +193,8 @@ class Agreement:
     exact: float | None  # share of pairs with the same grade
     systems: list[SystemScore] = field(default_factory=list)
     tau: float | None = None
+    # The biggest disagreements: (question, answer, people's grade, judge's stars), gap first.
+    disagreements: list[tuple[Question, Answer, int, int]] = field(default_factory=list)
 
     def as_json(self) -> dict:
         return {
@@ -261,7 +264,12 @@ def agreement(*, judge: Judge) -> Agreement:
             )
         except ValueError:
             tau = None
-    return Agreement(judge, len(both), kappa, alpha, confusion, leniency, exact, systems, tau)
+    worst = sorted((p for p in both if humans[p] != mine[p]), key=lambda p: (-abs(humans[p] - mine[p]), p))
+    worst = worst[:DISAGREEMENTS_SHOWN]
+    questions = Question.objects.in_bulk([q for q, _ in worst])
+    answers = Answer.objects.in_bulk([a for _, a in worst])
+    disagreements = [(questions[q], answers[a], humans[(q, a)], mine[(q, a)]) for q, a in worst]
+    return Agreement(judge, len(both), kappa, alpha, confusion, leniency, exact, systems, tau, disagreements)
 
 
 def latest_runs(*, collection: Collection) -> list[EvaluationRun]:

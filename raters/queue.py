@@ -29,14 +29,14 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.db.models import Count, Max
+from django.db.models import Count, F, Max
 
 from corpus.models import Answer, Collection, Question, Split
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus
 from rankers.backends import RankerError, RankerUnavailable, RankQuery, get_backend
 from rankers.models import Ranker, RankerVersion
 from rankers.selectors import default_ranker
-from ratings.models import Label, Rating, Skip
+from ratings.models import JudgeAccount, Label, Rating, Skip
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,10 @@ CANDIDATES_FALLBACK_CACHE_SECONDS = 60
 PRIORITY_UNLABELLED_IN_TEST = 1
 PRIORITY_FEW_RATERS = 2
 PRIORITY_DISAGREEMENT = 3
-PRIORITY_LOW_NDCG = 4
+# A judge (a model) grades a pair people rated 2 or more stars apart from them: a person's look shows
+# which is right, and feeds the judge's agreement page ("Review the judge").
+PRIORITY_JUDGE_DISAGREEMENT = 4
+PRIORITY_LOW_NDCG = 5
 
 
 @dataclass(frozen=True)
@@ -295,6 +298,8 @@ class _State:
     mine: set[tuple[int, int]]
     skipped: set[int]
     run: dict[int, _RunResult] = field(default_factory=dict)
+    # question -> answers where a judge's stars are DISPUTED_SPREAD or more from people's label
+    judge_disputed: dict[int, list[int]] = field(default_factory=dict)
 
     def target(self, question_id: int) -> int:
         external_id, _ = self.questions[question_id]
@@ -352,6 +357,7 @@ def _load(collection: Collection, rater: User) -> _State:
         mine=mine,
         skipped=skipped,
     )
+    state.judge_disputed = judge_disputed_pairs(collection=collection)
     run = latest_run(collection=collection)
     if run is not None:
         ids_by_external = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
@@ -362,6 +368,29 @@ def _load(collection: Collection, rater: User) -> _State:
             top = [ids_by_external[a] for a in (ranked or [])[:run_k] if a in ids_by_external]
             state.run[q] = _RunResult(top=top, ndcg=ndcg)
     return state
+
+
+def judge_disputed_pairs(*, collection: Collection) -> dict[int, list[int]]:
+    """{question id: answer ids} where a judge's stars are DISPUTED_SPREAD or more from people's label
+    (a label with at least one person's rating), biggest gap first."""
+    judges = JudgeAccount.objects.filter(collection=collection).values("user_id")
+    gaps: dict[tuple[int, int], int] = {}
+    labels = {
+        (q, a): gain
+        for q, a, gain in Label.objects.filter(
+            question__collection=collection, rater_count__gt=F("judge_count")
+        ).values_list("question_id", "answer_id", "gain")
+    }
+    for q, a, stars in Rating.objects.filter(
+        question__collection=collection, rater_id__in=judges
+    ).values_list("question_id", "answer_id", "stars"):
+        gain = labels.get((q, a))
+        if gain is not None and abs(stars - gain) >= DISPUTED_SPREAD:
+            gaps[(q, a)] = max(gaps.get((q, a), 0), abs(stars - gain))
+    result: dict[int, list[int]] = defaultdict(list)
+    for (q, a), _ in sorted(gaps.items(), key=lambda item: (-item[1], item[0])):
+        result[q].append(a)
+    return dict(result)
 
 
 def _dedupe(*groups: Iterable[int]) -> list[int]:
@@ -389,7 +418,13 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
     unlabelled = [a for a in run_top if a not in labels] if split == Split.TEST else []
     short = [a for a, (count, _) in labels.items() if count < target]
     disputed = [a for a, (_, spread) in labels.items() if spread >= DISPUTED_SPREAD]
-    pool = _dedupe(state.candidates.get(question_id, []), run_top, short, disputed)
+    pool = _dedupe(
+        state.candidates.get(question_id, []),
+        run_top,
+        short,
+        disputed,
+        state.judge_disputed.get(question_id, []),
+    )
     to_show = [a for a in pool if (question_id, a) not in mine]
 
     k = state.k
@@ -425,6 +460,14 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
             f"{_plural(len(disputed_open), 'answer', 'answers')}; a further opinion settles them."
         )
         return PRIORITY_DISAGREEMENT, (-len(disputed_open), spread_key), reason, to_show
+
+    judged_open = [a for a in state.judge_disputed.get(question_id, []) if (question_id, a) not in mine]
+    if judged_open:
+        reason = (
+            f"Chosen because a judge (a model) grades {_plural(len(judged_open), 'answer', 'answers')} "
+            f"{DISPUTED_SPREAD} or more stars apart from people; your rating shows which is right."
+        )
+        return PRIORITY_JUDGE_DISAGREEMENT, (-len(judged_open), spread_key), reason, to_show
 
     if run is not None and run.ndcg is not None and any((question_id, a) not in mine for a in run_top):
         reason = (

@@ -140,3 +140,30 @@ def test_question_page_shows_the_judges_reply(judged, judge, runs):
     assert 'data-testid="judge-replies"' in body
     assert "Judy: 3" in body and '<pre class="reply">Grade: 3</pre>' in body
     assert "(does not count)" in body
+
+
+def test_agreement_lists_the_biggest_disagreements_first(judged, judge):
+    figures = agreement(judge=judge)
+
+    # (q1, a2): people 0, judge 1; (q2, a2): people 3, judge 2.
+    assert [(q.external_id, a.external_id, h, j) for q, a, h, j in figures.disagreements] == [
+        ("q1", "a2", 0, 1),
+        ("q2", "a2", 3, 2),
+    ]
+
+
+def test_review_the_judge_comes_to_people_in_the_queue(judged, make_user):
+    from corpus.models import Role
+    from raters import queue
+
+    judge = judge_create(collection=judged.collection, name="Far", kind="builtin")
+    judge_rating_record(
+        account=judge.account, question=judged.q("q4"), answer=judged.a("a1"), stars=3
+    )  # people: 0
+    reviewer = make_user("rev", collection=judged.collection, role=Role.RATER)
+
+    task = queue.task_for_question(collection=judged.collection, rater=reviewer, question=judged.q("q4"))
+
+    assert task.priority == queue.PRIORITY_JUDGE_DISAGREEMENT
+    assert judged.a("a1").pk in task.answer_ids
+    assert "a judge (a model) grades 1 answer 2 or more stars apart from people" in task.reason
