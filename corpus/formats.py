@@ -406,6 +406,7 @@ class LabelRow:
     stars: int
     rater_count: int = 1
     disagreement: int = 0
+    judge_count: int = 0  # how many of the rater_count ratings came from judges (models)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of a label, shared by the JSONL export and the API."""
@@ -417,6 +418,7 @@ class LabelRow:
             "stars": self.stars,
             "rater_count": self.rater_count,
             "disagreement": self.disagreement,
+            "judge_count": self.judge_count,
         }
 
 

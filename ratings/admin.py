@@ -21,7 +21,16 @@ class RatingAdmin(admin.ModelAdmin):
 
 @admin.register(Label)
 class LabelAdmin(admin.ModelAdmin):
-    list_display = ["question", "answer", "gain", "rater_count", "mean_stars", "disagreement", "updated_at"]
+    list_display = [
+        "question",
+        "answer",
+        "gain",
+        "rater_count",
+        "judge_count",
+        "mean_stars",
+        "disagreement",
+        "updated_at",
+    ]
     list_filter = ["gain", "rater_count", "disagreement", "question__collection"]
     search_fields = ["question__external_id", "answer__external_id"]
     list_select_related = ["question", "answer"]

@@ -41,6 +41,7 @@ def ground_truth_rows(*, collection: Collection, split: str = "all") -> Iterator
             "gain",
             "rater_count",
             "disagreement",
+            "judge_count",
         )
     )
     for row in rows.iterator(chunk_size=5000):

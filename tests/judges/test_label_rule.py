@@ -100,3 +100,17 @@ def test_judge_never_rates_in_another_collection(judged, judge, collection):
 )
 def test_counted_stars_rule(ratings, trust, expected):
     assert counted_stars(ratings, trust) == expected
+
+
+def test_ground_truth_export_says_how_many_ratings_came_from_judges(judged, judge):
+    from ratings.selectors import ground_truth_rows
+
+    judge_rating_record(account=judge.account, question=judged.q("q1"), answer=judged.a("a1"), stars=3)
+    judge_trust(judge=judge, counts=True, human_wins=False)
+
+    rows = {
+        (r.question_id, r.answer_id): r.as_dict() for r in ground_truth_rows(collection=judged.collection)
+    }
+
+    assert rows[("q1", "a1")]["rater_count"] == 2 and rows[("q1", "a1")]["judge_count"] == 1
+    assert rows[("q1", "a2")]["judge_count"] == 0

@@ -28,6 +28,7 @@ def test_api_ground_truth_default_is_train_split_as_json(api_data, caller):
             "stars": 3,
             "rater_count": 1,
             "disagreement": 0,
+            "judge_count": 0,
         },
         {
             "question_id": "q1",
@@ -37,6 +38,7 @@ def test_api_ground_truth_default_is_train_split_as_json(api_data, caller):
             "stars": 0,
             "rater_count": 1,
             "disagreement": 0,
+            "judge_count": 0,
         },
     ]
 

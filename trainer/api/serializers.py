@@ -430,6 +430,9 @@ class GroundTruthRowSerializer(serializers.Serializer):
     disagreement = serializers.IntegerField(
         help_text="Highest minus lowest stars given; 2 or more: raters disagree."
     )
+    judge_count = serializers.IntegerField(
+        help_text="How many of the rater_count ratings came from judges (models a trainer trusts)."
+    )
 
     def to_representation(self, row):
         return row.as_dict()
