@@ -59,7 +59,7 @@ class EngineUnavailable(RankerUnavailable, EngineError):
 @dataclass(frozen=True)
 class PreparedRequest:
     method: str
-    params: list[tuple[str, str]]
+    params: list[tuple[str, Any]]
     body: Any  # None: no body
     has_body: bool
 
@@ -187,7 +187,7 @@ class EngineBackend(HttpBackend):
             response = self.client.request(
                 prepared.method,
                 self.url,
-                params=httpx.QueryParams(prepared.params) if prepared.params else None,
+                params=prepared.params or None,
                 # The JSON encoder escapes the question (quotes, backslashes, control characters);
                 # non-ASCII stays UTF-8, as the engines expect.
                 content=json.dumps(prepared.body, ensure_ascii=False).encode() if prepared.has_body else None,
