@@ -261,3 +261,26 @@ def test_api_try_works_for_http_rankers_too(caller, api_data):
     assert body["ok"] is False
     assert body["error"]["transient"] is True
     assert body["error"]["part"] is None
+
+
+def test_api_engine_ranker_announces_versions(caller, es_ranker):
+    response = caller("trainer_token").post(
+        f"/api/rankers/{es_ranker.pk}/versions/", {"label": "index-2026-11"}, format="json"
+    )
+
+    assert response.status_code == 202, response.content
+    assert response.json()["version"]["label"] == "index-2026-11"
+
+
+def test_api_patch_http_ranker_with_masked_auth_header_keeps_it(caller, api_data):
+    client = caller("trainer")
+    shown = client.get(f"/api/rankers/{api_data.ranker.pk}/").json()["config"]
+    assert shown["auth_header"] == MASK
+
+    response = client.patch(
+        f"/api/rankers/{api_data.ranker.pk}/", {"config": {**shown, "timeout": 4}}, format="json"
+    )
+
+    assert response.status_code == 200, response.content
+    api_data.ranker.refresh_from_db()
+    assert (api_data.ranker.config["auth_header"], api_data.ranker.config["timeout"]) == ("k", 4)
