@@ -23,6 +23,7 @@ import math
 from collections.abc import Collection as Container
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 
@@ -60,6 +61,7 @@ class EngineUnavailable(RankerUnavailable, EngineError):
 class PreparedRequest:
     method: str
     params: list[tuple[str, Any]]
+    form: list[tuple[str, str]] | None  # None: no form body
     body: Any  # None: no body
     has_body: bool
 
@@ -144,6 +146,7 @@ def prepare(config: dict[str, Any], *, question: str, rows: int) -> PreparedRequ
     return PreparedRequest(
         method=request["method"],
         params=fill_params(request.get("params", {}), question=question, rows=rows),
+        form=fill_params(request["form"], question=question, rows=rows) if "form" in request else None,
         body=fill_template(request["body"], question=question, rows=rows) if "body" in request else None,
         has_body="body" in request,
     )
@@ -183,15 +186,20 @@ class EngineBackend(HttpBackend):
 
     def _send(self, prepared: PreparedRequest) -> httpx.Response:
         """One attempt. EngineUnavailable for what may pass when retried, EngineError for the rest."""
+        content: bytes | None = None
+        headers: dict[str, str] | None = None
+        if prepared.form is not None:
+            # Each parameter is percent-encoded on its own (urlencode), so "&" or "=" stay inside it.
+            content = urlencode(prepared.form).encode()
+            headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        elif prepared.has_body:
+            # The JSON encoder escapes the question (quotes, backslashes, control characters);
+            # non-ASCII stays UTF-8, as the engines expect.
+            content = json.dumps(prepared.body, ensure_ascii=False).encode()
+            headers = {"Content-Type": "application/json"}
         try:
             response = self.client.request(
-                prepared.method,
-                self.url,
-                params=prepared.params or None,
-                # The JSON encoder escapes the question (quotes, backslashes, control characters);
-                # non-ASCII stays UTF-8, as the engines expect.
-                content=json.dumps(prepared.body, ensure_ascii=False).encode() if prepared.has_body else None,
-                headers={"Content-Type": "application/json"} if prepared.has_body else None,
+                prepared.method, self.url, params=prepared.params or None, content=content, headers=headers
             )
         except OutboundRefused as exc:
             raise EngineError(f"{self._where()}: {exc}") from None

@@ -5,7 +5,7 @@ request template.
 
     {"preset": "elasticsearch" | "opensearch" | "opensearch-hybrid" | "solr" | "custom",
      "url": "https://search.example.com:9200/answers/_search",
-     "request": {"method": "POST", "headers": {...}, "params": {...}, "body": {...}},
+     "request": {"method": "POST", "headers": {...}, "params": {...}, "form" or "body": {...}},
      "response": {"hits": "hits.hits", "id": "_id", "score": "_score", "errors": [...]},
      "auth_header": "ApiKey ...", "timeout": 10, "retries": 2}
 
@@ -14,7 +14,9 @@ request template.
   preset is a starting point that stays editable. ``custom`` fills nothing but ``method`` (POST) and
   ``errors``.
 - ``request.params`` (query-string parameters: text, a number, or a list of texts for a repeated
-  parameter) and ``request.body`` (any JSON value, sent as ``application/json``) may hold the
+  parameter), ``request.form`` (the same, sent as an ``application/x-www-form-urlencoded`` body: Solr
+  takes its parameters so, which keeps long questions out of the URL) and ``request.body`` (any JSON
+  value, sent as ``application/json``; not with ``form``) may hold the
   placeholders ``{{question}}`` (the question's text) and ``{{rows}}`` (how many answers are wanted).
   They are filled **structurally**: in the parsed JSON value and per query parameter, never by pasting
   text into a JSON or URL string, so quotes, backslashes, ``&``, ``#`` or any unicode in a question can't
@@ -123,7 +125,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     "custom": {"request": {"method": "POST"}, "response": {"errors": ERROR_PATHS}},
 }
-REQUEST_KEYS = ("method", "headers", "params", "body")
+REQUEST_KEYS = ("method", "headers", "params", "form", "body")
 RESPONSE_KEYS = ("hits", "id", "score", "errors")
 ALLOWED = {"preset", "url", "request", "response", "auth_header", "timeout", "retries"}
 
@@ -206,25 +208,29 @@ def _check_request(request: dict[str, Any], errors: dict[str, str]) -> dict[str,
         )
     elif headers:
         cleaned["headers"] = headers
-    params = request.get("params", {})
-    if not isinstance(params, dict) or not all(
-        isinstance(name, str)
-        and name
-        and (
-            isinstance(value, str)
-            or _number(value)
-            or isinstance(value, list)
-            and all(isinstance(v, str) or _number(v) for v in value)
-        )
-        for name, value in params.items()
-    ):
-        errors["request.params"] = (
-            "request.params must be an object of parameter names to text, a number or a list of texts."
-        )
-        params = {}
-    elif params:
-        cleaned["params"] = params
-    used = _placeholders(params, "request.params", errors)
+    used: set[str] = set()
+    for key in ("params", "form"):
+        pairs = request.get(key, {})
+        if not isinstance(pairs, dict) or not all(
+            isinstance(name, str)
+            and name
+            and (
+                isinstance(value, str)
+                or _number(value)
+                or isinstance(value, list)
+                and all(isinstance(v, str) or _number(v) for v in value)
+            )
+            for name, value in pairs.items()
+        ):
+            errors[f"request.{key}"] = (
+                f"request.{key} must be an object of parameter names to text, a number or a list of texts."
+            )
+            pairs = {}
+        elif pairs:
+            cleaned[key] = pairs
+        used |= _placeholders(pairs, f"request.{key}", errors)
+    if "form" in request and "body" in request:
+        errors["request.form"] = "request has both a form and a JSON body: give one of them."
     if "body" in request:
         body = request["body"]
         if len(json.dumps(body)) > MAX_BODY_CHARS:
@@ -233,7 +239,7 @@ def _check_request(request: dict[str, Any], errors: dict[str, str]) -> dict[str,
         used |= _placeholders(body, "request.body", errors)
     if "question" not in used and not any(k.startswith("request.") for k in errors):
         errors["request"] = (
-            f"request has no {QUESTION} placeholder in request.params or request.body: "
+            f"request has no {QUESTION} placeholder in request.params, request.form or request.body: "
             "the engine would get the same query for every question."
         )
     for key in sorted(set(request) - set(REQUEST_KEYS)):

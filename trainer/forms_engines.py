@@ -48,7 +48,7 @@ class EngineRankerForm(forms.Form):
     request = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "class": "code"}),
-        help_text="JSON: method, headers, params (query string), body. {{question}} and {{rows}} are filled "
+        help_text="JSON: method, headers, params (query string), form (form-encoded body) or body (JSON). {{question}} and {{rows}} are filled "
         "in per question, escaped for JSON and URLs. Empty: the preset's. Header values show as ********; "
         "leave them so to keep them.",
     )

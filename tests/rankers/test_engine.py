@@ -273,3 +273,38 @@ def test_engine_ranker_from_get_backend_reports_unknown_ids(engine, collection):
 
     assert ranking.answers == BOUNDARY_LAYER
     assert ranking.unknown_ids == ["a3"]
+
+
+def test_engine_form_body_carries_any_question_exactly(engine):
+    config = solr_config(
+        engine.url,
+        request={
+            "method": "POST",
+            "params": {"wt": "json"},
+            "form": {"q": "{{question}}", "rows": "{{rows}}", "fl": "id,score"},
+        },
+    )
+
+    ranking = backend(config).rank(RankQuery("q", NASTY), 4)
+
+    (sent,) = engine.requests
+    assert (sent.method, sent.query) == ("POST", "wt=json")
+    assert sent.headers["content-type"] == "application/x-www-form-urlencoded"
+    assert parse_qsl(sent.body.decode()) == [("q", NASTY), ("rows", "4"), ("fl", "id,score")]
+    assert b"%26" in sent.body and b"%23" in sent.body
+    # a1 and a3 share "boundary" and "layer" with it, a4 "naïve", "☃" and "a" (from "a=b+c"): the
+    # question reached the engine whole.
+    assert ranking.ids == ["a1", "a4", "a3"]
+
+
+def test_engine_form_solr_preset_over_post_ranks_like_get(engine):
+    params = {
+        "q": "{{question}}",
+        "defType": "edismax",
+        "qf": "title^2 text",
+        "rows": "{{rows}}",
+        "fl": "id,score",
+    }
+    config = solr_config(engine.url, request={"method": "POST", "params": {"wt": "json"}, "form": params})
+
+    assert backend(config).rank(QUESTION, 10).answers == BOUNDARY_LAYER

@@ -241,3 +241,23 @@ def test_keep_engine_secrets_refuses_a_mask_with_nothing_stored():
         keep_engine_secrets({"request": {"headers": {"X-Other": MASK}}}, {"request": {}})
 
     assert "X-Other is masked" in info.value.message_dict["request.headers"][0]
+
+
+def test_engine_config_form_and_body_together_is_an_error():
+    found = errors(
+        {"preset": "solr", "url": "http://127.0.0.1/", "request": {"form": {"q": "{{question}}"}, "body": {}}}
+    )
+
+    assert found["request.form"] == ["request has both a form and a JSON body: give one of them."]
+
+
+def test_engine_config_form_holds_the_question():
+    cleaned = validate_engine_config(
+        {
+            "preset": "solr",
+            "url": "http://127.0.0.1/",
+            "request": {"method": "POST", "params": {}, "form": {"q": "{{question}}"}},
+        }
+    )
+
+    assert cleaned["request"] == {"method": "POST", "form": {"q": "{{question}}"}}
