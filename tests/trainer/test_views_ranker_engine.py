@@ -245,3 +245,9 @@ def test_rankers_page_links_to_engine_pages(client, es_ranker, trainer):
 
     assert 'href="/c/tiny/rankers/engine/new/"' in html
     assert f'href="/c/tiny/rankers/{es_ranker.pk}/engine/"' in html
+
+
+def test_engine_version_method_is_the_engine_ranking():
+    from trainer.ranker_display import method_text
+
+    assert method_text("", "engine") == "the search engine's own ranking"
