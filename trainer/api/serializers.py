@@ -241,7 +241,9 @@ class RankerSerializer(serializers.Serializer):
         default=dict,
         validators=[no_nul_characters],
         help_text="builtin: {candidates}. http: {url (required), headers, auth_header, timeout, retries}. "
-        "Secrets (auth_header, header values) are shown masked.",
+        "engine: {preset (elasticsearch, opensearch, opensearch-hybrid, solr, custom), url (required), "
+        "request {method, headers, params, body}, response {hits, id, score, errors}, auth_header, timeout, "
+        "retries}. Secrets (auth_header, header values) are shown masked.",
     )
     is_default = serializers.BooleanField(required=False, default=False)
     champion = serializers.IntegerField(

@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from trainer.api import views
+from trainer.api import views, views_engines
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -18,7 +18,8 @@ urlpatterns = [
     path("collections/<slug:slug>/ratings/", views.RatingCreateView.as_view(), name="api-ratings"),
     path("collections/<slug:slug>/ground-truth/", views.GroundTruthView.as_view(), name="api-ground-truth"),
     path("rankers/", views.RankerListView.as_view(), name="api-rankers"),
-    path("rankers/<int:ranker_id>/", views.RankerDetailView.as_view(), name="api-ranker"),
+    path("rankers/<int:ranker_id>/", views_engines.RankerDetailUpdateView.as_view(), name="api-ranker"),
+    path("rankers/<int:ranker_id>/try/", views_engines.RankerTryView.as_view(), name="api-ranker-try"),
     path(
         "rankers/<int:ranker_id>/versions/",
         views.RankerVersionCreateView.as_view(),
