@@ -15,7 +15,8 @@ for the difference, ``n`` the number of questions. Independent pairs give the la
     Var(M) ≈ sum_p c_p² Var(g_p),
 
 and rating pair ``p`` removes its term: ``value_p = c_p² Var(g_p)`` is the expected reduction of that
-variance, the score by which the "decide" queue orders pairs. A pair both runs put at the same rank has
+variance, the score by which the "decide" queue orders pairs.
+A pair both runs put at the same rank has
 ``c_p`` near 0 for the difference; a likely-relevant answer only the challenger found scores high.
 
 **About N more ratings would settle this**: rating pairs in decreasing ``value_p`` removes their terms
