@@ -40,7 +40,8 @@ Goal (issue 13): ``decide`` needs at most half the ratings of depth-10 pooling f
     DEBUG=1 DATABASE_URL=postgres://postgres@127.0.0.1:5432/queue_bench LOG_LEVEL=WARNING \\
         .venv/bin/python bench/bench_judging.py --cranfield-original /work/shared/data/cranfield-original
 
-Collections are created under ``bench-judging-*`` slugs and deleted at the end.
+Collections are created under ``bench-judging-*`` slugs and deleted at the end (and at the start, when
+a killed run left them).
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ STRATEGIES = ("random", "pooling", "queue", "decide")
 
 def demo_edition() -> Collection:
     collection = demo_collection_load(slug="bench-judging-demo")
-    assert collection is not None, "bench-judging-demo exists: delete it (a previous run was killed)"
+    assert collection is not None
     for question in collection.questions.all():  # the split the app's "cranfield" demo has
         question.split = split_for(
             collection_slug="cranfield", external_id=question.external_id, test_fraction=0.3
@@ -425,6 +426,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args()
     started = time.perf_counter()
+    # A run that was killed leaves its collections behind; these slugs belong to this bench.
+    Collection.objects.filter(slug__startswith="bench-judging-").delete()
     collections = []
     try:
         editions = []
