@@ -383,3 +383,88 @@ def unsure_training_pairs(
     variance = np.where(arrays.unknown, variance, 0.0)
     order = np.argsort(-variance, kind="stable")
     return [DecidingPair(pairs[i][0], pairs[i][1], float(variance[i])) for i in order if variance[i] > 0]
+
+
+# --- as the dashboard shows it --------------------------------------------------------------------
+
+
+def probability_text(value: float) -> str:
+    """A probability as the pages show it: a whole percentage, kept off 0% and 100% unless exact."""
+    if math.isnan(value):
+        return "–"
+    percent = round(100 * value)
+    if percent == 100 and value < 1:
+        percent = 99
+    if percent == 0 and value > 0:
+        percent = 1
+    return f"{percent}%"
+
+
+def settle_text(n: int) -> str:
+    """ "About N more ratings would settle this" (or that none would)."""
+    if n == 0:
+        return "More ratings would not change this much: it is settled as far as ratings go."
+    return f"About {n:,} more rating{'s' if n != 1 else ''} would settle this."
+
+
+@dataclass(frozen=True)
+class Panel:
+    """The dashboard's two answers with the versions a trainer may pick and the link to rate."""
+
+    certainty: Certainty
+    pair: VersionPair
+    versions: list[RankerVersion]
+
+    @property
+    def headline_range(self) -> str:
+        h = self.certainty.headline
+        if h is None or math.isnan(h.low):
+            return "–"
+        return f"{h.low:.3f}–{h.high:.3f}"
+
+    @property
+    def headline_estimate(self) -> str:
+        h = self.certainty.headline
+        return "–" if h is None or math.isnan(h.estimate) else f"{h.estimate:.3f}"
+
+    @property
+    def headline_settle(self) -> str:
+        return settle_text(self.certainty.headline.ratings_to_settle) if self.certainty.headline else ""
+
+    @property
+    def probability(self) -> str:
+        c = self.certainty.comparison
+        return probability_text(c.probability) if c else "–"
+
+    @property
+    def expected_difference(self) -> str:
+        c = self.certainty.comparison
+        if c is None or math.isnan(c.expected_difference):
+            return "–"
+        rounded = round(c.expected_difference, 3) or 0.0
+        return f"{rounded:+.3f}".replace("-", "−")
+
+    @property
+    def comparison_settle(self) -> str:
+        return settle_text(self.certainty.comparison.ratings_to_settle) if self.certainty.comparison else ""
+
+    @property
+    def rate_query(self) -> str:
+        """The rating page's query that starts rating exactly the pairs that decide this."""
+        query = f"mode=decide&champion={self.pair.champion.pk}"
+        challenger = self.pair.challenger.pk if self.pair.challenger else self.pair.champion.pk
+        return f"{query}&challenger={challenger}"
+
+
+def panel(
+    *, collection: Collection, ranker: Ranker, champion_id: object = None, challenger_id: object = None
+) -> Panel | None:
+    """The dashboard panel for the ranker (None without versions or test questions)."""
+    pair = version_pair(ranker=ranker, champion_id=champion_id, challenger_id=challenger_id)
+    if pair is None:
+        return None
+    result = certainty(collection=collection, pair=pair)
+    if result.headline is None:
+        return None
+    versions = list(RankerVersion.objects.filter(ranker=ranker).order_by("-created_at", "-id"))
+    return Panel(result, pair, versions)

@@ -5,40 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from corpus.models import Role
-from rankers.models import Ranker, RankerKind, RankerVersion
 from raters import queue
 from ratings.services import question_skip, rating_record
-from tests.ratings.conftest import make_run
+from tests.evaluation.decide_scenario import two_versions
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def versions(corpus, make_user):
-    """Champion v3 ranks the test question q2 [d3, d4, d5]; challenger v4 ranks it [d6, d3, d4].
-    d3 (3 stars) and d4 (0 stars) are rated by someone else: d6, at rank 1 in the challenger only,
-    obviously decides the comparison; d5 (rank 3 in the champion only) comes next."""
-    ranker = Ranker.objects.create(
-        collection=corpus.collection,
-        name="service",
-        kind=RankerKind.HTTP,
-        config={"url": "http://127.0.0.1:9/"},
-        is_default=True,
-    )
-    v3 = RankerVersion.objects.create(ranker=ranker, label="v3")
-    v4 = RankerVersion.objects.create(ranker=ranker, label="v4")
-    ranker.champion = v3
-    ranker.save(update_fields=["champion"])
-    q2 = corpus.q["q2"]
-    for version, ranked in ((v3, ["d3", "d4", "d5"]), (v4, ["d6", "d3", "d4"])):
-        run = make_run(ranker, {q2: (ranked, None)})
-        run.ranker_version = version
-        run.save(update_fields=["ranker_version"])
-    someone = make_user("sam", collection=corpus.collection, role=Role.RATER)
-    rating_record(rater=someone, question=q2, answer=corpus.a["d3"], stars=3)
-    rating_record(rater=someone, question=q2, answer=corpus.a["d4"], stars=0)
-    return ranker, v3, v4
+def versions(corpus, collection, make_user):
+    """See tests.evaluation.decide_scenario: d6 decides, then d5."""
+    scenario = two_versions(collection, make_user, corpus)
+    return scenario.ranker, scenario.v3, scenario.v4
 
 
 def test_mode_pairs_decide_puts_the_deciding_pair_first(corpus, versions, rater):

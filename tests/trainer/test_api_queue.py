@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from corpus.models import Role
-from rankers.models import Ranker, RankerKind, RankerVersion
 from ratings.services import rating_record
-from tests.ratings.conftest import build_corpus, make_run
+from tests.evaluation.decide_scenario import two_versions
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 
 pytestmark = pytest.mark.django_db
@@ -18,29 +16,8 @@ URL = "/api/collections/tiny/queue/"
 
 @pytest.fixture
 def scenario(collection, make_user):
-    """Champion v3 ranks the test question q2 [d3, d4, d5], challenger v4 [d6, d3, d4]; d3 (3 stars) and
-    d4 (0) are rated by someone else, so d6 decides the comparison, then d5."""
-    corpus = build_corpus(collection)
-    ranker = Ranker.objects.create(
-        collection=collection,
-        name="service",
-        kind=RankerKind.HTTP,
-        config={"url": "http://127.0.0.1:9/"},
-        is_default=True,
-    )
-    v3 = RankerVersion.objects.create(ranker=ranker, label="v3")
-    v4 = RankerVersion.objects.create(ranker=ranker, label="v4")
-    ranker.champion = v3
-    ranker.save(update_fields=["champion"])
-    q2 = corpus.q["q2"]
-    for version, ranked in ((v3, ["d3", "d4", "d5"]), (v4, ["d6", "d3", "d4"])):
-        run = make_run(ranker, {q2: (ranked, None)})
-        run.ranker_version = version
-        run.save(update_fields=["ranker_version"])
-    someone = make_user("sam", collection=collection, role=Role.RATER)
-    rating_record(rater=someone, question=q2, answer=corpus.a["d3"], stars=3)
-    rating_record(rater=someone, question=q2, answer=corpus.a["d4"], stars=0)
-    return corpus
+    """See tests.evaluation.decide_scenario: d6 decides the comparison, then d5."""
+    return two_versions(collection, make_user).corpus
 
 
 @pytest.mark.parametrize(("who", "expected"), list(zip(CALLERS, (401, 200, 200, 200, 200, 404), strict=True)))
