@@ -108,8 +108,8 @@ def probability_of_improvement(
     tol = 1e-12
     probability = float(((delta > tol).sum() + 0.5 * (np.abs(delta) <= tol).sum()) / delta.size)
     per_draw = np.where(defined, d, 0.0).sum(axis=1) / np.maximum(defined.sum(axis=1), 1)
-    d_mean_q = np.nanmean(np.where(defined, d, np.nan), axis=0)  # per question, over draws
-    finite = d_mean_q[~np.isnan(d_mean_q)]
+    seen = defined.sum(axis=0)  # per question, the draws where it is defined
+    finite = np.where(defined, d, 0.0).sum(axis=0)[seen > 0] / seen[seen > 0]
     question_sd = float(finite.std(ddof=1) / math.sqrt(finite.size)) if finite.size > 1 else 0.0
     return Improvement(
         probability=probability,
