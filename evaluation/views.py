@@ -24,11 +24,10 @@ from django.views.decorators.http import require_GET, require_POST
 from corpus.models import Answer, Collection, GainScheme, Role
 from corpus.permissions import can_see_labels, collection_role
 from corpus.selectors import collections_for_user
-from evaluation import certainty, selectors
+from evaluation import selectors
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start
 from rankers.models import Ranker
-from rankers.selectors import default_ranker
 from ratings.models import STAR_WORDS
 
 # Below this share of judged answers in the top k, the headline is uncertain: say so and link to rating.
@@ -276,14 +275,12 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
             history_rows=[(p, run_url.format(p.run_id)) for p in board.history[::-1][:HISTORY_TABLE_ROWS]],
             history_hidden=max(0, len(board.history) - HISTORY_TABLE_ROWS),
         )
-        if ranker == default_ranker(collection=collection):
-            # The queue rates for the default ranker, so its panel links into the queue.
-            context["certainty"] = certainty.panel(
-                collection=collection,
-                ranker=ranker,
-                champion_id=request.GET.get("champion"),
-                challenger_id=request.GET.get("challenger"),
-            )
+        # The queue rates for the default ranker, so "How sure are we?" (its own page, loaded into this one
+        # by htmx) is about that ranker's versions. Found in the list already loaded: no query.
+        default = next((r for r in rankers if r.is_default), None) or min(
+            rankers, key=lambda r: (r.created_at, r.pk)
+        )
+        context["certainty_here"] = ranker.pk == default.pk
         if role == Role.TRAINER and board.latest is not None:
             context.update(
                 worst=selectors.worst_questions(run=board.latest, limit=WORST_SHOWN),

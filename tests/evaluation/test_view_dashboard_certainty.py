@@ -1,4 +1,5 @@
-"""The dashboard's "How sure are we?": exact headline bounds, P(challenger better), the link to rate."""
+"""The "How sure are we?" page (htmx loads it into the dashboard): exact headline bounds, P(challenger
+better), the link that rates what decides."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def scenario(collection, make_user):
 def test_dashboard_certainty_headline_bounds_by_hand(client, scenario, make_user):
     trainer = make_user("tina", collection=scenario.corpus.collection, role=Role.TRAINER)
 
-    page = text(login(client, trainer).get(reverse("evaluation:dashboard", args=["tiny"])))
+    page = text(login(client, trainer).get(reverse("evaluation:certainty", args=["tiny"])))
 
     # Champion v3 on q2: d3 (3 stars) at rank 1, d4 (0) at 2, d5 unrated at 3. d5 at 0 stars: NDCG 1;
     # at 3 stars: (3 + 3/2) / (3 + 3/log2 3) = 0.920, the lowest (1 star: 0.964, 2 stars: 0.939).
@@ -39,7 +40,7 @@ def test_dashboard_certainty_headline_bounds_by_hand(client, scenario, make_user
 
 def test_dashboard_certainty_picked_versions_compare_those(client, scenario, make_user):
     trainer = make_user("tina", collection=scenario.corpus.collection, role=Role.TRAINER)
-    url = reverse("evaluation:dashboard", args=["tiny"])
+    url = reverse("evaluation:certainty", args=["tiny"])
 
     page = text(login(client, trainer).get(url, {"champion": scenario.v4.pk, "challenger": scenario.v3.pk}))
 
@@ -51,7 +52,8 @@ def test_dashboard_certainty_rater_sees_it_and_the_link_rates_the_deciding_answe
 ):
     rater = make_user("rhea", collection=scenario.corpus.collection, role=Role.RATER)
     login(client, rater)
-    page = text(client.get(reverse("evaluation:dashboard", args=["tiny"])))
+    page = text(client.get(reverse("evaluation:certainty", args=["tiny"]), HTTP_HX_REQUEST="true"))
+    assert "<html" not in page  # htmx gets the section alone
     link = re.search(r'data-testid="rate-deciding" href="([^"]+)"', page).group(1).replace("&amp;", "&")
 
     response = client.get(link, follow=True)
@@ -62,3 +64,23 @@ def test_dashboard_certainty_rater_sees_it_and_the_link_rates_the_deciding_answe
     assert "Chosen because these answers decide whether version v4 is better than version v3" in body
     shown = set(re.findall(r'name="stars-(\d+)"', body))
     assert shown == {str(scenario.corpus.a["d6"].pk), str(scenario.corpus.a["d5"].pk)}
+
+
+def test_dashboard_loads_certainty_with_htmx_and_links_to_it_without(client, scenario, make_user):
+    trainer = make_user("tina", collection=scenario.corpus.collection, role=Role.TRAINER)
+
+    page = text(login(client, trainer).get(reverse("evaluation:dashboard", args=["tiny"])))
+
+    url = reverse("evaluation:certainty", args=["tiny"])
+    assert f'hx-get="{url}" hx-trigger="load"' in page
+    assert f'<a href="{url}">How sure are we of the headline, and is the challenger better?</a>' in page
+
+
+def test_certainty_page_of_another_collection_is_404(client, scenario, outsider):
+    assert login(client, outsider).get(reverse("evaluation:certainty", args=["tiny"])).status_code == 404
+
+
+def test_certainty_page_without_a_ranker_says_so(client, collection, trainer):
+    page = text(login(client, trainer).get(reverse("evaluation:certainty", args=["tiny"])))
+
+    assert "Nothing to say yet" in page
