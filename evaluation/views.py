@@ -275,6 +275,12 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
             history_rows=[(p, run_url.format(p.run_id)) for p in board.history[::-1][:HISTORY_TABLE_ROWS]],
             history_hidden=max(0, len(board.history) - HISTORY_TABLE_ROWS),
         )
+        # The queue rates for the default ranker, so "How sure are we?" (its own page, loaded into this one
+        # by htmx) is about that ranker's versions. Found in the list already loaded: no query.
+        default = next((r for r in rankers if r.is_default), None) or min(
+            rankers, key=lambda r: (r.created_at, r.pk)
+        )
+        context["certainty_here"] = ranker.pk == default.pk
         if role == Role.TRAINER and board.latest is not None:
             context.update(
                 worst=selectors.worst_questions(run=board.latest, limit=WORST_SHOWN),

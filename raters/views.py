@@ -259,13 +259,31 @@ def home(request: RatingRequest) -> HttpResponse:
     )
 
 
+def _mode(request: RatingRequest, collection: Collection) -> dict | None:
+    """``?mode=decide`` (rate what decides the comparison of ``champion`` and ``challenger``, version ids,
+    or the headline) or ``?mode=unsure`` (training questions the ranker is least sure of) stays in this
+    rater's session until ``?mode=`` asks for the usual queue again."""
+    key = f"rate-mode:{collection.pk}"
+    if "mode" in request.GET:
+        if request.GET["mode"] in queue.MODES:
+            request.session[key] = {
+                "mode": request.GET["mode"],
+                "champion_id": request.GET.get("champion", ""),
+                "challenger_id": request.GET.get("challenger", ""),
+            }
+        else:
+            request.session.pop(key, None)
+    return request.session.get(key)
+
+
 @require_GET
 @collection_view()
 def rate_next(request: RatingRequest, collection: Collection) -> HttpResponse:
     """Redirect to the most useful question for this rater (``?after=<id>`` passes over that question once).
 
     ``?split=train`` keeps this rater's queue on training questions until ``?split=`` (all) is asked for:
-    the link a trainer follows when training needs more labelled training questions.
+    the link a trainer follows when training needs more labelled training questions. ``?mode=`` picks a
+    queue mode (see ``_mode``); when the mode wants nothing more, the usual queue continues.
     """
     key = f"rate-split:{collection.pk}"
     if "split" in request.GET:
@@ -277,7 +295,14 @@ def rate_next(request: RatingRequest, collection: Collection) -> HttpResponse:
     split = request.session.get(key, "")
     after = request.GET.get("after", "")
     exclude = [int(after)] if after.isdigit() else []
-    task = queue.next_task(collection=collection, rater=request.user, exclude=exclude, split=split)
+    mode = _mode(request, collection)
+    task = None
+    if mode is not None:
+        task = queue.next_mode_task(collection=collection, rater=request.user, exclude=exclude, **mode)
+        if task is None and exclude:
+            task = queue.next_mode_task(collection=collection, rater=request.user, **mode)
+    if task is None:
+        task = queue.next_task(collection=collection, rater=request.user, exclude=exclude, split=split)
     if task is None and exclude:
         task = queue.next_task(collection=collection, rater=request.user, split=split)
     if task is None:

@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from trainer.api import views, views_engines
+from trainer.api import views, views_engines, views_queue
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -17,6 +17,7 @@ urlpatterns = [
     path("collections/<slug:slug>/answers/", views.AnswerListView.as_view(), name="api-answers"),
     path("collections/<slug:slug>/ratings/", views.RatingCreateView.as_view(), name="api-ratings"),
     path("collections/<slug:slug>/ground-truth/", views.GroundTruthView.as_view(), name="api-ground-truth"),
+    path("collections/<slug:slug>/queue/", views_queue.QueueView.as_view(), name="api-queue"),
     path("rankers/", views.RankerListView.as_view(), name="api-rankers"),
     path("rankers/<int:ranker_id>/", views_engines.RankerDetailUpdateView.as_view(), name="api-ranker"),
     path("rankers/<int:ranker_id>/try/", views_engines.RankerTryView.as_view(), name="api-ranker-try"),
