@@ -18,6 +18,7 @@ from django.core.cache import cache
 from django.db.models import Case, Count, F, Max, Q, QuerySet, Value, When
 
 from corpus.models import Collection, Split
+from evaluation.exports import ResultRow
 from evaluation.metrics.stats import compare_runs
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus
 from evaluation.services import STATS_SEED, score_rankings
@@ -55,6 +56,29 @@ def question_results(*, run: EvaluationRun) -> QuerySet[QuestionResult]:
         .select_related("question")
         .order_by(F("ndcg").asc(nulls_last=True), "question_id")
     )
+
+
+def run_export_rows(*, run: EvaluationRun) -> list[ResultRow]:
+    """The run's per-question results for its files (``evaluation.exports``), by question id."""
+    return [
+        ResultRow(
+            question_id=r.question.external_id,
+            question=r.question.text,
+            split=r.question.split,
+            ranked_answer_ids=list(r.ranked_answer_ids),
+            labels=list(r.labels),
+            ndcg=r.ndcg,
+            dcg=r.dcg,
+            ideal_dcg=r.ideal_dcg,
+            accuracy_hit=r.accuracy_hit,
+            judged=r.judged,
+            unlabelled_in_top_k=r.unlabelled_in_top_k,
+            error=r.error,
+        )
+        for r in QuestionResult.objects.filter(run=run)
+        .select_related("question")
+        .order_by("question__external_id", "question_id")
+    ]
 
 
 @dataclass(frozen=True)

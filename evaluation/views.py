@@ -8,6 +8,7 @@ everything and may start evaluations (raters get 403 on those pages).
 from __future__ import annotations
 
 import functools
+import io
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from corpus.models import Answer, Collection, GainScheme, Role
 from corpus.permissions import can_see_labels, collection_role
 from corpus.selectors import collections_for_user
 from evaluation import selectors
+from evaluation.exports import RUN_EXPORTS, write_run_export
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start
 from rankers.models import Ranker
@@ -352,6 +354,21 @@ def run_detail(request: HttpRequest, *, run: EvaluationRun, role: str) -> HttpRe
             "unknown": selectors.unknown_ids(run=run),
         },
     )
+
+
+@run_page(manage=True)
+@require_GET
+def run_export(request: HttpRequest, *, run: EvaluationRun, role: str, fmt: str) -> HttpResponse:
+    """The run as a file: ``trec-run``, ``csv`` or ``jsonl`` (see ``evaluation.exports``); trainers only,
+    as the run page (the results carry test labels)."""
+    if fmt not in RUN_EXPORTS:
+        raise Http404(f"No export format {fmt!r}: trec-run, csv or jsonl.")
+    out = io.StringIO()
+    write_run_export(fmt, selectors.run_export_rows(run=run), out, run_id=run.pk)
+    content_type, extension = RUN_EXPORTS[fmt]
+    response = HttpResponse(out.getvalue(), content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{run.collection.slug}-run-{run.pk}.{extension}"'
+    return response
 
 
 @run_page()
