@@ -31,6 +31,7 @@ from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigg
 from evaluation.services import EvaluationUnavailable, evaluation_start
 from rankers.models import Ranker
 from ratings.models import STAR_WORDS
+from ratings.selectors import notes_for_question
 
 # Below this share of judged answers in the top k, the headline is uncertain: say so and link to rating.
 JUDGED_WARNING = 0.9
@@ -405,6 +406,8 @@ def question_detail(request: HttpRequest, *, run: EvaluationRun, role: str, ques
             "ideal": ranked_rows(ideal, run, titles, set()),
             "explanation": disagreement(result, run),
             "star_words": STAR_WORDS,
+            "notes": notes_for_question(question=result.question),
+            "show_raters": role == Role.TRAINER,
         },
     )
 
