@@ -407,14 +407,14 @@ def _save_form(request: RatingRequest, collection: Collection, question: Questio
         ).values_list("answer_id", "stars", "note")
     }
     rated = {answer.pk for answer, _ in parsed}
-    for answer_id, note in notes.items():
-        if note and answer_id not in rated and answer_id not in current:
+    for answer_id, text in notes.items():
+        if text and answer_id not in rated and answer_id not in current:
             raise Refusal(400, "Rate the answer before adding a note to the rating.", "note")
     changed = []
     for answer, stars in parsed:
         before_stars, before_note = current.get(answer.pk, (None, ""))
-        note = notes.get(answer.pk)
-        new_note = note if note is not None and note != before_note else None
+        submitted_note = notes.get(answer.pk)
+        new_note = submitted_note if submitted_note is not None and submitted_note != before_note else None
         if before_stars != stars or new_note is not None:
             changed.append((answer, stars, new_note))
     # One transaction, pairs locked in one fixed order (the page's order is shuffled per rater), retried
