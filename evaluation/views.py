@@ -276,6 +276,7 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
             chart=[p.as_json() for p in board.history],
             chart_changes=[m.as_json() for m in board.champion_changes],
             history_rows=[(p, run_url.format(p.run_id)) for p in board.history[::-1][:HISTORY_TABLE_ROWS]],
+            compare_max_runs=selectors.COMPARE_MAX_RUNS,
             history_hidden=max(0, len(board.history) - HISTORY_TABLE_ROWS),
         )
         if role == Role.TRAINER and board.latest is not None:
@@ -415,7 +416,9 @@ def question_detail(request: HttpRequest, *, run: EvaluationRun, role: str, ques
 @collection_page(manage=True)
 @require_GET
 def compare(request: HttpRequest, *, collection: Collection, role: str) -> HttpResponse:
-    """Two runs side by side: their numbers and per-question NDCG changes, biggest winners and losers first."""
+    """Two runs side by side (``a``, ``b``): their numbers and per-question NDCG changes, biggest winners and
+    losers first. Or 2 to 6 runs (``run`` repeated): the per-question NDCG@k matrix and every pair's
+    winners, losers and significance with Holm's correction (``selectors.runs_compare``)."""
     runs = [
         (str(pk), f"{created:%Y-%m-%d %H:%M} · {name} {version or ''} · {RunStatus(status).label}")
         for pk, created, name, version, status in EvaluationRun.objects.filter(collection=collection)
@@ -423,7 +426,31 @@ def compare(request: HttpRequest, *, collection: Collection, role: str) -> HttpR
         .values_list("pk", "created_at", "ranker__name", "ranker_version__label", "status")[:200]
     ]
     a_id, b_id = request.GET.get("a", ""), request.GET.get("b", "")
-    context: dict = {"collection": collection, "runs": runs, "a_id": a_id, "b_id": b_id}
+    run_ids = request.GET.getlist("run")
+    context: dict = {
+        "collection": collection,
+        "runs": runs,
+        "a_id": a_id,
+        "b_id": b_id,
+        "run_ids": run_ids,
+        "max_runs": selectors.COMPARE_MAX_RUNS,
+    }
+    if run_ids:
+        chosen = [selectors.run_in_collection(run_id=x, collection=collection) for x in run_ids]
+        found = [run for run in chosen if run is not None]
+        if len(found) != len(chosen) or len({run.pk for run in found}) != len(found):
+            context["error"] = "Choose evaluation runs of this collection, each once."
+            return render(request, "evaluation/compare.html", context, status=400)
+        try:
+            context["many"] = selectors.runs_compare(runs=found)
+        except ValueError:
+            context["error"] = (
+                f"Choose {selectors.COMPARE_MIN_RUNS} to {selectors.COMPARE_MAX_RUNS} runs to compare; "
+                f"you chose {len(found)}."
+            )
+            return render(request, "evaluation/compare.html", context, status=400)
+        context["matrix_shown"] = selectors.MATRIX_SHOWN
+        return render(request, "evaluation/compare.html", context)
     if a_id or b_id:
         pair = [selectors.run_in_collection(run_id=x, collection=collection) for x in (a_id, b_id)]
         if None in pair:

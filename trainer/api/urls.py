@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from trainer.api import views, views_files
+from trainer.api import views, views_compare, views_files
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -20,6 +20,9 @@ urlpatterns = [
         "collections/<slug:slug>/imports/",
         views_files.CollectionImportView.as_view(),
         name="api-collection-import",
+    ),
+    path(
+        "collections/<slug:slug>/compare/", views_compare.RunsCompareView.as_view(), name="api-runs-compare"
     ),
     path(
         "collections/<slug:slug>/ratings/export/",
