@@ -113,3 +113,27 @@ def test_runs_compare_refuses_too_few_or_too_many(three_runs, count):
 def test_runs_compare_refuses_repeated_run(three_runs):
     with pytest.raises(ValueError, match="once"):
         runs_compare(runs=[three_runs[0], three_runs[0]])
+
+
+def test_runs_compare_of_finished_runs_is_cached_until_a_label_changes(three_runs, django_assert_num_queries):
+    from corpus.models import Answer, Question
+    from ratings.services import rating_record
+    from trainer.services import import_rater
+
+    first = runs_compare(runs=three_runs)
+    with django_assert_num_queries(1):  # the labels' state only
+        again = runs_compare(runs=three_runs)
+    assert again.pairs == first.pairs and again.questions == first.questions
+
+    rating_record(
+        rater=import_rater(),
+        question=Question.objects.get(external_id="q5"),
+        answer=Answer.objects.get(external_id="a1"),
+        stars=3,
+    )
+
+    changed = runs_compare(runs=three_runs)
+    # q5 now knows two perfect answers (a6, a1): run 3's [a1] scores 3 / (3 + 3 / log2(3)).
+    assert {row.external_id: row.ndcg for row in changed.questions}["q5"][2] == pytest.approx(
+        3 / (3 + 3 / LOG3)
+    )
