@@ -20,7 +20,7 @@ from django.db.models import Case, Count, F, Max, Q, QuerySet, Value, When
 
 from corpus.models import Collection, Split
 from evaluation.exports import ResultRow
-from evaluation.metrics.holm import holm_adjust
+from evaluation.metrics.pairwise import compare_pairs
 from evaluation.metrics.stats import compare_runs
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus
 from evaluation.services import STATS_SEED, score_rankings
@@ -781,11 +781,12 @@ def runs_compare(*, runs: list[EvaluationRun]) -> RunsComparison:
     questions B wins, loses and ties; then the pairs' p-values are corrected together by Holm's method
     (``evaluation.metrics.holm.holm_adjust``): with 15 pairs, uncorrected p < 0.05 would call about
     one pair in 20 "real" by chance. The verdict is "real improvement" / "real drop" when the Holm
-    p-value is below 0.05. ValueError for fewer than 2 or more than 6 runs, or runs of two collections.
+    p-value is below 0.05 (``evaluation.metrics.pairwise.compare_pairs``). ValueError for fewer than 2
+    or more than 6 runs, or runs of two collections.
 
-    The 15 pairs of 6 runs cost about a second per 45 questions (10,000 bootstrap resamples and
-    permutations each), so the figures of finished runs are cached as ``change_explained``'s are: keyed
-    by the runs and the state of the test labels, never stale.
+    Six runs are 15 pairs of 10,000 bootstrap resamples and permutations each (``bench/bench_compare.py``
+    measures it), so the figures of finished runs are cached as ``change_explained``'s are: keyed by the
+    runs and the state of the test labels, never stale.
     """
     if not COMPARE_MIN_RUNS <= len(runs) <= COMPARE_MAX_RUNS:
         raise ValueError(f"compare {COMPARE_MIN_RUNS} to {COMPARE_MAX_RUNS} runs, not {len(runs)}")
@@ -840,19 +841,14 @@ def _runs_compare_compute(runs: list[EvaluationRun]) -> dict[str, Any]:
             )
             matrix[[position[q] for q in ids], column] = scored.ndcg
     pairs: list[PairResult] = []
-    comparisons = []
-    for a in range(len(runs)):
-        for b in range(a + 1, len(runs)):
-            comparisons.append((a, b, compare_runs(matrix[:, b], matrix[:, a], seed=STATS_SEED)))
-    adjusted = holm_adjust([c.p_value for _, _, c in comparisons])
-    for (a, b, comparison), p_holm in zip(comparisons, adjusted, strict=True):
+    for pair in compare_pairs(matrix, seed=STATS_SEED):
+        a, b, comparison = pair.a, pair.b, pair.comparison
         both = ~(np.isnan(matrix[:, a]) | np.isnan(matrix[:, b]))
         delta = matrix[:, b] - matrix[:, a]
         order = np.argsort(-np.where(both, delta, 0.0), kind="stable")
         compared = comparison.n > 0
         up = [i for i in order if both[i] and delta[i] > 0][:PAIR_EXAMPLES]
         down = [i for i in order[::-1] if both[i] and delta[i] < 0][:PAIR_EXAMPLES]
-
         pairs.append(
             PairResult(
                 a=a,
@@ -861,12 +857,12 @@ def _runs_compare_compute(runs: list[EvaluationRun]) -> dict[str, Any]:
                 ci_low=comparison.ci_low if compared else None,
                 ci_high=comparison.ci_high if compared else None,
                 p_value=comparison.p_value if compared else None,
-                p_holm=float(p_holm) if compared else None,
-                verdict=dataclasses.replace(comparison, p_value=float(p_holm)).verdict() if compared else "",
+                p_holm=pair.p_holm if compared else None,
+                verdict=dataclasses.replace(comparison, p_value=pair.p_holm).verdict() if compared else "",
                 n=comparison.n,
-                winners=int(np.sum(both & (delta > 0))),
-                losers=int(np.sum(both & (delta < 0))),
-                ties=int(np.sum(both & (delta == 0))),
+                winners=pair.winners,
+                losers=pair.losers,
+                ties=pair.ties,
                 biggest_winners=[(texts[question_ids[i]][1], float(delta[i])) for i in up],
                 biggest_losers=[(texts[question_ids[i]][1], float(delta[i])) for i in down],
             )

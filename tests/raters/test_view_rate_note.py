@@ -132,3 +132,13 @@ def test_rerating_keeps_the_note_and_undo_of_stars_restores_it(corpus, rater):
     assert RatingHistory.objects.order_by("id").last().previous_note == "odd one"
     undone = rating_undo(rater=rater, question=corpus.q["q1"], answer=corpus.a["d1"])
     assert (undone.stars, undone.note) == (2, "odd one")
+
+
+def test_rate_note_anonymous_redirected_to_login_and_trainer_may_note(client, corpus, trainer):
+    response = client.post(note_url(corpus), {"note": "hmm"})
+    assert response.status_code == 302 and "/login/" in response["Location"]
+
+    rating_record(rater=trainer, question=corpus.q["q1"], answer=corpus.a["d1"], stars=1)
+    client.force_login(trainer)
+    assert client.post(note_url(corpus), {"note": "trainer's remark"}, **HTMX).status_code == 200
+    assert Rating.objects.get(rater=trainer).note == "trainer's remark"
