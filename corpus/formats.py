@@ -423,6 +423,14 @@ def _quepid_grade(grade_map: GradeMap, raw: str, *, file: str, line: int) -> int
     return stars
 
 
+def _quepid_unescaped(text: str) -> str:
+    """Quepid guards a query starting with = + - @ against spreadsheet formulas with a leading space
+    (older versions, stripped already) or apostrophe (newer): take the apostrophe off again."""
+    if len(text) > 1 and text[0] == "'" and text[1] in "=+-@":
+        return text[1:]
+    return text
+
+
 def parse_quepid_ratings(
     path: Path | str, *, grade_map: GradeMap
 ) -> tuple[list[QuestionRecord], list[JudgmentRecord]]:
@@ -461,7 +469,7 @@ def parse_quepid_ratings(
                 continue
             if len(row) not in (1, 3):
                 raise FormatError(name, line, f"expected 3 fields query,docid,rating, found {len(row)}")
-            text = row[0].strip()
+            text = _quepid_unescaped(row[0].strip())
             if not text:
                 raise FormatError(name, line, 'field "query" is empty')
             checked_text(text, file=name, line=line, what='field "query"', limit=MAX_QUESTION_CHARS)

@@ -417,6 +417,10 @@ def _save_form(request: RatingRequest, collection: Collection, question: Questio
         new_note = submitted_note if submitted_note is not None and submitted_note != before_note else None
         if before_stars != stars or new_note is not None:
             changed.append((answer, stars, new_note))
+    for answer_id, text in notes.items():
+        # A note changed on a rating whose stars the post did not carry keeps the stars it has.
+        if answer_id not in rated and answer_id in current and text != current[answer_id][1]:
+            changed.append((_answer(collection, answer_id), current[answer_id][0], text))
     # One transaction, pairs locked in one fixed order (the page's order is shuffled per rater), retried
     # if the database aborts it anyway (``ratings_record``).
     try:

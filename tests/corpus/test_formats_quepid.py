@@ -127,3 +127,11 @@ def test_parse_quepid_same_rating_twice_is_one_judgment(tmp_path):
     _, judgments = parse_quepid_ratings(path, grade_map=IDENTITY)
 
     assert [(j.answer_id, j.stars, j.line) for j in judgments] == [("11", 3, 2)]
+
+
+def test_parse_quepid_formula_guards_are_taken_off(tmp_path):
+    path = write(tmp_path, 'query,docid,rating\n" -20 degrees",11,3\n\'=sum of forces,1891,2\n')
+
+    questions, _ = parse_quepid_ratings(path, grade_map=IDENTITY)
+
+    assert [q.text for q in questions] == ["-20 degrees", "=sum of forces"]

@@ -142,3 +142,17 @@ def test_rate_note_anonymous_redirected_to_login_and_trainer_may_note(client, co
     client.force_login(trainer)
     assert client.post(note_url(corpus), {"note": "trainer's remark"}, **HTMX).status_code == 200
     assert Rating.objects.get(rater=trainer).note == "trainer's remark"
+
+
+def test_rate_question_plain_form_note_alone_keeps_the_stars(client, corpus, rater):
+    rate(corpus, rater, answer="d2", stars=1)
+    client.force_login(rater)
+    d1, d2 = corpus.a["d1"].pk, corpus.a["d2"].pk
+
+    response = client.post(question_url(corpus), {f"stars-{d1}": "3", f"note-{d2}": "too short"})
+
+    assert response.status_code == 302
+    assert set(Rating.objects.values_list("answer_id", "stars", "note")) == {
+        (d1, 3, ""),
+        (d2, 1, "too short"),
+    }
