@@ -29,6 +29,7 @@ import json
 import math
 import random
 import time
+from collections.abc import Callable
 from collections.abc import Collection as Container
 from typing import Any
 
@@ -133,19 +134,22 @@ class HttpBackend:
             raise RankerError(f"ranker at {self.url} answered {_status(response)}")
         return response
 
-    def rank(self, query: RankQuery, k: int) -> Ranking:
-        body = {"question": {"id": query.external_id, "text": query.text}, "rows": k}
+    def _retrying(self, send: Callable[[], httpx.Response]) -> httpx.Response:
+        """``send()``, tried again after a RankerUnavailable ``retries`` times (also by engine rankers)."""
         attempt = 0
         while True:
             try:
-                response = self._attempt(body)
-                break
+                return send()
             except RankerUnavailable:
                 if attempt >= self.retries:
                     raise
                 delay = min(BACKOFF_FIRST * 2**attempt, BACKOFF_MAX)
                 time.sleep(delay * random.uniform(0.8, 1.2))  # jitter keeps parallel retries apart
                 attempt += 1
+
+    def rank(self, query: RankQuery, k: int) -> Ranking:
+        body = {"question": {"id": query.external_id, "text": query.text}, "rows": k}
+        response = self._retrying(lambda: self._attempt(body))
         try:
             payload = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('corpus', '0001_initial'),
-        ('ratings', '0002_judge_accounts_and_replies'),
+        ('ratings', '0003_judge_accounts_and_replies'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

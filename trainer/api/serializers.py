@@ -15,6 +15,7 @@ from corpus.permissions import can_see_labels
 from evaluation.models import EvaluationRun, QuestionResult
 from rankers.config import redacted_config, validate_ranker_config
 from rankers.models import PromotionPolicy, RankerKind, RankerVersion
+from ratings.models import NOTE_MAX_LENGTH
 from ratings.services import validate_stars
 from trainer.models import ApiToken, Training, TrainingPhase, TrainingStatus
 
@@ -172,12 +173,20 @@ class RatingSerializer(serializers.Serializer):
     question_id = external_id_field()
     answer_id = external_id_field()
     stars = StarsField(help_text="0 incorrect, 1 right topic, 2 good, 3 perfect.")
+    note = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=NOTE_MAX_LENGTH,
+        help_text='Optional remark on the rating (at most 500 characters); "" clears it, leaving the '
+        "field out keeps the note the rating has.",
+    )
 
 
 class RecordedRatingSerializer(serializers.Serializer):
     question_id = serializers.CharField()
     answer_id = serializers.CharField()
     stars = serializers.IntegerField()
+    note = serializers.CharField(help_text='The rating\'s note now ("" when none).')
     label = serializers.IntegerField(
         allow_null=True,
         help_text="The pair's gain label now: the median of its raters' stars. Null for a rater's rating "
@@ -241,7 +250,9 @@ class RankerSerializer(serializers.Serializer):
         default=dict,
         validators=[no_nul_characters],
         help_text="builtin: {candidates}. http: {url (required), headers, auth_header, timeout, retries}. "
-        "Secrets (auth_header, header values) are shown masked.",
+        "engine: {preset (elasticsearch, opensearch, opensearch-hybrid, solr, custom), url (required), "
+        "request {method, headers, params, body}, response {hits, id, score, errors}, auth_header, timeout, "
+        "retries}. Secrets (auth_header, header values) are shown masked.",
     )
     is_default = serializers.BooleanField(required=False, default=False)
     champion = serializers.IntegerField(

@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('corpus', '0001_initial'),
-        ('ratings', '0001_initial'),
+        ('ratings', '0002_rating_notes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
