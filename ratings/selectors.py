@@ -70,9 +70,10 @@ class DayCount:
 
 
 def ratings_per_day(*, collection: Collection, days: int = 30) -> list[DayCount]:
-    """New ratings per day (newest first) over the last ``days`` days that had any."""
+    """New ratings by people per day (newest first) over the last ``days`` days that had any."""
     rows = (
         Rating.objects.filter(question__collection=collection)
+        .exclude(source=RatingSource.JUDGE)
         .annotate(day=TruncDate("created_at"))
         .values("day")
         .annotate(n=Count("id"), raters=Count("rater", distinct=True))
@@ -138,10 +139,12 @@ class RaterSummary:
 def rater_summaries(
     *, collection: Collection, ratings: list[tuple[int, int, int, int]]
 ) -> list[RaterSummary]:
-    """Each rater's work in the collection (most ratings first), with their leniency on shared pairs."""
+    """Each person's work in the collection (most ratings first), with their leniency on shared pairs.
+    Judges (models) are left out: their figures are on their own agreement pages."""
     leniency = leniency_by_rater(ratings=ratings)
     rows = (
         Rating.objects.filter(question__collection=collection)
+        .exclude(source=RatingSource.JUDGE)
         .values("rater_id", "rater__username")
         .annotate(
             n=Count("id"),

@@ -7,6 +7,7 @@ import pytest
 from judges.services import judge_create, judge_trust
 from ratings.models import Label, RatingSource
 from ratings.services import counted_stars, judge_rating_record, rating_record
+from tests.judges.conftest import HUMAN
 
 
 def _label(judged, q, a):
@@ -114,3 +115,19 @@ def test_ground_truth_export_says_how_many_ratings_came_from_judges(judged, judg
 
     assert rows[("q1", "a1")]["rater_count"] == 2 and rows[("q1", "a1")]["judge_count"] == 1
     assert rows[("q1", "a2")]["judge_count"] == 0
+
+
+def test_training_progress_figures_leave_judges_out(judged, judge):
+    from ratings.selectors import multi_rated_ratings, rater_summaries, ratings_per_day
+
+    judge_rating_record(account=judge.account, question=judged.q("q1"), answer=judged.a("a1"), stars=0)
+    judge_trust(judge=judge, counts=True, human_wins=False)  # the pair now has two counted raters
+
+    summaries = rater_summaries(
+        collection=judged.collection, ratings=multi_rated_ratings(collection=judged.collection)
+    )
+
+    assert [s.username for s in summaries] == ["judged-human"]
+    assert sum(day.ratings for day in ratings_per_day(collection=judged.collection)) == len(HUMAN)
+    # The pair has two counted raters, but people's agreement sees only the person's rating of it.
+    assert [r[0] for r in multi_rated_ratings(collection=judged.collection)] == [judged.human.pk]
