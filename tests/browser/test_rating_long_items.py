@@ -17,7 +17,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 390, "height": 844}
 LONG_BODY = " ".join(["The wing's lift grows with the angle of attack until the flow separates."] * 40)
-LONG_QUESTION = "How does a wing behave " + " ".join(["at high and low speeds and angles,"] * 12) + " overall?"
+LONG_QUESTION = (
+    "How does a wing behave " + " ".join(["at high and low speeds and angles,"] * 12) + " overall?"
+)
 
 
 @pytest.fixture
@@ -26,12 +28,17 @@ def long_items(transactional_db, django_user_model):
     collection = collection_create(name="Long", slug="long")
     answers = [
         Answer.objects.create(
-            collection=collection, external_id=f"d{i}", title=f"Wing study {i}", body=f"Study {i}. {LONG_BODY}"
+            collection=collection,
+            external_id=f"d{i}",
+            title=f"Wing study {i}",
+            body=f"Study {i}. {LONG_BODY}",
         )
         for i in range(1, 7)
     ]
     questions = [
-        Question.objects.create(collection=collection, external_id="q1", text=LONG_QUESTION, split=Split.TRAIN),
+        Question.objects.create(
+            collection=collection, external_id="q1", text=LONG_QUESTION, split=Split.TRAIN
+        ),
         Question.objects.create(
             collection=collection, external_id="q2", text="Why does a wing stall?", split=Split.TRAIN
         ),
@@ -76,7 +83,9 @@ def test_long_question_clamped_with_a_button_showing_all_of_it(page, live_server
 
     toggle.click()
 
-    expect(page.get_by_role("button", name="Show less of the question")).to_have_attribute("aria-expanded", "true")
+    expect(page.get_by_role("button", name="Show less of the question")).to_have_attribute(
+        "aria-expanded", "true"
+    )
     assert heading.bounding_box()["height"] > clamped * 1.5
 
 
