@@ -60,9 +60,13 @@
 
   function headHeight() { return head ? head.getBoundingClientRect().height : 0; }
 
-  // Cards scroll into view below the sticky header, not under it.
+  // Cards, and whatever Tab focuses, scroll into view below the sticky header (and above the phone's
+  // sticky pager), not under them.
   function trackHeadHeight() {
-    document.documentElement.style.setProperty("--head-height", Math.ceil(headHeight()) + "px");
+    var root = document.documentElement, height = Math.ceil(headHeight());
+    root.style.setProperty("--head-height", height + "px");
+    root.style.scrollPaddingTop = height + 8 + "px";
+    root.style.scrollPaddingBottom = pager && !pager.hidden ? pager.getBoundingClientRect().height + 8 + "px" : "";
   }
 
   // A long answer is folded to a few lines; its button unfolds it (and folds it again).
