@@ -67,6 +67,7 @@ def trainer_pages(site: Site) -> list[str]:
         reverse("collection-manage", args=["tiny"]),
         reverse("collection-new"),
         reverse("api-docs"),
+        reverse("api-redoc"),
         "/no-such-page/",
     ]
 
@@ -88,6 +89,8 @@ def problems_of(page, url: str, width: int) -> list[str]:
     page.wait_for_load_state("networkidle")
     if "/api/docs/" in url:
         page.locator(".opblock").first.wait_for()
+    if "/api/redoc/" in url:
+        page.locator("[data-section-id^='operation/']").first.wait_for()
     page.add_script_tag(path=str(AXE))
     violations = page.evaluate(
         """async () => (await axe.run()).violations.map(
