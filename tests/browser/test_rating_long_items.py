@@ -190,3 +190,42 @@ def test_without_javascript_next_question_keeps_the_choice_made(nojs_page, live_
     assert list(Rating.objects.values_list("question_id", "answer_id", "stars")) == [
         (first_question, answer_id, 2)
     ]
+
+
+def test_next_question_with_a_failed_save_sends_the_form_and_loses_nothing(page, live_server, long_items):
+    """With JavaScript, "Next question" is a plain link unless a save failed or is under way: then the form
+    goes, which saves that choice before moving on."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    open_first_task(page, live_server)
+    first_question = int(re.search(r"/rate/(\d+)/", page.url).group(1))
+    card = page.locator(".answer-card").first
+    answer_id = int(card.get_attribute("data-answer"))
+    page.route(re.compile(r"/answers/\d+/$"), lambda route: route.abort("internetdisconnected"))
+    card.get_by_text("3 perfect").click()
+    expect(card.locator(".save-state")).to_have_attribute("data-state", "failed")
+    assert Rating.objects.count() == 0
+
+    page.keyboard.press("n")
+
+    expect(page.get_by_text("Saved 1 rating of the previous question.")).to_be_visible()
+    assert f"/rate/{first_question}/" not in page.url
+    assert list(Rating.objects.values_list("question_id", "answer_id", "stars")) == [
+        (first_question, answer_id, 3)
+    ]
+
+
+def test_next_question_after_saved_choices_is_a_plain_link(page, live_server, long_items):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    open_first_task(page, live_server)
+    first_question = int(re.search(r"/rate/(\d+)/", page.url).group(1))
+    page.keyboard.press("2")
+    expect(page.locator(".answer-card").first.locator(".save-state")).to_have_text("Saved: 2 good.")
+    posts = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+
+    page.get_by_role("button", name="Next question").click()
+
+    page.wait_for_url(re.compile(r"/rate/\d+/$"))
+    assert f"/rate/{first_question}/" not in page.url
+    assert posts == []
+    expect(page.get_by_text("of the previous question")).to_have_count(0)
