@@ -5,7 +5,7 @@
  * shows "Saving…"/"Saved"/"Not saved" on each card, and retries a save that failed on the network
  * (or with a server error) with growing delays, with a "Retry now" button meanwhile.
  *
- * Long items: the question sits in a sticky header (clamped to a few lines, with "Show whole question");
+ * Long items: the question sits in a sticky header (clamped to a few lines, with "Show the whole question");
  * a long answer is folded to a few lines with "Show more". On a narrow screen (a phone) one answer
  * shows at a time, with Previous/Next buttons, swipes, and large 0–3 targets; choosing a grade moves on.
  * Without JavaScript none of this applies: everything is shown, and the page is one plain form.
@@ -41,6 +41,7 @@
     current = card.dataset.answer;
     var list = cards();
     list.forEach(function (c) { c.classList.toggle("is-current", c === card); });
+    foldLongAnswer(card);
     updatePager();
     if (focus) {
       card.focus({ preventScroll: true });
@@ -73,6 +74,7 @@
   function foldLongAnswer(card) {
     var body = card.querySelector(".answer-body");
     if (!body || body.dataset.folding) return;
+    if (!body.getClientRects().length) return; // not shown (another answer on a phone): when it is
     body.dataset.folding = "true";
     if (body.scrollHeight <= LONG_ANSWER_PX) return;
     var id = card.dataset.answer;

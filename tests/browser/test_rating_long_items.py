@@ -127,6 +127,8 @@ def test_phone_shows_one_answer_at_a_time_with_large_targets(browser, live_serve
         expect(page.locator("#card-position")).to_have_text("Answer 2 of 6")
         expect(cards.nth(1)).to_be_visible()
         expect(cards.nth(0)).to_be_hidden()
+        # An answer hidden when the page loaded is folded when it shows.
+        expect(cards.nth(1).get_by_role("button", name="Show more")).to_be_visible()
         page.get_by_role("button", name="Previous answer").tap()
         expect(page.locator("#card-position")).to_have_text("Answer 1 of 6")
 
@@ -135,6 +137,10 @@ def test_phone_shows_one_answer_at_a_time_with_large_targets(browser, live_serve
         expect(page.locator("#card-position")).to_have_text("Answer 2 of 6")
         expect(cards.nth(0).locator(".save-state")).to_have_text("Saved: 1 right topic.")
         assert list(Rating.objects.values_list("stars", flat=True)) == [1]
+        # The saved card (replaced while hidden) is folded again when the rater goes back to it.
+        page.get_by_role("button", name="Previous answer").tap()
+        expect(cards.nth(0).get_by_role("button", name="Show more")).to_be_visible()
+        expect(cards.nth(0).get_by_label("1 right topic")).to_be_checked()
     finally:
         context.close()
 
