@@ -410,11 +410,18 @@ def _submitted_notes(request: RatingRequest) -> dict[int, str]:
 
 
 def _save_form(request: RatingRequest, collection: Collection, question: Question) -> HttpResponse:
-    """Without JavaScript the whole page is one form: fields ``stars-<answer id>`` and ``note-<answer
-    id>``; all saved or none."""
+    """Without JavaScript the whole page is one form: fields ``stars-<answer id>`` and
+    ``note-<answer id>``; all saved or none.
+
+    Its "Next question" button sends the same form with ``then=next``: the choices made on the page are
+    saved first (none is fine), then the rater goes on to the next question, so moving on loses nothing.
+    """
+    then_next = request.POST.get("then") == "next"
     submitted = [
         (key.removeprefix("stars-"), request.POST[key]) for key in request.POST if key.startswith("stars-")
     ]
+    if not submitted and then_next:
+        return redirect(reverse("rate-next", args=[collection.slug]) + f"?after={question.pk}")
     if not submitted:
         raise Refusal(
             400, "Choose a rating from 0 (incorrect) to 3 (perfect) for at least one answer.", "stars"
@@ -465,6 +472,12 @@ def _save_form(request: RatingRequest, collection: Collection, question: Questio
             None,
         ) from None
     count = len(changed)
+    if then_next:
+        if count:
+            messages.success(
+                request, f"Saved {count} rating{'s' if count != 1 else ''} of the previous question."
+            )
+        return redirect(reverse("rate-next", args=[collection.slug]) + f"?after={question.pk}")
     messages.success(
         request,
         f"Saved {count} rating{'s' if count != 1 else ''}." if count else "Your ratings were already saved.",

@@ -287,6 +287,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # No deep links: with them each operation's path is a link inside its toggle button (a link in a
+    # button, which screen readers cannot reach; axe: nested-interactive).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     # System fonts: ReDoc's default typography would load web fonts from Google (templates/api/redoc.html).
     "REDOC_UI_SETTINGS": {
         "theme": {

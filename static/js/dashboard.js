@@ -1,5 +1,13 @@
-/* History chart of the evaluation dashboard: NDCG@10 and accuracy@5 (the collection's k, from data-ndcg-label and data-accuracy-label) on one 0–1 axis (uPlot, vendored).
- * Without JavaScript the same data is the table below the chart, which stays open. */
+/* History chart of the evaluation dashboard: NDCG@10 and accuracy@5 (the collection's k, from
+ * data-ndcg-label and data-accuracy-label) on one 0–1 axis (uPlot, vendored).
+ *
+ * Readable from 1 run to hundreds: the time axis keeps its labels apart (uPlot's tick spacing), point
+ * labels ("v3 · 1,204 labels") are drawn only where they fit without overlapping, and points shrink away
+ * when they would crowd. Each run is read in a tooltip, by hovering, or by focusing the chart (Tab) and
+ * moving with ←/→ (Home/End: first/last); the line under the chart says the same for screen readers.
+ * Dashed lines mark champion changes. The legend names the two series (no values, so never "–").
+ * Without JavaScript the same data is the table below the chart, which stays open.
+ */
 (function () {
   "use strict";
   var dataNode = document.getElementById("history-data");
@@ -13,40 +21,91 @@
   var xs = points.map(function (p) { return p.t; });
   var ndcg = points.map(function (p) { return p.ndcg; });
   var accuracy = points.map(function (p) { return p.accuracy; });
-  var LABEL_ALL_UP_TO = 15; // with more points, only the latest is labelled (hover shows any)
+  var ndcgName = target.dataset.ndcgLabel || "NDCG";
+  var accuracyName = target.dataset.accuracyLabel || "Accuracy";
+  var FONT = "system-ui, sans-serif";
+
+  function figure(v) { return v === null || v === undefined ? "none" : v.toFixed(3); }
 
   function pointLabel(p) {
-    return p.version + " · " + (p.labels === null ? "?" : p.labels.toLocaleString()) + " labels";
+    return p.version + " · " + (p.labels === null ? "?" : p.labels.toLocaleString("en")) + " labels";
+  }
+
+  function describe(i) {
+    var p = points[i];
+    return p.date + ": " + pointLabel(p) + ", " + ndcgName + " " + figure(ndcg[i]) + ", " +
+      accuracyName + " " + figure(accuracy[i]) + " (run " + (i + 1) + " of " + points.length + ")";
   }
 
   var info = document.createElement("p");
   info.className = "chart-point-info";
+  info.id = "history-chart-info";
   info.setAttribute("aria-live", "polite");
 
+  var selected = null; // index of the run read last (hover or keys)
+
+  var tooltip = document.createElement("div");
+  tooltip.className = "chart-tooltip";
+  tooltip.hidden = true;
+  tooltip.setAttribute("aria-hidden", "true"); // the info line says the same to screen readers
+
+  // Text drawn on the canvas in this redraw, as boxes in canvas px: a label goes only where it overlaps
+  // none of them (change labels first, then point labels from the latest back) and stays in the plot.
+  var boxes = [];
+
+  // Point labels keep apart horizontally whatever their height (stacked labels read as clutter);
+  // a point label and a change label only must not overlap.
+  function fits(box) {
+    return !boxes.some(function (b) {
+      var apart = box.x1 + 6 <= b.x0 || b.x1 + 6 <= box.x0;
+      if (apart) return false;
+      if (box.point && b.point) return true;
+      return box.y0 < b.y1 + 2 && box.y1 > b.y0 - 2;
+    });
+  }
+
+  function place(ctx, text, x, candidatesY, u, point) {
+    var dpr = devicePixelRatio, w = ctx.measureText(text).width, h = 11 * dpr;
+    var left = u.bbox.left, right = u.bbox.left + u.bbox.width;
+    var x0 = Math.min(Math.max(x, left), right - w);
+    for (var n = 0; n < candidatesY.length; n++) {
+      var y = candidatesY[n]; // baseline
+      if (y - h < u.bbox.top || y > u.bbox.top + u.bbox.height) continue;
+      var box = { x0: x0, x1: x0 + w, y0: y - h, y1: y + 2 * dpr, point: point };
+      if (fits(box)) {
+        boxes.push(box);
+        ctx.fillText(text, x0, y);
+        return true;
+      }
+    }
+    return false;
+  }
+
   function labelPoints(u) {
-    var ctx = u.ctx;
-    var first = points.length > LABEL_ALL_UP_TO ? points.length - 1 : 0;
+    var ctx = u.ctx, dpr = devicePixelRatio;
     ctx.save();
-    ctx.font = Math.round(11 * devicePixelRatio) + "px system-ui, sans-serif";
+    ctx.font = Math.round(11 * dpr) + "px " + FONT;
     ctx.fillStyle = "#1d2330";
-    ctx.textAlign = "center";
-    for (var i = first; i < points.length; i++) {
+    ctx.textAlign = "left";
+    for (var i = points.length - 1; i >= 0; i--) {
       if (ndcg[i] === null) continue;
-      var x = u.valToPos(xs[i], "x", true);
-      var y = u.valToPos(ndcg[i], "y", true);
-      ctx.fillText(pointLabel(points[i]), x, y - 10 * devicePixelRatio);
+      var text = pointLabel(points[i]);
+      var x = u.valToPos(xs[i], "x", true), y = u.valToPos(ndcg[i], "y", true);
+      var w = ctx.measureText(text).width;
+      place(ctx, text, x - w / 2, [y - 10 * dpr, y + 20 * dpr, y + 34 * dpr], u, true);
     }
     ctx.restore();
   }
 
-  // A dashed vertical line where the champion changed, labelled with the versions (drawn under the points).
+  // A dashed vertical line where the champion changed, labelled with the versions where the label fits.
   function markChanges(u) {
-    var ctx = u.ctx, top = u.bbox.top, bottom = u.bbox.top + u.bbox.height;
+    var ctx = u.ctx, dpr = devicePixelRatio, top = u.bbox.top, bottom = u.bbox.top + u.bbox.height;
+    boxes = [];
     ctx.save();
     ctx.strokeStyle = "#6b4fbb";
     ctx.fillStyle = "#4b3590";
-    ctx.setLineDash([4 * devicePixelRatio, 4 * devicePixelRatio]);
-    ctx.font = Math.round(11 * devicePixelRatio) + "px system-ui, sans-serif";
+    ctx.setLineDash([4 * dpr, 4 * dpr]);
+    ctx.font = Math.round(11 * dpr) + "px " + FONT;
     ctx.textAlign = "left";
     changes.forEach(function (c) {
       if (c.t < u.scales.x.min || c.t > u.scales.x.max) return;
@@ -55,18 +114,46 @@
       ctx.moveTo(x, top);
       ctx.lineTo(x, bottom);
       ctx.stroke();
-      ctx.fillText(c.text, x + 3 * devicePixelRatio, top + 12 * devicePixelRatio);
+      place(ctx, c.text, x + 3 * dpr, [top + 12 * dpr, top + 26 * dpr], u, false);
     });
     ctx.restore();
   }
 
-  function size() {
-    return { width: Math.max(280, target.parentNode.clientWidth - 8), height: 320 };
+  function showTooltip(u, i) {
+    if (i === null || i === undefined) {
+      tooltip.hidden = true;
+      return;
+    }
+    var p = points[i];
+    tooltip.textContent = "";
+    [p.date, pointLabel(p), ndcgName + ": " + figure(ndcg[i]), accuracyName + ": " + figure(accuracy[i])]
+      .forEach(function (line, n) {
+        var div = document.createElement("div");
+        if (n === 0) div.className = "chart-tooltip-date";
+        div.textContent = line;
+        tooltip.appendChild(div);
+      });
+    tooltip.hidden = false;
+    var x = u.valToPos(xs[i], "x") + u.over.offsetLeft;
+    var y = u.valToPos(ndcg[i] === null ? 0 : ndcg[i], "y") + u.over.offsetTop;
+    var w = tooltip.offsetWidth, h = tooltip.offsetHeight, width = target.clientWidth;
+    var left = x + 12 + w > width ? x - 12 - w : x + 12;
+    tooltip.style.left = Math.max(0, left) + "px";
+    tooltip.style.top = Math.max(0, y - h - 8) + "px";
   }
 
+  // Points are drawn while they are at least 12 px apart on average (one run alone is a point, not a line).
+  function roomForPoints(u) { return points.length * 12 * devicePixelRatio <= u.bbox.width; }
+
+  function size() {
+    // The chart's own box (the card's width less its padding), so nothing is cut off at the right.
+    return { width: Math.max(240, target.clientWidth), height: 320 };
+  }
+
+  target.hidden = false; // before measuring it
   var opts = Object.assign(size(), {
     scales: {
-      // Pad the time axis so edge labels stay readable; one run alone gets a two-hour window, not years.
+      // Pad the time axis so edge points stay readable; one run alone gets a two-hour window, not years.
       x: (function () {
         var lo = Math.min.apply(null, xs), hi = Math.max.apply(null, xs);
         var pad = lo === hi ? 3600 : (hi - lo) * 0.08;
@@ -74,29 +161,63 @@
       })(),
       y: { range: [0, 1] },
     },
-    axes: [{}, { label: "score (0 = worst, 1 = best)", values: function (u, v) { return v.map(function (n) { return n.toFixed(1); }); } }],
+    axes: [
+      { space: 90, stroke: "#1d2330", grid: { stroke: "#e5e7eb" } }, // at least 90 px between time labels
+      { label: "score (0 = worst, 1 = best)", space: 30, stroke: "#1d2330", grid: { stroke: "#e5e7eb" },
+        values: function (u, v) { return v.map(function (n) { return n.toFixed(1); }); } },
+    ],
+    legend: { live: false }, // names only: values are in the tooltip and the line under the chart
+    cursor: { points: { size: 10 } },
     series: [
-      {},
-      { label: target.dataset.ndcgLabel || "NDCG", stroke: "#1f5fbf", width: 2, points: { show: true, size: 7, fill: "#1f5fbf" },
-        value: function (u, v) { return v === null ? "–" : v.toFixed(3); } },
-      { label: target.dataset.accuracyLabel || "Accuracy", stroke: "#8a5a00", width: 2, dash: [6, 4], points: { show: true, size: 7, fill: "#fff" },
-        value: function (u, v) { return v === null ? "–" : v.toFixed(3); } },
+      { label: "Time" },
+      { label: ndcgName, stroke: "#1f5fbf", width: 2, points: { show: roomForPoints, size: 7, fill: "#1f5fbf" } },
+      { label: accuracyName, stroke: "#8a5a00", width: 2, dash: [6, 4], points: { show: roomForPoints, size: 7, fill: "#fff" } },
     ],
     hooks: {
       draw: [markChanges, labelPoints],
       setCursor: [function (u) {
         var i = u.cursor.idx;
-        info.textContent = i === null || i === undefined ? "" :
-          points[i].date + ": " + pointLabel(points[i]) + ", NDCG " + (ndcg[i] === null ? "–" : ndcg[i].toFixed(3)) +
-          ", accuracy " + (accuracy[i] === null ? "–" : accuracy[i].toFixed(3));
+        showTooltip(u, i);
+        if (i !== null && i !== undefined) {
+          selected = i;
+          info.textContent = describe(i);
+        }
       }],
     },
   });
 
-  target.hidden = false;
+  target.removeAttribute("aria-hidden");
   var plot = new uPlot(opts, [xs, ndcg, accuracy], target);
   target.historyPlot = plot; // history_select.js: clicking a point chooses its run for comparison
-  target.appendChild(info);
+  target.appendChild(tooltip);
+  target.insertAdjacentElement("afterend", info);
+
+  // Keyboard: the chart is one tab stop; arrows move from run to run.
+  target.tabIndex = 0;
+  target.setAttribute("role", "group");
+  target.setAttribute("aria-label", "History chart of " + ndcgName + " and " + accuracyName + ", " +
+    points.length + " run" + (points.length === 1 ? "" : "s") + ". Use the left and right arrow keys to read each run.");
+  target.setAttribute("aria-describedby", info.id);
+
+  function select(i) {
+    i = Math.max(0, Math.min(points.length - 1, i));
+    plot.setCursor({ left: plot.valToPos(xs[i], "x"), top: plot.valToPos(ndcg[i] === null ? 0 : ndcg[i], "y") });
+  }
+
+  target.addEventListener("focus", function () { select(selected === null ? points.length - 1 : selected); });
+  target.addEventListener("blur", function () { tooltip.hidden = true; });
+  target.addEventListener("keydown", function (event) {
+    var i = selected === null ? points.length - 1 : selected;
+    var step = { ArrowLeft: -1, ArrowRight: 1, ArrowDown: -1, ArrowUp: 1 }[event.key];
+    if (step) i += step;
+    else if (event.key === "Home") i = 0;
+    else if (event.key === "End") i = points.length - 1;
+    else if (event.key === "Escape") { tooltip.hidden = true; return; }
+    else return;
+    event.preventDefault();
+    select(i);
+  });
+
   var table = document.querySelector(".history-table");
   if (table) table.removeAttribute("open");
   window.addEventListener("resize", function () { plot.setSize(size()); });

@@ -1,9 +1,14 @@
-/* Rating page: keyboard control, save states and retries on top of htmx.
+/* Rating page: keyboard control, save states and retries on top of htmx, and long items made readable.
  *
  * Saving itself is htmx (each star choice posts at once and the server returns the answer's card);
  * this script adds keys (0–3 rate and move on, j/k or arrows move, u undo, n next question, s skip),
  * shows "Saving…"/"Saved"/"Not saved" on each card, and retries a save that failed on the network
  * (or with a server error) with growing delays, with a "Retry now" button meanwhile.
+ *
+ * Long items: the question sits in a sticky header (clamped to a few lines, with "Show the whole question");
+ * a long answer is folded to a few lines with "Show more". On a narrow screen (a phone) one answer
+ * shows at a time, with Previous/Next buttons, swipes, and large 0–3 targets; choosing a grade moves on.
+ * Without JavaScript none of this applies: everything is shown, and the page is one plain form.
  */
 (function () {
   "use strict";
@@ -23,14 +28,101 @@
   function cardOf(id) { return document.getElementById("answer-" + id); }
   function currentCard() { return (current && cardOf(current)) || cards()[0] || null; }
 
+  var ONE_AT_A_TIME = window.matchMedia("(max-width: 40rem)");
+  var LONG_ANSWER_PX = 260; // taller than this (about 10 lines), an answer is folded with "Show more"
+  var expanded = {}; // answer id -> true once the rater unfolded it (kept when htmx replaces the card)
+  var pager = document.getElementById("card-pager");
+  var head = document.getElementById("task-head");
+
+  function oneAtATime() { return form.classList.contains("one-at-a-time"); }
+
   function setCurrent(card, focus) {
     if (!card) return;
     current = card.dataset.answer;
-    cards().forEach(function (c) { c.classList.toggle("is-current", c === card); });
+    var list = cards();
+    list.forEach(function (c) { c.classList.toggle("is-current", c === card); });
+    foldLongAnswer(card);
+    updatePager();
     if (focus) {
       card.focus({ preventScroll: true });
-      card.scrollIntoView({ block: "nearest" });
+      if (oneAtATime()) window.scrollTo({ top: Math.max(0, form.offsetTop - headHeight() - 8) });
+      else card.scrollIntoView({ block: "nearest" });
     }
+  }
+
+  function updatePager() {
+    if (!pager) return;
+    var list = cards();
+    var i = list.indexOf(currentCard());
+    document.getElementById("card-position").textContent = "Answer " + (i + 1) + " of " + list.length;
+    document.getElementById("previous-answer").disabled = i <= 0;
+    document.getElementById("next-answer").disabled = i >= list.length - 1;
+  }
+
+  function headHeight() { return head ? head.getBoundingClientRect().height : 0; }
+
+  // Cards, and whatever Tab focuses, scroll into view below the sticky header (and above the phone's
+  // sticky pager), not under them.
+  function trackHeadHeight() {
+    var root = document.documentElement, height = Math.ceil(headHeight());
+    root.style.setProperty("--head-height", height + "px");
+    root.style.scrollPaddingTop = height + 8 + "px";
+    root.style.scrollPaddingBottom = pager && !pager.hidden ? pager.getBoundingClientRect().height + 8 + "px" : "";
+  }
+
+  // A long answer is folded to a few lines; its button unfolds it (and folds it again).
+  function foldLongAnswer(card) {
+    var body = card.querySelector(".answer-body");
+    if (!body || body.dataset.folding) return;
+    if (!body.getClientRects().length) return; // not shown (another answer on a phone): when it is
+    body.dataset.folding = "true";
+    if (body.scrollHeight <= LONG_ANSWER_PX) return;
+    var id = card.dataset.answer;
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "link show-more";
+    button.setAttribute("aria-controls", body.id);
+    function show(open) {
+      body.classList.toggle("is-folded", !open);
+      button.setAttribute("aria-expanded", String(open));
+      button.textContent = open ? "Show less" : "Show more";
+    }
+    button.addEventListener("click", function () {
+      expanded[id] = body.classList.contains("is-folded");
+      show(expanded[id]);
+    });
+    show(!!expanded[id]);
+    body.insertAdjacentElement("afterend", button);
+  }
+
+  // The sticky question is clamped to a few lines when it is long; a button shows all of it.
+  function clampQuestion() {
+    var heading = document.getElementById("question-heading");
+    if (!heading || document.getElementById("question-toggle")) return;
+    heading.classList.add("is-clamped");
+    if (heading.scrollHeight <= heading.clientHeight + 2) return;
+    var button = document.createElement("button");
+    button.type = "button";
+    button.id = "question-toggle";
+    button.className = "link";
+    button.setAttribute("aria-controls", "question-heading");
+    function show(open) {
+      heading.classList.toggle("is-clamped", !open);
+      button.setAttribute("aria-expanded", String(open));
+      button.textContent = open ? "Show less of the question" : "Show the whole question";
+      trackHeadHeight();
+    }
+    button.addEventListener("click", function () { show(heading.classList.contains("is-clamped")); });
+    show(false);
+    heading.insertAdjacentElement("afterend", button);
+  }
+
+  function setLayout() {
+    var narrow = ONE_AT_A_TIME.matches && cards().length > 1;
+    form.classList.toggle("one-at-a-time", narrow);
+    if (pager) pager.hidden = !narrow;
+    setCurrent(currentCard(), false);
+    trackHeadHeight();
   }
 
   function move(delta) {
@@ -114,8 +206,45 @@
     setState(card, "failed", "Not saved: " + message + " Retrying in " + Math.round(delay / 1000) + " s.", retry);
   }
 
-  cards().forEach(function (c) { if (c.dataset.stars === "") unratedAtLoad[c.dataset.answer] = true; });
+  cards().forEach(function (c) {
+    if (c.dataset.stars === "") unratedAtLoad[c.dataset.answer] = true;
+    foldLongAnswer(c);
+  });
+  clampQuestion();
   setCurrent(cards()[0], false);
+  setLayout();
+  if (ONE_AT_A_TIME.addEventListener) ONE_AT_A_TIME.addEventListener("change", setLayout);
+  window.addEventListener("resize", trackHeadHeight);
+
+  if (pager) {
+    document.getElementById("previous-answer").addEventListener("click", function () { move(-1); });
+    document.getElementById("next-answer").addEventListener("click", function () { move(1); });
+  }
+
+  // Swipe left for the next answer, right for the previous one (one answer at a time only).
+  var touchStart = null;
+  form.addEventListener("touchstart", function (event) {
+    var t = event.changedTouches[0];
+    touchStart = { x: t.clientX, y: t.clientY };
+  }, { passive: true });
+  form.addEventListener("touchend", function (event) {
+    if (!touchStart || !oneAtATime()) return;
+    var t = event.changedTouches[0];
+    var dx = t.clientX - touchStart.x, dy = t.clientY - touchStart.y;
+    touchStart = null;
+    if (Math.abs(dx) > 60 && Math.abs(dx) > 2 * Math.abs(dy)) move(dx < 0 ? 1 : -1);
+  }, { passive: true });
+
+  // "Next question" is a button of the plain form (it saves the page's choices first, for pages without
+  // JavaScript). Here every choice is saved as it is made, so it is a plain link, unless a save is still
+  // under way or failed: then the form goes, which saves those choices before moving on.
+  var next = document.getElementById("next-question");
+  if (next) next.addEventListener("click", function (event) {
+    var unsaved = form.querySelector('.save-state[data-state="saving"], .save-state[data-state="failed"]');
+    if (unsaved) return;
+    event.preventDefault();
+    window.location.href = next.dataset.href;
+  });
 
   // The undo order is the order the rater chose stars in, not the order the server answered.
   form.addEventListener("change", function (event) {
@@ -124,6 +253,10 @@
     var id = card.dataset.answer;
     undoStack = undoStack.filter(function (x) { return x !== id; });
     undoStack.push(id);
+    // One answer at a time: a tap on a grade moves on, as the 0–3 keys do (after a moment to see it).
+    if (event.isTrusted && oneAtATime() && id === current) {
+      setTimeout(function () { if (current === id) move(1); }, 350);
+    }
   });
 
   form.addEventListener("focusin", function (event) {
@@ -192,6 +325,7 @@
         if (count) count.textContent = String(parseInt(count.textContent, 10) + 1);
       }
     }
+    foldLongAnswer(card);
     if (id === current) {
       card.classList.add("is-current");
       if (document.activeElement === document.body || !document.activeElement) card.focus({ preventScroll: true });

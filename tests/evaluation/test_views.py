@@ -505,3 +505,16 @@ def test_run_api_detail_summarises_unknown_answer_ids(client, trainer, evaluated
     body = login(client, trainer).get(f"/api/evaluations/{first.pk}/").json()
 
     assert body["unknown_answer_ids"] == {"questions": 1, "ids": 1, "examples": ["zz"]}
+
+
+def test_question_page_rating_cells_plain_words_once(client, trainer, evaluated):
+    """'1 star', never '1 stars'; 'unrated' once per cell (it read 'unrated unrated')."""
+    ranker, first, second = evaluated
+    body = login(client, trainer).get(question_url(first, "q1")).content.decode()
+    top = body[body.index("The ranker's top answers") : body.index("The best order we know")]
+    cells = [
+        re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", cell)).strip()
+        for cell in re.findall(r'<td class="rating">(.*?)</td>', top)
+    ]
+    assert cells == ["★☆☆ 1 star", "★★★ 3 stars", "unrated"]
+    assert 'aria-hidden="true" class="stars">★☆☆</span> 1 star<' in top

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -62,3 +64,15 @@ def test_home_no_membership_message(client, make_user):
     html = client.get(reverse("home")).content.decode()
 
     assert "You are not a member of any collection yet. Ask a trainer to add you." in html
+
+
+def test_home_rater_sees_plain_words_with_pairs_explained(client, corpus, rater):
+    """No measure names a rater has not been told about; "pair" is explained where it is counted."""
+    client.force_login(rater)
+
+    html = client.get(reverse("home")).content.decode()
+    main = re.sub(r"<[^>]+>", " ", html[html.index('<main id="main"') :]).lower()  # the words shown
+
+    for jargon in ("judged@", "overlap", "ndcg", "gain", "label"):
+        assert jargon not in main, jargon
+    assert "a pair is a question with one of its candidate answers" in main

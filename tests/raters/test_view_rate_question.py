@@ -172,3 +172,40 @@ def test_rate_question_member_roles_may_rate(client, corpus, request, role):
 
     assert response.status_code == 302
     assert Rating.objects.count() == 1
+
+
+def test_rate_question_plain_post_then_next_saves_first_then_moves_on(client, corpus, rater):
+    """Without JavaScript "Next question" is a button of the form: the choices on the page are saved."""
+    client.force_login(rater)
+    d1 = corpus.a["d1"].pk
+
+    response = client.post(url(corpus), {f"stars-{d1}": "2", "then": "next"})
+
+    next_url = reverse("rate-next", args=[corpus.collection.slug]) + f"?after={corpus.q['q1'].pk}"
+    assert response.status_code == 302
+    assert response["Location"] == next_url
+    assert list(Rating.objects.values_list("answer_id", "stars")) == [(d1, 2)]
+    page = client.get(next_url, follow=True)
+    assert "Saved 1 rating of the previous question." in page.content.decode()
+
+
+def test_rate_question_plain_post_then_next_without_choices_moves_on(client, corpus, rater):
+    client.force_login(rater)
+
+    response = client.post(url(corpus), {"then": "next"})
+
+    assert response.status_code == 302
+    assert response["Location"] == (
+        reverse("rate-next", args=[corpus.collection.slug]) + f"?after={corpus.q['q1'].pk}"
+    )
+    assert Rating.objects.count() == 0
+
+
+def test_rate_question_plain_post_then_next_bad_stars_400_nothing_stored(client, corpus, rater):
+    client.force_login(rater)
+    d1, d2 = corpus.a["d1"].pk, corpus.a["d2"].pk
+
+    response = client.post(url(corpus), {f"stars-{d1}": "2", f"stars-{d2}": "7", "then": "next"})
+
+    assert response.status_code == 400
+    assert Rating.objects.count() == 0

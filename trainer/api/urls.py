@@ -5,7 +5,11 @@ from trainer.api import views, views_compare, views_engines, views_files, views_
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", template_name="api/swagger_ui.html"),
+        name="api-docs",
+    ),
     path(
         "redoc/",
         SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html"),
