@@ -204,7 +204,12 @@
     plot.setCursor({ left: plot.valToPos(xs[i], "x"), top: plot.valToPos(ndcg[i] === null ? 0 : ndcg[i], "y") });
   }
 
-  target.addEventListener("focus", function () { select(selected === null ? points.length - 1 : selected); });
+  target.addEventListener("focus", function () {
+    // Only keyboard focus picks a run: a mouse click focuses the chart too, and moving the cursor then
+    // would take it away from the point clicked (history_select.js reads it).
+    if (!target.matches(":focus-visible")) return;
+    select(selected === null ? points.length - 1 : selected);
+  });
   target.addEventListener("blur", function () { tooltip.hidden = true; });
   target.addEventListener("keydown", function (event) {
     var i = selected === null ? points.length - 1 : selected;
