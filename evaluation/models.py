@@ -51,6 +51,8 @@ class EvaluationRun(models.Model):
     questions_total = models.PositiveIntegerField(default=0)
     questions_done = models.PositiveIntegerField(default=0)
     questions_failed = models.PositiveIntegerField(default=0)
+    # The first error a question met, in the order they happened (the run's error quotes it too).
+    first_error = models.TextField(blank=True)
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)
     # Celery node name of the worker that planned the run; a restart of that node resumes it.
@@ -121,6 +123,13 @@ class EvaluationRun(models.Model):
         if moment.date() == timezone.localdate():
             return f"{moment:%H:%M}"
         return f"{moment:%Y-%m-%d %H:%M}"
+
+    @property
+    def questions_not_attempted(self) -> int:
+        """Test questions never asked because the run stopped early (0 while it runs or when it finished all)."""
+        if not self.is_finished:
+            return 0
+        return max(self.questions_total - self.questions_done, 0)
 
     @property
     def is_finished(self) -> bool:

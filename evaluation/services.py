@@ -263,34 +263,29 @@ class _Outcome:
     error: str = ""
 
 
-def _rank_with_retry(backend, question: Question, depth: int) -> _Outcome:
-    """Ask the ranker, retrying transient errors with doubling backoff; never raises."""
-    attempts = settings.EVALUATION_RETRIES + 1
-    delay = settings.EVALUATION_RETRY_BACKOFF_MS / 1000
+def _rank_once(backend, question: Question, depth: int) -> _Outcome:
+    """Ask the ranker once; never raises.
+
+    Transient errors are retried in one place only, by the backend itself (an http ranker's ``retries``,
+    whose message says how many attempts it made): retrying here too would multiply the attempts.
+    """
     query = RankQuery(external_id=question.external_id, text=question.text)
-    for attempt in range(1, attempts + 1):
-        try:
-            with _in_flight():
-                ranking = backend.rank(query, depth)
-        except RankerUnavailable as exc:
-            if attempt == attempts:
-                return _Outcome(question, error=f"Ranker unavailable after {attempts} attempts: {exc}")
-            time.sleep(delay * 2 ** (attempt - 1))
-        except RankerError as exc:
-            return _Outcome(question, error=f"Ranker error: {exc}")
-        except Exception as exc:  # a bug in a backend must fail the question, not hang the run
-            logger.exception("ranker backend crashed on question %s", question.pk)
-            return _Outcome(question, error=f"Ranker crashed: {exc.__class__.__name__}: {exc}")
-        else:
-            ids = ranking.ids[:depth]
-            if len(set(ids)) != len(ids):
-                return _Outcome(
-                    question, error="Ranker error: the ranking lists the same answer more than once"
-                )
-            return _Outcome(
-                question, ranking=Ranking(answers=ranking.answers[:depth], unknown_ids=ranking.unknown_ids)
-            )
-    raise AssertionError("unreachable")
+    try:
+        with _in_flight():
+            ranking = backend.rank(query, depth)
+    except RankerUnavailable as exc:
+        return _Outcome(question, error=f"Ranker unavailable: {exc}")
+    except RankerError as exc:
+        return _Outcome(question, error=f"Ranker error: {exc}")
+    except Exception as exc:  # a bug in a backend must fail the question, not hang the run
+        logger.exception("ranker backend crashed on question %s", question.pk)
+        return _Outcome(question, error=f"Ranker crashed: {exc.__class__.__name__}: {exc}")
+    ids = ranking.ids[:depth]
+    if len(set(ids)) != len(ids):
+        return _Outcome(question, error="Ranker error: the ranking lists the same answer more than once")
+    return _Outcome(
+        question, ranking=Ranking(answers=ranking.answers[:depth], unknown_ids=ranking.unknown_ids)
+    )
 
 
 def score_rankings(
@@ -355,13 +350,15 @@ def _progress_write(*, run_id: int, chunk_id: int, rows: list[QuestionResult]) -
     The counters are incremented (no COUNT over the run's results per batch); a duplicate delivery that
     re-inserts rows could overcount, so they are capped at the total and set exactly at finalisation.
     """
-    failed = sum(1 for row in rows if row.error)
+    errors = [row.error for row in rows if row.error]
     with transaction.atomic():
         QuestionResult.objects.bulk_create(rows, ignore_conflicts=True)
         EvaluationRun.objects.filter(pk=run_id).update(
             questions_done=Least(F("questions_done") + len(rows), F("questions_total")),
-            questions_failed=Least(F("questions_failed") + failed, F("questions_total")),
+            questions_failed=Least(F("questions_failed") + len(errors), F("questions_total")),
         )
+        if errors:
+            EvaluationRun.objects.filter(pk=run_id, first_error="").update(first_error=errors[0])
         EvaluationChunk.objects.filter(pk=chunk_id).update(heartbeat_at=timezone.now())
 
 
@@ -448,7 +445,7 @@ def _chunk_rank(*, run: EvaluationRun, chunk: EvaluationChunk, backend, question
     # The ranker calls are I/O-bound for HTTP rankers: keep EVALUATION_CONCURRENCY of them in flight.
     # Database writes stay on this thread, while the pool keeps asking.
     with ThreadPoolExecutor(max_workers=settings.EVALUATION_CONCURRENCY, thread_name_prefix="rank") as pool:
-        futures = [pool.submit(_rank_with_retry, backend, q, depth) for q in questions]
+        futures = [pool.submit(_rank_once, backend, q, depth) for q in questions]
         for question, future in zip(questions, futures, strict=True):
             future.add_done_callback(partial(_deliver, done, question))
         remaining, pending, last_write = len(futures), [], time.monotonic()
@@ -484,6 +481,22 @@ def _nan_to_none(value: float) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
+def failure_text(*, total: int, attempted: int, failed: int, first_error: str) -> str:
+    """Why a run failed, in the order it happened: how many questions were attempted and failed, how
+    many were not attempted because the run stopped, the rule, and the first error met."""
+    rule = (
+        f"a run fails when more than {FAILURE_LIMIT:.0%} of its test questions (here {failure_allowance(total)}) "
+        "cannot be ranked, so its score would not be comparable"
+    )
+    first = f" First error: {first_error}" if first_error else ""
+    if attempted < total:
+        return (
+            f"Stopped after attempting {attempted} of {total} test questions: {failed} could not be ranked and "
+            f"{total - attempted} were not attempted because the run stopped ({rule}).{first}"
+        )
+    return f"{failed} of {total} test questions ({failed / total:.0%}) could not be ranked; {rule}.{first}"
+
+
 def run_finalise(*, run_id: int) -> bool:
     """Compute the run's results once all chunks are done. Returns True when this call finalised it."""
     with transaction.atomic():
@@ -511,17 +524,21 @@ def _results_aggregate(run: EvaluationRun) -> None:
         )
     )
     answered = [r for r in results if not r["error"]]
-    failed = run.questions_total - len(answered)
     run.questions_done = len(results)
-    run.questions_failed = sum(1 for r in results if r["error"])
+    run.questions_failed = len(results) - len(answered)
+    if run.questions_failed and not run.first_error:
+        run.first_error = next(r["error"] for r in results if r["error"])
     run.label_count = Label.objects.filter(question__collection_id=run.collection_id).count()
-    if failed > failure_allowance(run.questions_total) or not answered:
-        first_error = next((r["error"] for r in results if r["error"]), "not attempted")
+    # Not attempted: the run stopped asking once it could no longer succeed (never asked, never counted
+    # as failed; they fail the run all the same, as its score would leave them out).
+    missing = run.questions_total - len(answered)
+    if missing > failure_allowance(run.questions_total) or not answered:
         run.status = RunStatus.FAILED
-        run.error = (
-            f"{failed} of {run.questions_total} test questions ({failed / run.questions_total:.0%}) could not be "
-            f"ranked; a run fails when more than {FAILURE_LIMIT:.0%} do, so its score would not be comparable. "
-            f"First error: {first_error}"
+        run.error = failure_text(
+            total=run.questions_total,
+            attempted=run.questions_done,
+            failed=run.questions_failed,
+            first_error=run.first_error,
         )
         run.finished_at = timezone.now()
         run.save()
@@ -541,8 +558,11 @@ def _results_aggregate(run: EvaluationRun) -> None:
     run.unlabelled_in_top_k = sum(r["unlabelled_in_top_k"] for r in answered)
     run.no_good_answer_count = int((~scored).sum())
     run.scored_count = int(scored.sum())
-    if failed:
-        run.error = f"{failed} of {run.questions_total} test questions could not be ranked and are left out."
+    if run.questions_failed:
+        run.error = (
+            f"{run.questions_failed} of {run.questions_total} test questions could not be ranked and are "
+            f"left out. First error: {run.first_error}"
+        )
     _compare_with_previous(run, answered)
     run.status, run.finished_at = RunStatus.SUCCEEDED, timezone.now()
     run.save()
@@ -689,7 +709,7 @@ class VersionComparison:
 def _per_question_ndcg(
     *, backend, questions: list[Question], labels: list[dict[str, int]], run: EvaluationRun
 ):
-    outcomes = [_rank_with_retry(backend, question, run.ndcg_k) for question in questions]
+    outcomes = [_rank_once(backend, question, run.ndcg_k) for question in questions]
     failed = [o for o in outcomes if o.ranking is None]
     if failed:
         raise RankerError(

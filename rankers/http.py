@@ -9,7 +9,8 @@ Response, ``200`` with the answers best first (at most ``rows``; extra ones are 
     {"answers": [{"id": "184", "score": 12.7}, {"id": "29", "score": 11.2}]}
 
 - A timeout, a refused connection or a 5xx is retried ``retries`` times (config), waiting 0.1 s, 0.2 s,
-  0.4 s ... (at most 2 s) between attempts; then it raises ``RankerUnavailable``.
+  0.4 s ... (at most 2 s) between attempts; then it raises ``RankerUnavailable`` saying how many attempts
+  it made. This is the only retry layer: evaluations and the rating queue call ``rank`` once.
 - Anything else that is wrong raises ``RankerError`` at once, naming the problem: a 4xx, a body that is
   not JSON, no ``answers`` list, an answer without an ``id`` or with a non-numeric ``score``, an id listed
   twice.
@@ -135,17 +136,18 @@ class HttpBackend:
 
     def rank(self, query: RankQuery, k: int) -> Ranking:
         body = {"question": {"id": query.external_id, "text": query.text}, "rows": k}
-        attempt = 0
-        while True:
+        attempts = self.retries + 1
+        for attempt in range(1, attempts + 1):
             try:
                 response = self._attempt(body)
                 break
-            except RankerUnavailable:
-                if attempt >= self.retries:
-                    raise
-                delay = min(BACKOFF_FIRST * 2**attempt, BACKOFF_MAX)
+            except RankerUnavailable as exc:
+                if attempt == attempts:
+                    # The one retry layer (evaluation does not retry again): the count said is the count made.
+                    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+                    raise RankerUnavailable(f"{exc} ({tries})") from exc.__cause__
+                delay = min(BACKOFF_FIRST * 2 ** (attempt - 1), BACKOFF_MAX)
                 time.sleep(delay * random.uniform(0.8, 1.2))  # jitter keeps parallel retries apart
-                attempt += 1
         try:
             payload = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:

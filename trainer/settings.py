@@ -214,9 +214,8 @@ EVALUATION_CONCURRENCY = env_int("EVALUATION_CONCURRENCY", 16, minimum=1)
 OUTBOUND_ALLOW_PRIVATE = env_bool("OUTBOUND_ALLOW_PRIVATE", False)
 # Test questions per Celery task when an evaluation fans out over the workers.
 EVALUATION_CHUNK_SIZE = env_int("EVALUATION_CHUNK_SIZE", 250, minimum=1)
-# Attempts per question after a transient ranker error (timeout, refused, 5xx), with doubling backoff.
-EVALUATION_RETRIES = env_int("EVALUATION_RETRIES", 2)
-EVALUATION_RETRY_BACKOFF_MS = env_int("EVALUATION_RETRY_BACKOFF_MS", 250)
+# No retry setting here: an http ranker retries transient errors itself (its config's ``retries``), the
+# one retry layer, so the attempts made are the attempts its error message counts.
 # A running chunk whose worker has not reported for this long is taken over by another worker.
 EVALUATION_STALE_SECONDS = env_int("EVALUATION_STALE_SECONDS", 120, minimum=1)
 # Optional crontab ("minute hour day-of-month month day-of-week", e.g. "0 3 * * *") on which beat

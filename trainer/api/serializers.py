@@ -294,6 +294,16 @@ class EvaluationRunSerializer(serializers.ModelSerializer):
     version = serializers.SerializerMethodField()
     collection = serializers.CharField(source="collection.slug")
     progress_percent = serializers.IntegerField()
+    questions_attempted = serializers.IntegerField(
+        source="questions_done", help_text="Test questions the ranker was asked (answered or failed)."
+    )
+    questions_failed = serializers.IntegerField(
+        help_text="Attempted test questions the ranker could not rank (each has its error)."
+    )
+    questions_not_attempted = serializers.IntegerField(
+        help_text="Test questions never asked because the run stopped early (it could no longer succeed)."
+    )
+    first_error = serializers.CharField(help_text="The first error a question met, empty when none did.")
 
     class Meta:
         model = EvaluationRun
@@ -311,7 +321,10 @@ class EvaluationRunSerializer(serializers.ModelSerializer):
             "error",
             "questions_total",
             "questions_done",
+            "questions_attempted",
             "questions_failed",
+            "questions_not_attempted",
+            "first_error",
             "progress_percent",
             "ndcg_k",
             "gain_scheme",
