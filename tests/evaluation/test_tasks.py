@@ -78,7 +78,7 @@ def test_worker_slow_ranker_times_out_retries_and_is_correct(
     )
     # Every question's first request takes 1 s against a 0.3 s timeout; the retry answers at once.
     slow = fake_ranker_server(rankings=RANKINGS, slow_first=1.0)
-    ranker = http_ranker(small, slow.url, name="slow", timeout=0.3)
+    ranker = http_ranker(small, slow.url, name="slow", timeout=0.3, retries=1)
     run = wait_finished(evaluation_start(ranker=ranker, trigger=RunTrigger.UI), celery_worker_process)
     assert run.status == RunStatus.SUCCEEDED, run.error
     assert sorted(slow.requests) == sorted([q for q in RANKINGS for _ in range(2)])
