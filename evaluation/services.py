@@ -12,15 +12,16 @@ never does anything twice):
    finish sooner. No chord: the embedded broker has no result backend. Instead each chunk counts
    itself done with an atomic UPDATE, and whoever completes the last chunk finalises the run.
 3. ``chunk_evaluate`` claims its chunk, skips questions that already have a result (a resumed chunk),
-   asks the ranker with at most ``EVALUATION_CONCURRENCY`` requests in flight per worker process (shared
-   by the chunks a worker evaluates at once), retries transient errors
-   (``RankerUnavailable``) with doubling backoff, and stores per-question results in batches.
+   asks the ranker once per question (an http ranker retries transient errors itself: one retry layer)
+   with at most ``EVALUATION_CONCURRENCY`` requests in flight per worker process (shared by the chunks a
+   worker evaluates at once), beats on the chunk on a timer, and stores per-question results in batches.
 4. ``run_finalise`` computes the run's means from all its question results with the metrics engine,
    the bootstrap CI, and the paired comparison with the previous successful run of the ranker.
 
 A worker killed mid-run: its chunk stays RUNNING. When a worker with the same node name starts again,
-``evaluations_resume`` hands that chunk back (its heartbeat predates the new process); any other
-worker takes over a chunk whose heartbeat is older than ``EVALUATION_STALE_SECONDS`` (beat's sweep).
+``evaluations_resume`` hands that chunk back (its heartbeat predates the new process); any worker takes
+over a chunk whose heartbeat is older than ``EVALUATION_STALE_SECONDS`` (every worker's watchdog looks
+every half of that, beat's sweep every minute), so the stall is bounded with or without beat.
 The unique (run, question) constraint and the skip of answered questions mean no duplicate rows.
 """
 
@@ -50,6 +51,7 @@ from django.utils import timezone
 
 from corpus.models import Collection, Question
 from corpus.selectors import test_questions
+from evaluation.heartbeat import heartbeat
 from evaluation.metrics.ranking import Discount, Gain, RankingEvaluation, evaluate_rankings
 from evaluation.metrics.stats import bootstrap_ci, compare_runs
 from evaluation.models import (
@@ -205,9 +207,14 @@ def _chunks_create(*, run_id: int) -> list[int]:
         run.save(update_fields=["status", "finished_at", "error"])
         return []
     size = settings.EVALUATION_CHUNK_SIZE
+    now = timezone.now()
+    # A queued chunk's heartbeat is when it was queued: if no worker claims it within the stale limit
+    # (its message was lost with a killed worker's prefetch), the sweep queues it again.
     chunks = EvaluationChunk.objects.bulk_create(
         [
-            EvaluationChunk(run=run, index=i, question_ids=question_ids[start : start + size])
+            EvaluationChunk(
+                run=run, index=i, question_ids=question_ids[start : start + size], heartbeat_at=now
+            )
             for i, start in enumerate(range(0, len(question_ids), size))
         ]
     )
@@ -413,14 +420,18 @@ def chunk_evaluate(*, chunk_id: int, worker: str, token: str) -> None:
     )
     todo = list(Question.objects.filter(pk__in=set(chunk.question_ids) - done).order_by("pk"))
     if todo and not _too_many_failures(run.pk):
-        try:
-            backend = _backend_for(run)
-        except RankerError as exc:
-            # The ranker cannot even be set up (bad config, missing model): every question fails alike.
-            outcomes = [_Outcome(q, error=f"Ranker error: {exc}") for q in todo]
-            _progress_write(run_id=run.pk, chunk_id=chunk.pk, rows=_results_build(run, outcomes, {}))
-        else:
-            _chunk_rank(run=run, chunk=chunk, backend=backend, questions=todo)
+        mine = EvaluationChunk.objects.filter(pk=chunk.pk, status=ChunkStatus.RUNNING, claim_token=token)
+        with heartbeat(
+            lambda: mine.update(heartbeat_at=timezone.now()), stale_seconds=settings.EVALUATION_STALE_SECONDS
+        ):
+            try:
+                backend = _backend_for(run)
+            except RankerError as exc:
+                # The ranker cannot even be set up (bad config, missing model): every question fails alike.
+                outcomes = [_Outcome(q, error=f"Ranker error: {exc}") for q in todo]
+                _progress_write(run_id=run.pk, chunk_id=chunk.pk, rows=_results_build(run, outcomes, {}))
+            else:
+                _chunk_rank(run=run, chunk=chunk, backend=backend, questions=todo)
     with transaction.atomic():
         finished = EvaluationChunk.objects.filter(
             pk=chunk.pk, status=ChunkStatus.RUNNING, claim_token=token
@@ -614,19 +625,43 @@ def _compare_with_previous(run: EvaluationRun, answered: Sequence[Any]) -> None:
 
 
 def evaluations_resume(*, worker: str, since: datetime) -> list[int]:
-    """Chunk ids to queue again after a worker (re)start or on beat's sweep.
+    """Chunk ids to queue again: chunks whose worker is gone. Called when a worker starts, by every
+    worker's watchdog (``evaluation.tasks``, every half stale limit) and by beat's sweep.
 
-    - chunks this worker node held before ``since`` (its previous process died mid-chunk): set PENDING;
-    - chunks of any worker whose heartbeat is older than ``EVALUATION_STALE_SECONDS``;
+    Gone means:
+
+    - a chunk this worker node held before ``since`` (its previous process died mid-chunk);
+    - a RUNNING chunk of any worker whose heartbeat is older than ``EVALUATION_STALE_SECONDS`` (a worker
+      beats every quarter of that while it holds a chunk, ``evaluation.heartbeat``, so only a dead or
+      cut-off worker falls that far behind);
+    - a PENDING chunk queued longer ago than that and claimed by nobody (its message went down with a
+      killed worker's prefetch);
     - unfinished chunks of runs this worker planned but never queued (it died while planning).
+
+    Each chunk taken over is set PENDING with a fresh heartbeat by one conditional UPDATE, so two
+    workers sweeping at once queue it once, and a queued chunk is not queued again for another limit.
     Runs whose chunks are all done but which were never finalised are finalised here.
+
+    The stall this bounds: a worker SIGKILLed mid-chunk leaves it for at most the stale limit plus one
+    watchdog interval (30 s + 15 s by default) whenever any worker is running, beat or not.
     """
-    stale = timezone.now() - timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
-    running = EvaluationChunk.objects.filter(status=ChunkStatus.RUNNING, run__status=RunStatus.RUNNING)
-    orphaned = running.filter(claimed_by=worker, heartbeat_at__lt=since)
-    ids = set(orphaned.values_list("pk", flat=True))
-    orphaned.update(status=ChunkStatus.PENDING, claim_token="")
-    ids |= set(running.filter(heartbeat_at__lt=stale).values_list("pk", flat=True))
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
+    unfinished = EvaluationChunk.objects.filter(run__status=RunStatus.RUNNING).exclude(
+        status=ChunkStatus.DONE
+    )
+    gone = (
+        Q(status=ChunkStatus.RUNNING, claimed_by=worker, heartbeat_at__lt=since)
+        | Q(heartbeat_at__lt=stale)
+        | Q(status=ChunkStatus.PENDING, heartbeat_at__isnull=True, run__started_at__lt=stale)
+    )
+    ids: set[int] = set()
+    for chunk_id in unfinished.filter(gone).values_list("pk", flat=True):
+        taken = unfinished.filter(gone, pk=chunk_id).update(
+            status=ChunkStatus.PENDING, claim_token="", heartbeat_at=now
+        )
+        if taken:
+            ids.add(chunk_id)
     for run_id in EvaluationRun.objects.filter(
         status=RunStatus.RUNNING, claimed_by=worker, started_at__lt=since
     ).values_list("pk", flat=True):
@@ -635,7 +670,6 @@ def evaluations_resume(*, worker: str, since: datetime) -> list[int]:
         status=RunStatus.RUNNING, chunks_total__gt=0, chunks_done__gte=F("chunks_total")
     ).values_list("pk", flat=True):
         run_finalise(run_id=run_id)
-    # Queued, not running: pending chunks of a stale planner are covered by _chunks_create above.
     return sorted(ids)
 
 

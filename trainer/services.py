@@ -29,6 +29,7 @@ from corpus.services import (
     parse_import_files,
     questions_upsert,
 )
+from evaluation.heartbeat import heartbeat
 from evaluation.models import RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start, versions_compare
 from rankers.config import validate_ranker_config
@@ -362,16 +363,21 @@ def training_run(*, training_id: int, worker: str) -> Training | None:
         return None
     training = Training.objects.select_related("ranker__collection", "ranker__champion").get(pk=training_id)
     ranker = training.ranker
+    mine = Training.objects.filter(pk=training_id, status=TrainingStatus.RUNNING, claimed_by=worker)
     try:
-        version = ranker_train(
-            ranker=ranker,
-            created_by=training.created_by,
-            progress=lambda phase, fraction: _progress_write(training_id, phase, fraction),
-        )
-        Training.objects.filter(pk=training_id).update(version=version)
-        _progress_write(training_id, TrainingPhase.EVALUATE, 0.0)
-        decision, reason = version_decide(version=version)
-        _progress_write(training_id, TrainingPhase.DECIDE, 1.0)
+        # Beats on a timer: cross-validation can report no progress for minutes on a big collection.
+        with heartbeat(
+            lambda: mine.update(heartbeat_at=timezone.now()), stale_seconds=settings.TRAINING_STALE_SECONDS
+        ):
+            version = ranker_train(
+                ranker=ranker,
+                created_by=training.created_by,
+                progress=lambda phase, fraction: _progress_write(training_id, phase, fraction),
+            )
+            Training.objects.filter(pk=training_id).update(version=version)
+            _progress_write(training_id, TrainingPhase.EVALUATE, 0.0)
+            decision, reason = version_decide(version=version)
+            _progress_write(training_id, TrainingPhase.DECIDE, 1.0)
     except Exception as exc:
         logger.exception("training %s of ranker %s failed", training_id, ranker.pk)
         Training.objects.filter(pk=training_id).update(

@@ -216,15 +216,16 @@ OUTBOUND_ALLOW_PRIVATE = env_bool("OUTBOUND_ALLOW_PRIVATE", False)
 EVALUATION_CHUNK_SIZE = env_int("EVALUATION_CHUNK_SIZE", 250, minimum=1)
 # No retry setting here: an http ranker retries transient errors itself (its config's ``retries``), the
 # one retry layer, so the attempts made are the attempts its error message counts.
-# A running chunk whose worker has not reported for this long is taken over by another worker.
-EVALUATION_STALE_SECONDS = env_int("EVALUATION_STALE_SECONDS", 120, minimum=1)
+# A chunk whose worker has not beaten for this long is taken over by another worker (a worker beats every
+# quarter of it while it holds a chunk; every worker looks for such chunks every half of it).
+EVALUATION_STALE_SECONDS = env_int("EVALUATION_STALE_SECONDS", 30, minimum=1)
 # Optional crontab ("minute hour day-of-month month day-of-week", e.g. "0 3 * * *") on which beat
 # evaluates each collection's default ranker; the sweep resumes evaluations whose worker died.
 EVALUATION_SCHEDULE = env_str("EVALUATION_SCHEDULE", "")
 CELERY_BEAT_SCHEDULE["evaluation-sweep"] = {"task": "evaluation.sweep", "schedule": 60.0}
 # A running training whose worker has not reported for this long is restarted (up to 3 attempts in all)
 # by beat's sweep, which also starts automatic trainings (each ranker's own setting, off by default).
-TRAINING_STALE_SECONDS = env_int("TRAINING_STALE_SECONDS", 120, minimum=1)
+TRAINING_STALE_SECONDS = env_int("TRAINING_STALE_SECONDS", 30, minimum=1)
 CELERY_BEAT_SCHEDULE["training-sweep"] = {"task": "trainer.training_sweep", "schedule": 60.0}
 # Embedding builds whose parts went silent for EVALUATION_STALE_SECONDS get those parts queued again.
 CELERY_BEAT_SCHEDULE["embeddings-sweep"] = {"task": "rankers.embeddings_sweep", "schedule": 60.0}
