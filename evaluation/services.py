@@ -51,6 +51,7 @@ from django.utils import timezone
 
 from corpus.models import Collection, Question
 from corpus.selectors import test_questions
+from evaluation.broker import BrokerUnreachable, broker_check
 from evaluation.heartbeat import heartbeat
 from evaluation.metrics.ranking import Discount, Gain, RankingEvaluation, evaluate_rankings
 from evaluation.metrics.stats import bootstrap_ci, compare_runs
@@ -90,16 +91,15 @@ class EvaluationUnavailable(Exception):
 def _broker_check() -> None:
     """Raise EvaluationUnavailable unless a connection to the broker can be opened now."""
     try:
-        with current_app.connection_for_write() as connection:
-            connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
-    except Exception as exc:  # kombu raises OperationalError, OSError subclasses or library errors
-        raise EvaluationUnavailable(_unavailable_message(exc)) from exc
+        broker_check()
+    except BrokerUnreachable as exc:
+        raise EvaluationUnavailable(_unavailable_message(str(exc))) from exc
 
 
-def _unavailable_message(exc: BaseException) -> str:
+def _unavailable_message(reason: str) -> str:
     return (
-        "The evaluation could not be queued: the task queue (Redis) is not reachable "
-        f"({exc.__class__.__name__}: {exc}). Ratings still save; start the evaluation again when it is back."
+        f"The evaluation could not be queued: the task queue (Redis) is not reachable ({reason}). "
+        "Ratings still save; start the evaluation again when it is back."
     )
 
 
@@ -108,7 +108,7 @@ def _enqueue_run(run_id: int) -> None:
     try:
         current_app.send_task("evaluation.run", kwargs={"run_id": run_id})
     except Exception as exc:
-        message = _unavailable_message(exc)
+        message = _unavailable_message(f"{exc.__class__.__name__}: {exc}")
         EvaluationRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
             status=RunStatus.FAILED, error=message, finished_at=timezone.now()
         )

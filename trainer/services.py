@@ -29,6 +29,7 @@ from corpus.services import (
     parse_import_files,
     questions_upsert,
 )
+from evaluation.broker import BrokerUnreachable, broker_check
 from evaluation.heartbeat import heartbeat
 from evaluation.models import RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start, versions_compare
@@ -280,11 +281,10 @@ def _builtin_only(ranker: Ranker) -> None:
 
 def _broker_check() -> None:
     try:
-        with current_app.connection_for_write() as connection:
-            connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
-    except Exception as exc:  # kombu raises OperationalError, OSError subclasses or library errors
+        broker_check()
+    except BrokerUnreachable as exc:
         raise TrainingUnavailable(
-            f"Training could not be queued: the task queue is not reachable ({exc.__class__.__name__}: {exc})."
+            f"Training could not be queued: the task queue is not reachable ({exc})."
         ) from exc
 
 
