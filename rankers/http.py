@@ -85,7 +85,6 @@ class HttpBackend:
         *,
         config: dict[str, Any],
         known_ids: Container[str] | None = None,
-        transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.url = config["url"]
         self.timeout = float(config.get("timeout", HTTP_DEFAULTS["timeout"]))
@@ -97,7 +96,6 @@ class HttpBackend:
         self.client = guarded_client(
             headers=headers,
             timeout=self.timeout,
-            transport=transport,
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=64),
         )
 
