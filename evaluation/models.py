@@ -26,6 +26,15 @@ class RunTrigger(models.TextChoices):
     VERSION = "version", "New version announced"
 
 
+class Verdict(models.TextChoices):
+    """The paired randomization test's reading of a run against the previous one (p < 0.05), as
+    ``evaluation.metrics.stats.verdict`` says it."""
+
+    REAL_IMPROVEMENT = "real improvement", "Real improvement"
+    WITHIN_NOISE = "within noise", "Within noise"
+    REAL_DROP = "real drop", "Real drop"
+
+
 class EvaluationRun(models.Model):
     ranker = models.ForeignKey(Ranker, on_delete=models.CASCADE, related_name="evaluation_runs")
     ranker_version = models.ForeignKey(
@@ -83,7 +92,8 @@ class EvaluationRun(models.Model):
     delta_ci_low = models.FloatField(null=True, blank=True)
     delta_ci_high = models.FloatField(null=True, blank=True)
     p_value = models.FloatField(null=True, blank=True)
-    verdict = models.CharField(max_length=20, blank=True)
+    # Empty until compared (a first run, a failed run, no question both runs answered).
+    verdict = models.CharField(max_length=20, choices=Verdict.choices, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -270,11 +270,14 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "trainer.api.schema.add_unreadable_request_responses",
+        "trainer.api.schema.one_or_list_request_bodies",
+        "trainer.api.schema.operation_links",
     ],
     # Runs and trainings both have a "status"; each keeps its own enum in the schema.
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "evaluation.models.RunStatus",
         "TrainingStatusEnum": "trainer.models.TrainingStatus",
+        "RunVerdictEnum": "evaluation.models.Verdict",
     },
     # Swagger UI and ReDoc come from drf-spectacular-sidecar's static files, not a CDN: the docs work
     # offline and behind a firewall.
