@@ -130,7 +130,10 @@ class ImportFiles:
     topics: Path | None = None
     qrels: Path | None = None
     ground_truth_jsonl: Path | None = None
-    grade_map: str | None = None  # default: "rnr" for R&R ground truth, "identity" for qrels
+    quepid_csv: Path | None = None
+    rre_json: Path | None = None
+    # default: "rnr" for R&R ground truth, "identity" for qrels, Quepid and RRE (0–3 as they are)
+    grade_map: str | None = None
 
     def paths(self) -> list[Path]:
         return [value for value in vars(self).values() if isinstance(value, Path)]
@@ -164,9 +167,22 @@ def parse_import_files(
         judgments += formats.parse_trec_qrels(
             files.qrels, grade_map=formats.grade_map_from_spec(files.grade_map or "identity")
         )
+    for path, parse in (
+        (files.quepid_csv, formats.parse_quepid_ratings),
+        (files.rre_json, formats.parse_rre_ratings),
+    ):
+        if path:
+            progress(f"reading {path.name}")
+            qs, js = parse(path, grade_map=formats.grade_map_from_spec(files.grade_map or "identity"))
+            questions += qs
+            judgments += js
     if files.ground_truth_jsonl:
         progress(f"reading {files.ground_truth_jsonl.name}")
         qs, js = formats.parse_ground_truth_jsonl(files.ground_truth_jsonl)
         questions += qs
         judgments += js
-    return answers, questions, judgments
+    # Two files may name the same question (a Quepid and an RRE file of the same queries): keep the first.
+    unique: dict[str, QuestionRecord] = {}
+    for record in questions:
+        unique.setdefault(record.external_id, record)
+    return answers, list(unique.values()), judgments

@@ -8,6 +8,7 @@ everything and may start evaluations (raters get 403 on those pages).
 from __future__ import annotations
 
 import functools
+import io
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,10 +26,12 @@ from corpus.models import Answer, Collection, GainScheme, Role
 from corpus.permissions import can_see_labels, collection_role
 from corpus.selectors import collections_for_user
 from evaluation import selectors
+from evaluation.exports import RUN_EXPORTS, write_run_export
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start
 from rankers.models import Ranker
 from ratings.models import STAR_WORDS
+from ratings.selectors import notes_for_question
 
 # Below this share of judged answers in the top k, the headline is uncertain: say so and link to rating.
 JUDGED_WARNING = 0.9
@@ -273,8 +276,15 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
             chart=[p.as_json() for p in board.history],
             chart_changes=[m.as_json() for m in board.champion_changes],
             history_rows=[(p, run_url.format(p.run_id)) for p in board.history[::-1][:HISTORY_TABLE_ROWS]],
+            compare_max_runs=selectors.COMPARE_MAX_RUNS,
             history_hidden=max(0, len(board.history) - HISTORY_TABLE_ROWS),
         )
+        # The queue rates for the default ranker, so "How sure are we?" (its own page, loaded into this one
+        # by htmx) is about that ranker's versions. Found in the list already loaded: no query.
+        default = next((r for r in rankers if r.is_default), None) or min(
+            rankers, key=lambda r: (r.created_at, r.pk)
+        )
+        context["certainty_here"] = ranker.pk == default.pk
         if role == Role.TRAINER and board.latest is not None:
             context.update(
                 worst=selectors.worst_questions(run=board.latest, limit=WORST_SHOWN),
@@ -354,6 +364,21 @@ def run_detail(request: HttpRequest, *, run: EvaluationRun, role: str) -> HttpRe
     )
 
 
+@run_page(manage=True)
+@require_GET
+def run_export(request: HttpRequest, *, run: EvaluationRun, role: str, fmt: str) -> HttpResponse:
+    """The run as a file: ``trec-run``, ``csv`` or ``jsonl`` (see ``evaluation.exports``); trainers only,
+    as the run page (the results carry test labels)."""
+    if fmt not in RUN_EXPORTS:
+        raise Http404(f"No export format {fmt!r}: trec-run, csv or jsonl.")
+    out = io.StringIO()
+    write_run_export(fmt, selectors.run_export_rows(run=run), out, run_id=run.pk)
+    content_type, extension = RUN_EXPORTS[fmt]
+    response = HttpResponse(out.getvalue(), content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{run.collection.slug}-run-{run.pk}.{extension}"'
+    return response
+
+
 @run_page()
 @require_GET
 def question_detail(request: HttpRequest, *, run: EvaluationRun, role: str, question_id: int) -> HttpResponse:
@@ -388,6 +413,8 @@ def question_detail(request: HttpRequest, *, run: EvaluationRun, role: str, ques
             "ideal": ranked_rows(ideal, run, titles, set()),
             "explanation": disagreement(result, run),
             "star_words": STAR_WORDS,
+            "notes": notes_for_question(question=result.question),
+            "show_raters": role == Role.TRAINER,
         },
     )
 
@@ -395,7 +422,9 @@ def question_detail(request: HttpRequest, *, run: EvaluationRun, role: str, ques
 @collection_page(manage=True)
 @require_GET
 def compare(request: HttpRequest, *, collection: Collection, role: str) -> HttpResponse:
-    """Two runs side by side: their numbers and per-question NDCG changes, biggest winners and losers first."""
+    """Two runs side by side (``a``, ``b``): their numbers and per-question NDCG changes, biggest winners and
+    losers first. Or 2 to 6 runs (``run`` repeated): the per-question NDCG@k matrix and every pair's
+    winners, losers and significance with Holm's correction (``selectors.runs_compare``)."""
     runs = [
         (str(pk), f"{created:%Y-%m-%d %H:%M} · {name} {version or ''} · {RunStatus(status).label}")
         for pk, created, name, version, status in EvaluationRun.objects.filter(collection=collection)
@@ -403,7 +432,31 @@ def compare(request: HttpRequest, *, collection: Collection, role: str) -> HttpR
         .values_list("pk", "created_at", "ranker__name", "ranker_version__label", "status")[:200]
     ]
     a_id, b_id = request.GET.get("a", ""), request.GET.get("b", "")
-    context: dict = {"collection": collection, "runs": runs, "a_id": a_id, "b_id": b_id}
+    run_ids = request.GET.getlist("run")
+    context: dict = {
+        "collection": collection,
+        "runs": runs,
+        "a_id": a_id,
+        "b_id": b_id,
+        "run_ids": run_ids,
+        "max_runs": selectors.COMPARE_MAX_RUNS,
+    }
+    if run_ids:
+        chosen = [selectors.run_in_collection(run_id=x, collection=collection) for x in run_ids]
+        found = [run for run in chosen if run is not None]
+        if len(found) != len(chosen) or len({run.pk for run in found}) != len(found):
+            context["error"] = "Choose evaluation runs of this collection, each once."
+            return render(request, "evaluation/compare.html", context, status=400)
+        try:
+            context["many"] = selectors.runs_compare(runs=found)
+        except ValueError:
+            context["error"] = (
+                f"Choose {selectors.COMPARE_MIN_RUNS} to {selectors.COMPARE_MAX_RUNS} runs to compare; "
+                f"you chose {len(found)}."
+            )
+            return render(request, "evaluation/compare.html", context, status=400)
+        context["matrix_shown"] = selectors.MATRIX_SHOWN
+        return render(request, "evaluation/compare.html", context)
     if a_id or b_id:
         pair = [selectors.run_in_collection(run_id=x, collection=collection) for x in (a_id, b_id)]
         if None in pair:

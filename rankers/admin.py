@@ -1,5 +1,8 @@
+import json
+
 from django.contrib import admin
 
+from rankers.config import redacted_config
 from rankers.models import Ranker, RankerVersion
 
 
@@ -17,6 +20,14 @@ class RankerAdmin(admin.ModelAdmin):
     search_fields = ["name"]
     list_select_related = ["collection"]
     inlines = [RankerVersionInline]
+    # The config holds secrets (auth headers, header values): shown masked and changed through the Rankers
+    # pages or the API, which keep masked values, never as raw JSON here.
+    exclude = ["config"]
+    readonly_fields = ["shown_config"]
+
+    @admin.display(description="Config (secrets masked)")
+    def shown_config(self, ranker: Ranker) -> str:
+        return json.dumps(redacted_config(ranker.config), indent=2, ensure_ascii=False)
 
 
 @admin.register(RankerVersion)

@@ -4,7 +4,8 @@
 
 - ``builtin``: BM25 over the collection's answers, reranked by the version's LambdaMART model when it
   has one (``builtin.py``, ``features.py``, ``fitting.py``; training is ``trainer.learner``);
-- ``http``: any service speaking the protocol in ``http.py`` (``manage.py ranker_server`` serves it).
+- ``http``: any service speaking the protocol in ``http.py`` (``manage.py ranker_server`` serves it);
+- ``engine``: a search engine called directly, by a request template and a response mapping (``engine.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from django.core.exceptions import ValidationError
 from rankers.base import RankerBackend, RankerError, RankerUnavailable, Ranking, RankQuery
 from rankers.builtin import BuiltinBackend
 from rankers.config import validate_ranker_config
+from rankers.engine import EngineBackend
 from rankers.http import HttpBackend
 from rankers.index import known_answer_ids
 from rankers.models import Ranker, RankerKind, RankerVersion
@@ -41,4 +43,6 @@ def get_backend(ranker: Ranker, version: RankerVersion | None = None) -> RankerB
         return BuiltinBackend(collection=ranker.collection, version=version, candidates=config["candidates"])
     if ranker.kind == RankerKind.HTTP:
         return HttpBackend(config=config, known_ids=known_answer_ids(collection_id=ranker.collection_id))
+    if ranker.kind == RankerKind.ENGINE:
+        return EngineBackend(config=config, known_ids=known_answer_ids(collection_id=ranker.collection_id))
     raise RankerError(f"ranker {ranker.name!r} has unknown kind {ranker.kind!r}")

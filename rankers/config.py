@@ -10,6 +10,8 @@ http
     ``auth_header`` (text): sent as the ``Authorization`` header, e.g. ``"Bearer s3cret"``.
     ``timeout`` (seconds, above 0 and at most 120, default 10): per attempt.
     ``retries`` (whole number 0–5, default 2): extra attempts after a timeout, refused connection or 5xx.
+engine
+    a search engine called directly (Elasticsearch, OpenSearch, Solr): see ``rankers/engine_config.py``.
 
 Unknown keys are refused, so a typo ("timout") is an error rather than silently ignored.
 """
@@ -22,6 +24,7 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 
+from rankers.engine_config import redacted_engine_config, validate_engine_config
 from rankers.models import RankerKind
 from rankers.outbound import OutboundRefused, check_url
 
@@ -43,6 +46,8 @@ def validate_ranker_config(*, kind: str, config: Any) -> dict[str, Any]:
     """The config with defaults filled in, or ValidationError with one message per config key."""
     if not isinstance(config, dict):
         raise ValidationError({"config": "Config must be a JSON object."})
+    if kind == RankerKind.ENGINE:
+        return validate_engine_config(config)
     errors: dict[str, str] = {}
     if kind == RankerKind.BUILTIN:
         allowed = set(BUILTIN_DEFAULTS)
@@ -107,6 +112,8 @@ def validate_ranker_config(*, kind: str, config: Any) -> dict[str, Any]:
 
 def redacted_config(config: dict[str, Any]) -> dict[str, Any]:
     """The config as shown to API clients and pages: secrets (auth header, header values) masked."""
+    if "request" in config:  # an engine ranker's
+        return redacted_engine_config(config)
     shown = dict(config)
     if shown.get("auth_header"):
         shown["auth_header"] = "********"

@@ -30,6 +30,7 @@ import json
 import math
 import random
 import time
+from collections.abc import Callable
 from collections.abc import Collection as Container
 from typing import Any
 
@@ -132,20 +133,27 @@ class HttpBackend:
             raise RankerError(f"ranker at {self.url} answered {_status(response)}")
         return response
 
-    def rank(self, query: RankQuery, k: int) -> Ranking:
-        body = {"question": {"id": query.external_id, "text": query.text}, "rows": k}
+    def _retrying(self, send: Callable[[], httpx.Response]) -> httpx.Response:
+        """``send()``, tried again after a RankerUnavailable ``retries`` times (also by engine rankers).
+
+        The one retry layer (evaluations ask once): the count the final error says is the count made.
+        """
         attempts = self.retries + 1
         for attempt in range(1, attempts + 1):
             try:
-                response = self._attempt(body)
-                break
+                return send()
             except RankerUnavailable as exc:
                 if attempt == attempts:
-                    # The one retry layer (evaluation does not retry again): the count said is the count made.
-                    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-                    raise RankerUnavailable(f"{exc} ({tries})") from exc.__cause__
+                    # Same exception (its kind and details kept), its message saying the attempts made.
+                    exc.args = (f"{exc} ({'1 attempt' if attempts == 1 else f'{attempts} attempts'})",)
+                    raise
                 delay = min(BACKOFF_FIRST * 2 ** (attempt - 1), BACKOFF_MAX)
                 time.sleep(delay * random.uniform(0.8, 1.2))  # jitter keeps parallel retries apart
+        raise AssertionError("unreachable")
+
+    def rank(self, query: RankQuery, k: int) -> Ranking:
+        body = {"question": {"id": query.external_id, "text": query.text}, "rows": k}
+        response = self._retrying(lambda: self._attempt(body))
         try:
             payload = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -12,6 +12,7 @@ from corpus.models import Collection
 class RankerKind(models.TextChoices):
     BUILTIN = "builtin", "Built-in (BM25, semantic similarity, learned from ratings)"
     HTTP = "http", "HTTP service"
+    ENGINE = "engine", "Search engine (Elasticsearch, OpenSearch, Solr)"
 
 
 class PromotionPolicy(models.TextChoices):
@@ -21,7 +22,8 @@ class PromotionPolicy(models.TextChoices):
 
 
 class Ranker(models.Model):
-    """Whatever orders a collection's answers for a question: the built-in ranker or an HTTP service."""
+    """Whatever orders a collection's answers for a question: the built-in ranker, an HTTP service or a
+    search engine called directly."""
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="rankers")
     name = models.CharField(max_length=200)

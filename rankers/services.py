@@ -8,6 +8,7 @@ from django.db import transaction
 
 from corpus.models import Collection
 from rankers.config import validate_ranker_config
+from rankers.engine_config import MASK, keep_engine_secrets
 from rankers.models import ChampionChange, PromotionPolicy, Ranker, RankerKind, RankerVersion
 
 
@@ -49,6 +50,32 @@ def ranker_create(
             version=first, changed_by=None, reason="Version 1 (plain BM25), created with the ranker."
         )
         ranker.champion = first
+    return ranker
+
+
+@transaction.atomic
+def ranker_config_update(*, ranker: Ranker, config: object) -> Ranker:
+    """Replace a ranker's config after checking it (ValidationError naming the config key).
+
+    Secrets come back masked from every read (``redacted_config``), so a masked value ("********") in
+    ``config`` keeps the stored one: a config read, edited and sent back loses no credential.
+    """
+    ranker = Ranker.objects.select_for_update().get(pk=ranker.pk)
+    if isinstance(config, dict) and ranker.kind == RankerKind.ENGINE:
+        config = keep_engine_secrets(config, ranker.config)
+    elif isinstance(config, dict) and ranker.kind == RankerKind.HTTP:
+        config = dict(config)
+        for key in ("auth_header",):
+            if config.get(key) == MASK:
+                config[key] = ranker.config.get(key, "")
+        if isinstance(config.get("headers"), dict):
+            stored = ranker.config.get("headers", {})
+            config["headers"] = {
+                name: stored.get(name, "") if value == MASK else value
+                for name, value in config["headers"].items()
+            }
+    ranker.config = validate_ranker_config(kind=ranker.kind, config=config)
+    ranker.save(update_fields=["config"])
     return ranker
 
 

@@ -15,5 +15,10 @@ urlpatterns = [
         views.rate_undo,
         name="rate-undo",
     ),
+    path(
+        "c/<slug:slug>/rate/<int:question_id>/answers/<int:answer_id>/note/",
+        views.rate_note,
+        name="rate-note",
+    ),
     path("c/<slug:slug>/progress/", views.training_progress, name="rating-progress"),
 ]

@@ -37,13 +37,21 @@ from ratings.models import STAR_WORDS, Rating
 from ratings.selectors import (
     agreement_units,
     coverage_by_split,
+    disagreements,
     multi_rated_ratings,
     rater_summaries,
     rating_count_since,
     rating_target,
     ratings_per_day,
 )
-from ratings.services import RatingsBusy, question_skip, rating_record, rating_undo, ratings_record
+from ratings.services import (
+    RatingsBusy,
+    question_skip,
+    rating_note_set,
+    rating_record,
+    rating_undo,
+    ratings_record,
+)
 
 # A task (the answers shown for a question) is kept this long in the session so reloads show the same page.
 TASK_LIFETIME = timedelta(hours=12)
@@ -259,13 +267,31 @@ def home(request: RatingRequest) -> HttpResponse:
     )
 
 
+def _mode(request: RatingRequest, collection: Collection) -> dict | None:
+    """``?mode=decide`` (rate what decides the comparison of ``champion`` and ``challenger``, version ids,
+    or the headline) or ``?mode=unsure`` (training questions the ranker is least sure of) stays in this
+    rater's session until ``?mode=`` asks for the usual queue again."""
+    key = f"rate-mode:{collection.pk}"
+    if "mode" in request.GET:
+        if request.GET["mode"] in queue.MODES:
+            request.session[key] = {
+                "mode": request.GET["mode"],
+                "champion_id": request.GET.get("champion", ""),
+                "challenger_id": request.GET.get("challenger", ""),
+            }
+        else:
+            request.session.pop(key, None)
+    return request.session.get(key)
+
+
 @require_GET
 @collection_view()
 def rate_next(request: RatingRequest, collection: Collection) -> HttpResponse:
     """Redirect to the most useful question for this rater (``?after=<id>`` passes over that question once).
 
     ``?split=train`` keeps this rater's queue on training questions until ``?split=`` (all) is asked for:
-    the link a trainer follows when training needs more labelled training questions.
+    the link a trainer follows when training needs more labelled training questions. ``?mode=`` picks a
+    queue mode (see ``_mode``); when the mode wants nothing more, the usual queue continues.
     """
     key = f"rate-split:{collection.pk}"
     if "split" in request.GET:
@@ -277,7 +303,14 @@ def rate_next(request: RatingRequest, collection: Collection) -> HttpResponse:
     split = request.session.get(key, "")
     after = request.GET.get("after", "")
     exclude = [int(after)] if after.isdigit() else []
-    task = queue.next_task(collection=collection, rater=request.user, exclude=exclude, split=split)
+    mode = _mode(request, collection)
+    task = None
+    if mode is not None:
+        task = queue.next_mode_task(collection=collection, rater=request.user, exclude=exclude, **mode)
+        if task is None and exclude:
+            task = queue.next_mode_task(collection=collection, rater=request.user, **mode)
+    if task is None:
+        task = queue.next_task(collection=collection, rater=request.user, exclude=exclude, split=split)
     if task is None and exclude:
         task = queue.next_task(collection=collection, rater=request.user, split=split)
     if task is None:
@@ -292,10 +325,13 @@ def rate_next(request: RatingRequest, collection: Collection) -> HttpResponse:
 class Card:
     answer: Answer
     stars: int | None
-    state: str = ""  # "", "saved", "undone"
+    state: str = ""  # "", "saved", "undone", "noted"
+    note: str = ""
 
     @property
     def state_text(self) -> str:
+        if self.state == "noted":
+            return "Note saved." if self.note else "Note removed."
         if self.state == "undone":
             return f"Undone: back to {self._words()}." if self.stars is not None else "Undone: not rated."
         if self.stars is None:
@@ -332,12 +368,17 @@ def rate_question(request: RatingRequest, collection: Collection, question_id: i
             queue.task_for_question(collection=collection, rater=request.user, question=question),
         )
     answers = Answer.objects.filter(collection=collection).in_bulk(entry["answers"])
-    mine = dict(
-        Rating.objects.filter(rater=request.user, question=question, answer_id__in=answers).values_list(
-            "answer_id", "stars"
-        )
-    )
-    cards = [Card(answers[a], mine.get(a)) for a in entry["answers"] if a in answers]
+    mine = {
+        answer_id: (stars, note)
+        for answer_id, stars, note in Rating.objects.filter(
+            rater=request.user, question=question, answer_id__in=answers
+        ).values_list("answer_id", "stars", "note")
+    }
+    cards = []
+    for answer_id in entry["answers"]:
+        if answer_id in answers:
+            stars, note = mine.get(answer_id, (None, ""))
+            cards.append(Card(answers[answer_id], stars, note=note))
     rated = sum(1 for card in cards if card.stars is not None)
     started = _session_started(request)
     return render(
@@ -356,8 +397,21 @@ def rate_question(request: RatingRequest, collection: Collection, question_id: i
     )
 
 
+def _submitted_notes(request: RatingRequest) -> dict[int, str]:
+    """The ``note-<answer id>`` fields of a post, stripped (ids that are not numbers are refused)."""
+    notes = {}
+    for key in request.POST:
+        if key.startswith("note-"):
+            answer_key = key.removeprefix("note-")
+            if not answer_key.isdigit():
+                raise Refusal(400, f"“{answer_key}” is not an answer id.", "answer")
+            notes[int(answer_key)] = request.POST[key].strip()
+    return notes
+
+
 def _save_form(request: RatingRequest, collection: Collection, question: Question) -> HttpResponse:
-    """Without JavaScript the whole page is one form: fields ``stars-<answer id>``; all saved or none."""
+    """Without JavaScript the whole page is one form: fields ``stars-<answer id>`` and ``note-<answer
+    id>``; all saved or none."""
     submitted = [
         (key.removeprefix("stars-"), request.POST[key]) for key in request.POST if key.startswith("stars-")
     ]
@@ -370,14 +424,36 @@ def _save_form(request: RatingRequest, collection: Collection, question: Questio
         if not answer_key.isdigit():
             raise Refusal(400, f"“{answer_key}” is not an answer id.", "answer")
         parsed.append((_answer(collection, int(answer_key)), _stars(raw)))
-    current = dict(
-        Rating.objects.filter(rater=request.user, question=question).values_list("answer_id", "stars")
-    )
-    changed = [(answer, stars) for answer, stars in parsed if current.get(answer.pk) != stars]
+    notes = _submitted_notes(request)
+    current = {
+        answer_id: (stars, note)
+        for answer_id, stars, note in Rating.objects.filter(
+            rater=request.user, question=question
+        ).values_list("answer_id", "stars", "note")
+    }
+    rated = {answer.pk for answer, _ in parsed}
+    for answer_id, text in notes.items():
+        if text and answer_id not in rated and answer_id not in current:
+            raise Refusal(400, "Rate the answer before adding a note to the rating.", "note")
+    changed = []
+    for answer, stars in parsed:
+        before_stars, before_note = current.get(answer.pk, (None, ""))
+        submitted_note = notes.get(answer.pk)
+        new_note = submitted_note if submitted_note is not None and submitted_note != before_note else None
+        if before_stars != stars or new_note is not None:
+            changed.append((answer, stars, new_note))
+    for answer_id, text in notes.items():
+        # A note changed on a rating whose stars the post did not carry keeps the stars it has.
+        if answer_id not in rated and answer_id in current and text != current[answer_id][1]:
+            changed.append((_answer(collection, answer_id), current[answer_id][0], text))
     # One transaction, pairs locked in one fixed order (the page's order is shuffled per rater), retried
     # if the database aborts it anyway (``ratings_record``).
     try:
-        ratings_record(rater=request.user, ratings=[(question, a, stars) for a, stars in changed])
+        ratings_record(
+            rater=request.user,
+            ratings=[(question, a, stars) for a, stars, _ in changed],
+            notes=[note for _, _, note in changed],
+        )
     except ValidationError as error:
         field, problems = next(iter(error.message_dict.items()))
         raise Refusal(400, problems[0], field) from None
@@ -405,7 +481,7 @@ def rate_answer(
     stars = _stars(request.POST.get(f"stars-{answer.pk}", request.POST.get("stars")))
     rating = _record(request, question, answer, stars)
     if request.htmx:
-        return _card_response(request, collection, question, Card(answer, rating.stars, "saved"))
+        return _card_response(request, collection, question, Card(answer, rating.stars, "saved", rating.note))
     messages.success(request, f"Saved: {rating.stars} {STAR_WORDS[rating.stars]}.")
     return redirect(reverse("rate-question", args=[collection.slug, question.pk]) + f"#answer-{answer.pk}")
 
@@ -418,9 +494,28 @@ def rate_undo(
     """Take back the rater's last change to the pair."""
     rating = rating_undo(rater=request.user, question=question, answer=answer)
     stars = rating.stars if rating else None
+    card = Card(answer, stars, "undone", rating.note if rating else "")
     if request.htmx:
-        return _card_response(request, collection, question, Card(answer, stars, "undone"))
-    card = Card(answer, stars, "undone")
+        return _card_response(request, collection, question, card)
+    messages.success(request, card.state_text)
+    return redirect(reverse("rate-question", args=[collection.slug, question.pk]) + f"#answer-{answer.pk}")
+
+
+@require_POST
+@pair_view
+def rate_note(
+    request: RatingRequest, collection: Collection, question: Question, answer: Answer
+) -> HttpResponse:
+    """Set the note on the rater's rating of the answer (htmx: returns the card; plain post: back)."""
+    note = request.POST.get(f"note-{answer.pk}", request.POST.get("note", ""))
+    try:
+        rating = rating_note_set(rater=request.user, question=question, answer=answer, note=note)
+    except ValidationError as error:
+        field, problems = next(iter(error.message_dict.items()))
+        raise Refusal(400, problems[0], field) from None
+    card = Card(answer, rating.stars, "noted", rating.note)
+    if request.htmx:
+        return _card_response(request, collection, question, card)
     messages.success(request, card.state_text)
     return redirect(reverse("rate-question", args=[collection.slug, question.pk]) + f"#answer-{answer.pk}")
 
@@ -454,6 +549,7 @@ def training_progress(request: RatingRequest, collection: Collection) -> HttpRes
     shared = multi_rated_ratings(collection=collection)
     units = agreement_units(ratings=shared)
     alpha = krippendorff_alpha(units, level="ordinal")
+    disagreement_count, disagreeing = disagreements(collection=collection)
     return render(
         request,
         "raters/progress.html",
@@ -465,6 +561,8 @@ def training_progress(request: RatingRequest, collection: Collection) -> HttpRes
                 collection=collection, candidates=queue.candidate_table(collection=collection)
             ),
             "alpha": alpha,
+            "disagreement_count": disagreement_count,
+            "disagreements": disagreeing,
             "alpha_pairs": len(units),
             "alpha_ratings": sum(len(u) for u in units),
             "k": queue.top_k(collection=collection),

@@ -12,6 +12,8 @@ from django.db.models import Q
 from corpus.models import Answer, Question
 
 STAR_WORDS = {0: "incorrect", 1: "right topic", 2: "good", 3: "perfect"}
+# A rater's note on a rating is a remark ("about a different aircraft"), not an essay.
+NOTE_MAX_LENGTH = 500
 
 
 class RatingSource(models.TextChoices):
@@ -28,6 +30,8 @@ class Rating(models.Model):
     answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="ratings")
     stars = models.PositiveSmallIntegerField()
     source = models.CharField(max_length=10, choices=RatingSource.choices, default=RatingSource.WEB)
+    # Optional remark of the rater on this judgement; db_default so raw inserts (the hot path) get "".
+    note = models.CharField(max_length=NOTE_MAX_LENGTH, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -44,12 +48,14 @@ class Rating(models.Model):
 
 
 class RatingHistory(models.Model):
-    """The value a rating had before it was changed."""
+    """The value a rating had before it was changed: its stars, source and note (a row per change of
+    the stars or of the note; undo restores all three)."""
 
     rating = models.ForeignKey(Rating, on_delete=models.CASCADE, related_name="history")
     previous_stars = models.PositiveSmallIntegerField()
     previous_source = models.CharField(max_length=10, choices=RatingSource.choices)
     new_stars = models.PositiveSmallIntegerField()
+    previous_note = models.CharField(max_length=NOTE_MAX_LENGTH, blank=True, default="", db_default="")
     changed_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -273,3 +273,120 @@ def _partial(model: type[_M], **values: object) -> _M:
     """An instance loaded with some fields (``Model.from_db`` wants them in the model's field order)."""
     names = [f.attname for f in model._meta.concrete_fields if f.attname in values]
     return model.from_db(connection.alias, names, [values[name] for name in names])
+
+
+# --- notes and the ratings export -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RatingRow:
+    """One rating as the ratings export writes it (with the rater's note)."""
+
+    question_id: str
+    question: str
+    split: str
+    answer_id: str
+    rater: str
+    stars: int
+    source: str
+    note: str
+    updated_at: datetime
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "question_id": self.question_id,
+            "question": self.question,
+            "split": self.split,
+            "answer_id": self.answer_id,
+            "rater": self.rater,
+            "stars": self.stars,
+            "source": self.source,
+            "note": self.note,
+            "updated_at": self.updated_at.isoformat(),
+        }
+
+
+def rating_rows(*, collection: Collection, split: str = "all") -> Iterator[RatingRow]:
+    """Every rating of the collection (one split or "all"), by question, answer and rater."""
+    if split not in {"all", Split.TRAIN, Split.TEST}:
+        raise ValueError(f"split must be train, test or all, not {split!r}")
+    ratings = Rating.objects.filter(question__collection=collection)
+    if split != "all":
+        ratings = ratings.filter(question__split=split)
+    rows = ratings.order_by("question__external_id", "answer__external_id", "rater__username").values_list(
+        "question__external_id",
+        "question__text",
+        "question__split",
+        "answer__external_id",
+        "rater__username",
+        "stars",
+        "source",
+        "note",
+        "updated_at",
+    )
+    for row in rows.iterator(chunk_size=5000):
+        yield RatingRow(*row)
+
+
+@dataclass(frozen=True)
+class RaterNote:
+    answer_id: int
+    answer_external_id: str
+    answer_title: str
+    rater: str
+    stars: int
+    note: str
+
+
+def notes_for_question(*, question: Question) -> list[RaterNote]:
+    """The notes raters left on their ratings of the question's answers, by answer then rater."""
+    rows = (
+        Rating.objects.filter(question=question)
+        .exclude(note="")
+        .order_by("answer__external_id", "rater__username")
+        .values_list("answer_id", "answer__external_id", "answer__title", "rater__username", "stars", "note")
+    )
+    return [RaterNote(*row) for row in rows]
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A pair whose raters are 2 or more stars apart, with each rater's stars and note."""
+
+    question_id: int
+    question: str
+    answer_external_id: str
+    answer_title: str
+    spread: int
+    ratings: list[tuple[str, int, str]]  # (rater, stars, note), most stars first
+
+
+def disagreements(
+    *, collection: Collection, min_spread: int = 2, limit: int = 50
+) -> tuple[int, list[Disagreement]]:
+    """How many pairs have raters ``min_spread`` or more stars apart, and the first ``limit`` of them
+    (widest spread first), each with its ratings and notes: two queries."""
+    labels = Label.objects.filter(question__collection=collection, disagreement__gte=min_spread)
+    total = labels.count()
+    shown = list(
+        labels.order_by("-disagreement", "question_id", "answer__external_id").values_list(
+            "question_id",
+            "question__text",
+            "answer_id",
+            "answer__external_id",
+            "answer__title",
+            "disagreement",
+        )[:limit]
+    )
+    by_pair: dict[tuple[int, int], list[tuple[str, int, str]]] = defaultdict(list)
+    if shown:
+        pairs = Rating.objects.filter(
+            question_id__in={q for q, *_ in shown}, answer_id__in={a for _, _, a, *_ in shown}
+        ).order_by("-stars", "rater__username")
+        for q, a, rater, stars, note in pairs.values_list(
+            "question_id", "answer_id", "rater__username", "stars", "note"
+        ):
+            by_pair[(q, a)].append((rater, stars, note))
+    return total, [
+        Disagreement(q, text, ext, title, spread, by_pair[(q, a)]) for q, text, a, ext, title, spread in shown
+    ]

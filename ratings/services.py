@@ -24,7 +24,7 @@ from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from corpus.models import Answer, Question
-from ratings.models import Label, Rating, RatingHistory, RatingSource, Skip
+from ratings.models import NOTE_MAX_LENGTH, Label, Rating, RatingHistory, RatingSource, Skip
 
 Pair = tuple[int, int]  # (question_id, answer_id)
 
@@ -135,9 +135,18 @@ def _run_retrying(work: Callable[[], T]) -> T:
 
 
 def rating_record(
-    *, rater: User, question: Question, answer: Answer, stars: object, source: str = RatingSource.WEB
+    *,
+    rater: User,
+    question: Question,
+    answer: Answer,
+    stars: object,
+    source: str = RatingSource.WEB,
+    note: str | None = None,
 ) -> Rating:
     """Record (or change) the rater's stars for the pair and update the pair's label.
+
+    ``note`` (None: leave it as it is) sets the rating's note in the same transaction
+    (``rating_note_set``).
 
     All in one transaction, serialised per pair (see ``_lock_pair``): the rating, its history row when the
     stars change, and the pair's label. On PostgreSQL the whole write is one round trip (see
@@ -146,6 +155,11 @@ def rating_record(
     value = validate_stars(stars)
     if answer.collection_id != question.collection_id:
         raise ValidationError({"answer": "This answer belongs to another collection than the question."})
+    if note is not None:
+        cleaned = validate_note(note)
+        with transaction.atomic():
+            rating_record(rater=rater, question=question, answer=answer, stars=value, source=source)
+            return rating_note_set(rater=rater, question=question, answer=answer, note=cleaned)
     if connection.vendor == "postgresql":
         if connection.in_atomic_block:
             # Part of the caller's transaction: a failure must roll all of it back, as before.
@@ -165,7 +179,11 @@ def _rating_record_orm(rater: User, question: Question, answer: Answer, value: i
         )
     elif rating.stars != value:
         RatingHistory.objects.create(
-            rating=rating, previous_stars=rating.stars, previous_source=rating.source, new_stars=value
+            rating=rating,
+            previous_stars=rating.stars,
+            previous_source=rating.source,
+            previous_note=rating.note,
+            new_stars=value,
         )
         rating.stars, rating.source = value, source
         rating.save(update_fields=["stars", "source", "updated_at"])
@@ -180,6 +198,7 @@ _RATING_COLUMNS = [
     "answer_id",
     "stars",
     "source",
+    "note",
     "created_at",
     "updated_at",
 ]
@@ -206,7 +225,7 @@ def _rating_record_postgresql(
     pair = [rater.pk, question.pk, answer.pk]
     write = f"""
         WITH old AS (
-            SELECT id, stars, source FROM {rating_table}
+            SELECT id, stars, source, note FROM {rating_table}
             WHERE rater_id = %s AND question_id = %s AND answer_id = %s
         ),
         inserted AS (
@@ -220,8 +239,9 @@ def _rating_record_postgresql(
             RETURNING {", ".join("r." + c for c in _RATING_COLUMNS)}
         ),
         history AS (
-            INSERT INTO {history_table} (rating_id, previous_stars, previous_source, new_stars, changed_at)
-            SELECT id, stars, source, %s, %s FROM old WHERE stars <> %s
+            INSERT INTO {history_table}
+                (rating_id, previous_stars, previous_source, previous_note, new_stars, changed_at)
+            SELECT id, stars, source, note, %s, %s FROM old WHERE stars <> %s
         )
         SELECT * FROM inserted
         UNION ALL SELECT * FROM updated
@@ -253,8 +273,11 @@ def ratings_record(
     rater: User,
     ratings: Sequence[tuple[Question, Answer, object]],
     source: str = RatingSource.WEB,
+    notes: Sequence[str | None] | None = None,
 ) -> list[Rating]:
     """Record several ``(question, answer, stars)`` of one rater, all or nothing, with their labels.
+
+    ``notes``, when given, holds each rating's note (None: leave it as it is).
 
     The pairs are locked first, all of them, in one fixed order (``_lock_pairs``), so lists of the same
     pairs in any order never deadlock each other; a transaction PostgreSQL still aborts (a deadlock with
@@ -263,16 +286,64 @@ def ratings_record(
     """
     for _, _, stars in ratings:
         validate_stars(stars)
+    each_note = list(notes) if notes is not None else [None] * len(ratings)
+    for note in each_note:
+        if note is not None:
+            validate_note(note)
 
     @transaction.atomic
     def work() -> list[Rating]:
         _lock_pairs((question.pk, answer.pk) for question, answer, _ in ratings)
         return [
-            rating_record(rater=rater, question=question, answer=answer, stars=stars, source=source)
-            for question, answer, stars in ratings
+            rating_record(
+                rater=rater, question=question, answer=answer, stars=stars, source=source, note=note
+            )
+            for (question, answer, stars), note in zip(ratings, each_note, strict=True)
         ]
 
     return _run_retrying(work)
+
+
+def validate_note(value: object) -> str:
+    """A note as stored: text, stripped, at most ``NOTE_MAX_LENGTH`` characters, no NUL (ValidationError
+    naming the field ``note`` otherwise)."""
+    if not isinstance(value, str):
+        raise ValidationError({"note": "The note must be text."})
+    note = value.strip()
+    if len(note) > NOTE_MAX_LENGTH:
+        raise ValidationError(
+            {"note": f"The note can be at most {NOTE_MAX_LENGTH} characters, not {len(note)}."}
+        )
+    if "\x00" in note:
+        raise ValidationError({"note": "The note contains a NUL character (U+0000), which cannot be stored."})
+    return note
+
+
+@transaction.atomic
+def rating_note_set(*, rater: User, question: Question, answer: Answer, note: object) -> Rating:
+    """Set (or clear, with "") the note on the rater's rating of the pair.
+
+    A note belongs to a rating, so the pair must be rated first (ValidationError on ``note``). A changed
+    note keeps the rating's previous state in its history (stars unchanged), so undo takes it back like
+    a change of stars; the label does not depend on notes and is left alone.
+    """
+    cleaned = validate_note(note)
+    _lock_pair(question.pk, answer.pk)
+    rating = Rating.objects.filter(rater=rater, question=question, answer=answer).first()
+    if rating is None:
+        raise ValidationError({"note": "Rate the answer before adding a note to the rating."})
+    if rating.note != cleaned:
+        RatingHistory.objects.create(
+            rating=rating,
+            previous_stars=rating.stars,
+            previous_source=rating.source,
+            previous_note=rating.note,
+            new_stars=rating.stars,
+        )
+        rating.note = cleaned
+        rating.save(update_fields=["note", "updated_at"])
+    rating.rater, rating.question, rating.answer = rater, question, answer
+    return rating
 
 
 @transaction.atomic
@@ -290,8 +361,12 @@ def rating_undo(*, rater: User, question: Question, answer: Answer) -> Rating | 
         rating.delete()
         result = None
     else:
-        rating.stars, rating.source = last.previous_stars, last.previous_source
-        rating.save(update_fields=["stars", "source", "updated_at"])
+        rating.stars, rating.source, rating.note = (
+            last.previous_stars,
+            last.previous_source,
+            last.previous_note,
+        )
+        rating.save(update_fields=["stars", "source", "note", "updated_at"])
         last.delete()
         result = rating
     labels_recompute(pairs=[(question.pk, answer.pk)])
@@ -425,7 +500,11 @@ def ratings_import(
         elif rating.stars != stars:
             history.append(
                 RatingHistory(
-                    rating=rating, previous_stars=rating.stars, previous_source=rating.source, new_stars=stars
+                    rating=rating,
+                    previous_stars=rating.stars,
+                    previous_source=rating.source,
+                    previous_note=rating.note,
+                    new_stars=stars,
                 )
             )
             rating.stars, rating.source, rating.updated_at = stars, source, now

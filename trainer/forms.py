@@ -43,6 +43,17 @@ class MemberForm(forms.Form):
         return user
 
 
+IMPORT_FILE_FIELDS = (
+    "rnr_documents",
+    "rnr_ground_truth",
+    "corpus",
+    "topics",
+    "qrels",
+    "quepid_csv",
+    "rre_json",
+)
+
+
 class ImportForm(forms.Form):
     """Files of one import; the same parsers and all-or-nothing service as `manage.py import_collection`."""
 
@@ -51,18 +62,20 @@ class ImportForm(forms.Form):
     corpus = forms.FileField(required=False, label="TREC corpus (JSONL: id, title, text)")
     topics = forms.FileField(required=False, label="TREC topics (TSV: qid, text[, train|test])")
     qrels = forms.FileField(required=False, label="TREC qrels (qid 0 docid grade)")
+    quepid_csv = forms.FileField(
+        required=False, label="Quepid ratings (CSV: query, docid, rating; a case's or a snapshot's)"
+    )
+    rre_json = forms.FileField(required=False, label="Rated Ranking Evaluator ratings (JSON)")
     grade_map = forms.CharField(
         required=False,
         label="Grade → stars",
-        help_text='Leave empty for the defaults ("rnr" for R&R CSV: max(grade−1, 0); "identity" for qrels) '
+        help_text='Leave empty for the defaults ("rnr" for R&R CSV: max(grade−1, 0); "identity" for qrels, Quepid and RRE) '
         'or give pairs like "4:3,3:2,2:1,1:0,0:0".',
     )
 
     def clean(self) -> dict:
         data = super().clean() or {}
-        if not any(
-            data.get(name) for name in ("rnr_documents", "rnr_ground_truth", "corpus", "topics", "qrels")
-        ):
+        if not any(data.get(name) for name in IMPORT_FILE_FIELDS):
             raise forms.ValidationError("Choose at least one file to import.")
         return data
 

@@ -116,6 +116,8 @@ def method_text(method: str, kind: str) -> str:
     if method in METHOD_WORDS:
         return METHOD_WORDS[method]
     if not method:
+        if kind == RankerKind.ENGINE:
+            return "the search engine's own ranking"
         return "the HTTP service's own model" if kind == RankerKind.HTTP else "not recorded"
     return method
 

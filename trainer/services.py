@@ -232,7 +232,7 @@ def ranker_version_announce(*, ranker: Ranker, label: str, notes: str = "", crea
     and ``evaluation.services.EvaluationUnavailable`` when the evaluation cannot be queued; then
     nothing is stored, so the service can simply announce again.
     """
-    if ranker.kind != RankerKind.HTTP:
+    if ranker.kind not in {RankerKind.HTTP, RankerKind.ENGINE}:
         raise ValidationError({"ranker": "Builtin rankers get versions by training here, not by announcing."})
     label = (label or "").strip()
     if not label:

@@ -174,6 +174,8 @@ else:
         "data_folder_in": str(_BROKER_DIR / "queue"),
         "data_folder_out": str(_BROKER_DIR / "queue"),
         "processed_folder": str(_BROKER_DIR / "processed"),
+        # Exchange tables; kombu's default is ./control, which would litter the checkout.
+        "control_folder": str(_BROKER_DIR / "control"),
         "store_processed": False,
     }
     CELERY_RESULT_BACKEND = None

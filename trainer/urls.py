@@ -4,7 +4,7 @@ from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path
 
-from trainer import views, views_rankers, views_tokens
+from trainer import views, views_engines, views_rankers, views_tokens
 
 handler400 = "trainer.errors.bad_request"
 handler403 = "trainer.errors.permission_denied"
@@ -28,6 +28,13 @@ urlpatterns = [
     ),
     path("c/<slug:slug>/manage/import/", views.collection_import_upload, name="collection-import"),
     path("c/<slug:slug>/rankers/", views_rankers.rankers_page, name="rankers"),
+    path("c/<slug:slug>/rankers/engine/new/", views_engines.engine_ranker_new, name="ranker-engine-new"),
+    path(
+        "c/<slug:slug>/rankers/<int:ranker_id>/engine/",
+        views_engines.engine_ranker_edit,
+        name="ranker-engine",
+    ),
+    path("c/<slug:slug>/rankers/<int:ranker_id>/try/", views_engines.ranker_try_view, name="ranker-try"),
     path("c/<slug:slug>/rankers/<int:ranker_id>/train/", views_rankers.ranker_train, name="ranker-train"),
     path(
         "c/<slug:slug>/rankers/<int:ranker_id>/training/",

@@ -17,7 +17,7 @@ from corpus.formats import FormatError
 from corpus.models import Collection, Membership
 from corpus.permissions import can_create_collections, can_manage, can_rate
 from corpus.services import ImportFiles, collection_create, membership_set, parse_import_files
-from trainer.forms import CollectionForm, ImportForm, MemberForm
+from trainer.forms import IMPORT_FILE_FIELDS, CollectionForm, ImportForm, MemberForm
 from trainer.health import health_report
 from trainer.services import collection_import
 
@@ -33,6 +33,24 @@ def healthz(request: HttpRequest) -> JsonResponse:
     """
     report = health_report()
     return JsonResponse(report, status=503 if report["database"] != "ok" else 200)
+
+
+def uploads_save(files: dict, folder: Path) -> dict[str, Path]:
+    """Save the uploaded import files under ``folder``, as ``ImportFiles`` fields to their paths.
+
+    Each keeps its uploaded file name so errors name the file the user chose.
+    """
+    paths: dict[str, Path] = {}
+    for name in IMPORT_FILE_FIELDS:
+        upload = files.get(name)
+        if upload:
+            path = folder / name / (Path(upload.name).name or name)
+            path.parent.mkdir()
+            with path.open("wb") as out:
+                for chunk in upload.chunks():
+                    out.write(chunk)
+            paths[name] = path
+    return paths
 
 
 def signed_in_user(request: HttpRequest) -> User:
@@ -128,17 +146,7 @@ def collection_import_upload(request: HttpRequest, slug: str) -> HttpResponse:
     form = ImportForm(request.POST, request.FILES)
     if form.is_valid():
         with tempfile.TemporaryDirectory() as folder:
-            paths: dict[str, Path] = {}
-            for name in ("rnr_documents", "rnr_ground_truth", "corpus", "topics", "qrels"):
-                upload = form.cleaned_data.get(name)
-                if upload:
-                    # Keep the uploaded file name so errors name the file the user chose.
-                    path = Path(folder) / name / Path(upload.name).name
-                    path.parent.mkdir()
-                    with path.open("wb") as out:
-                        for chunk in upload.chunks():
-                            out.write(chunk)
-                    paths[name] = path
+            paths = uploads_save(form.cleaned_data, Path(folder))
             try:
                 records = parse_import_files(
                     ImportFiles(**paths, grade_map=form.cleaned_data["grade_map"] or None)

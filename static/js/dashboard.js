@@ -95,6 +95,7 @@
 
   target.hidden = false;
   var plot = new uPlot(opts, [xs, ndcg, accuracy], target);
+  target.historyPlot = plot; // history_select.js: clicking a point chooses its run for comparison
   target.appendChild(info);
   var table = document.querySelector(".history-table");
   if (table) table.removeAttribute("open");

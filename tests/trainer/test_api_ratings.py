@@ -24,7 +24,9 @@ def test_api_ratings_one_rating_updates_label(api_data, caller, trainer):
     # rita gave 3, tom now 1: the median of two is their mean rounded down, 2.
     assert response.json() == {
         "recorded": 1,
-        "ratings": [{"question_id": "q1", "answer_id": "a1", "stars": 1, "label": 2, "rater_count": 2}],
+        "ratings": [
+            {"question_id": "q1", "answer_id": "a1", "stars": 1, "note": "", "label": 2, "rater_count": 2}
+        ],
     }
     rating = Rating.objects.get(rater=trainer)
     assert (rating.stars, rating.source) == (1, RatingSource.API)
@@ -143,7 +145,7 @@ def test_api_ratings_test_question_label_hidden_from_raters(api_data, caller, ki
 
     assert response.status_code == 201
     assert response.json()["ratings"] == [
-        {"question_id": "q2", "answer_id": "a2", "stars": 2, "label": None, "rater_count": 2}
+        {"question_id": "q2", "answer_id": "a2", "stars": 2, "note": "", "label": None, "rater_count": 2}
     ]
     assert Label.objects.get(question=question, answer=answer).gain == 1
 
@@ -155,7 +157,7 @@ def test_api_ratings_test_question_label_for_trainers(api_data, caller):
 
     # rita gave 2, tom 0: the median of two is their mean rounded down, 1.
     assert response.json()["ratings"] == [
-        {"question_id": "q2", "answer_id": "a2", "stars": 0, "label": 1, "rater_count": 2}
+        {"question_id": "q2", "answer_id": "a2", "stars": 0, "note": "", "label": 1, "rater_count": 2}
     ]
 
 
@@ -165,5 +167,42 @@ def test_api_ratings_train_question_label_for_raters(api_data, caller):
     )
 
     assert response.json()["ratings"] == [
-        {"question_id": "q1", "answer_id": "a1", "stars": 1, "label": 1, "rater_count": 1}
+        {"question_id": "q1", "answer_id": "a1", "stars": 1, "note": "", "label": 1, "rater_count": 1}
     ]
+
+
+def test_api_ratings_note_set_kept_and_cleared(api_data, caller):
+    client = caller("rater")
+    url = "/api/collections/tiny/ratings/"
+
+    with_note = client.post(
+        url,
+        {"question_id": "q1", "answer_id": "a3", "stars": 1, "note": " about a different aircraft "},
+        format="json",
+    )
+    kept = client.post(url, {"question_id": "q1", "answer_id": "a3", "stars": 2}, format="json")
+    cleared = client.post(
+        url, {"question_id": "q1", "answer_id": "a3", "stars": 2, "note": ""}, format="json"
+    )
+
+    assert with_note.json()["ratings"][0]["note"] == "about a different aircraft"
+    assert kept.json()["ratings"][0]["note"] == "about a different aircraft"
+    assert cleared.json()["ratings"][0]["note"] == ""
+
+
+def test_api_ratings_note_too_long_names_item_and_field_and_stores_nothing(api_data, caller):
+    from ratings.models import Rating
+
+    before = Rating.objects.count()
+    response = caller("rater").post(
+        "/api/collections/tiny/ratings/",
+        [
+            {"question_id": "q1", "answer_id": "a3", "stars": 1},
+            {"question_id": "q2", "answer_id": "a3", "stars": 1, "note": "x" * 501},
+        ],
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert response.json() == {"1": {"note": ["Ensure this field has no more than 500 characters."]}}
+    assert Rating.objects.count() == before

@@ -39,6 +39,7 @@ def test_embedded_worker_runs_task_sent_by_another_process(tmp_path):
             time.sleep(0.2)
         assert "Connected to filesystem://" in log.read_text()
         assert "'from-the-web-process'" in log.read_text()
+        assert (tmp_path / "broker" / "control").is_dir()
     finally:
         worker.terminate()
         worker.wait(20)

@@ -56,7 +56,7 @@ def test_redis_down_api_rating_saved(api_data, caller, trainer, redis_down):
 
     assert response.status_code == 201
     assert response.json()["ratings"] == [
-        {"question_id": "q1", "answer_id": "a1", "stars": 1, "label": 2, "rater_count": 2}
+        {"question_id": "q1", "answer_id": "a1", "stars": 1, "note": "", "label": 2, "rater_count": 2}
     ]
     assert Rating.objects.get(rater=trainer, question__external_id="q1", answer__external_id="a1").stars == 1
 

@@ -15,6 +15,7 @@ from corpus.permissions import can_see_labels
 from evaluation.models import EvaluationRun, QuestionResult, Verdict
 from rankers.config import redacted_config, validate_ranker_config
 from rankers.models import PromotionPolicy, RankerKind, RankerVersion
+from ratings.models import NOTE_MAX_LENGTH
 from ratings.services import validate_stars
 from trainer.models import ApiToken, Training, TrainingPhase, TrainingStatus
 
@@ -197,12 +198,20 @@ class RatingSerializer(serializers.Serializer):
     question_id = external_id_field()
     answer_id = external_id_field()
     stars = StarsField(help_text="0 incorrect, 1 right topic, 2 good, 3 perfect.")
+    note = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=NOTE_MAX_LENGTH,
+        help_text='Optional remark on the rating (at most 500 characters); "" clears it, leaving the '
+        "field out keeps the note the rating has.",
+    )
 
 
 class RecordedRatingSerializer(serializers.Serializer):
     question_id = serializers.CharField()
     answer_id = serializers.CharField()
     stars = serializers.IntegerField()
+    note = serializers.CharField(help_text='The rating\'s note now ("" when none).')
     label = serializers.IntegerField(
         allow_null=True,
         help_text="The pair's gain label now: the median of its raters' stars. Null for a rater's rating "
@@ -296,15 +305,56 @@ class RankerVersionSerializer(serializers.ModelSerializer):
         return list(version.details.get("candidates", []))
 
 
+_QUERY_VALUES = {
+    "type": "object",
+    "additionalProperties": {
+        "oneOf": [{"type": "string"}, {"type": "number"}, {"type": "array", "items": {"type": "string"}}]
+    },
+}
+
+
 @extend_schema_field(
     {
         "type": "object",
         "description": "builtin: candidates. http: url (required), headers, auth_header, timeout, retries. "
-        "Secrets (auth_header, header values) are shown masked. Unknown keys are refused.",
+        "engine: preset, url (required), request {method, headers, params, form or body}, response {hits, "
+        "id, score, errors}, auth_header, timeout, retries (see rankers/engine_config.py). Secrets "
+        "(auth_header, header values) are shown masked. Unknown keys are refused.",
         "properties": {
             "candidates": {"type": "integer", "minimum": 10, "maximum": 1000, "description": "builtin"},
-            "url": {"type": "string", "maxLength": 2000, "description": "http: where questions are POSTed"},
-            "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+            "preset": {
+                "type": "string",
+                "enum": ["elasticsearch", "opensearch", "opensearch-hybrid", "solr", "custom"],
+                "description": "engine",
+            },
+            "url": {"type": "string", "maxLength": 2000, "description": "http, engine"},
+            "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "http"},
+            "request": {
+                "type": "object",
+                "description": "engine: the request template ({{question}}, {{rows}} placeholders)",
+                "properties": {
+                    "method": {"type": "string", "enum": ["GET", "POST"]},
+                    "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "params": _QUERY_VALUES,
+                    "form": _QUERY_VALUES,
+                    "body": {
+                        "type": "object",
+                        "description": "The engine's own query (Elasticsearch DSL ...), sent as JSON",
+                    },
+                },
+                "additionalProperties": False,
+            },
+            "response": {
+                "type": "object",
+                "description": "engine: dotted paths to the hits, and each hit's id and score",
+                "properties": {
+                    "hits": {"type": "string"},
+                    "id": {"type": "string"},
+                    "score": {"type": "string"},
+                    "errors": {"type": "array", "items": {"type": "string"}},
+                },
+                "additionalProperties": False,
+            },
             "auth_header": {"type": "string", "description": "sent as Authorization"},
             "timeout": {"type": "number", "exclusiveMinimum": True, "minimum": 0, "maximum": 120},
             "retries": {"type": "integer", "minimum": 0, "maximum": 5},

@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from trainer.api import views
+from trainer.api import views, views_compare, views_engines, views_files, views_queue
 from trainer.csp import csp_docs
 
 urlpatterns = [
@@ -22,9 +22,24 @@ urlpatterns = [
     path("collections/<slug:slug>/questions/", views.QuestionListView.as_view(), name="api-questions"),
     path("collections/<slug:slug>/answers/", views.AnswerListView.as_view(), name="api-answers"),
     path("collections/<slug:slug>/ratings/", views.RatingCreateView.as_view(), name="api-ratings"),
+    path(
+        "collections/<slug:slug>/imports/",
+        views_files.CollectionImportView.as_view(),
+        name="api-collection-import",
+    ),
+    path(
+        "collections/<slug:slug>/compare/", views_compare.RunsCompareView.as_view(), name="api-runs-compare"
+    ),
+    path(
+        "collections/<slug:slug>/ratings/export/",
+        views_files.RatingsExportView.as_view(),
+        name="api-ratings-export",
+    ),
     path("collections/<slug:slug>/ground-truth/", views.GroundTruthView.as_view(), name="api-ground-truth"),
+    path("collections/<slug:slug>/queue/", views_queue.QueueView.as_view(), name="api-queue"),
     path("rankers/", views.RankerListView.as_view(), name="api-rankers"),
-    path("rankers/<int:ranker_id>/", views.RankerDetailView.as_view(), name="api-ranker"),
+    path("rankers/<int:ranker_id>/", views_engines.RankerDetailUpdateView.as_view(), name="api-ranker"),
+    path("rankers/<int:ranker_id>/try/", views_engines.RankerTryView.as_view(), name="api-ranker-try"),
     path(
         "rankers/<int:ranker_id>/versions/",
         views.RankerVersionCreateView.as_view(),
@@ -45,4 +60,9 @@ urlpatterns = [
     path("tokens/<int:token_id>/revoke/", views.TokenRevokeView.as_view(), name="api-token-revoke"),
     path("trainings/<int:training_id>/", views.TrainingDetailView.as_view(), name="api-training"),
     path("evaluations/<int:run_id>/", views.EvaluationDetailView.as_view(), name="api-evaluation-detail"),
+    path(
+        "evaluations/<int:run_id>/export/",
+        views_files.EvaluationExportView.as_view(),
+        name="api-evaluation-export",
+    ),
 ]

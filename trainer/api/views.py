@@ -330,10 +330,11 @@ class RatingCreateView(GenericAPIView):
                 errors[str(n)] = error
         if errors:
             raise ValidationError(errors)
-        ratings_record(
+        stored = ratings_record(
             rater=request.user,
             ratings=[(questions[i["question_id"]], answers[i["answer_id"]], i["stars"]) for i in items],
             source=RatingSource.API,
+            notes=[i.get("note") for i in items],
         )
         labels = {
             (label.question_id, label.answer_id): label
@@ -343,12 +344,12 @@ class RatingCreateView(GenericAPIView):
             )
         }
         recorded = []
-        for item in items:
+        for item, rating in zip(items, stored, strict=True):
             question = questions[item["question_id"]]
             label = labels[(question.pk, answers[item["answer_id"]].pk)]
             # The label includes the other raters' stars: a rater rating a test question doesn't see it.
             gain = label.gain if can_see_labels(role=role, split=question.split) else None
-            recorded.append({**item, "label": gain, "rater_count": label.rater_count})
+            recorded.append({**item, "note": rating.note, "label": gain, "rater_count": label.rater_count})
         return Response({"recorded": len(recorded), "ratings": recorded}, status=status.HTTP_201_CREATED)
 
 

@@ -20,6 +20,7 @@ class Command(BaseCommand):
     help = (
         "Import a collection. Retrieve and Rank layout: --rnr-documents (Solr bulk-add JSON) and "
         "--rnr-ground-truth (CSV). TREC layout: --corpus (JSONL), --topics (TSV), --qrels. "
+        "Ratings from Quepid (--quepid-csv) or Rated Ranking Evaluator (--rre-json). "
         "Ground truth becomes ratings by an import rater. A bad file imports nothing; re-importing changes nothing."
     )
 
@@ -39,6 +40,13 @@ class Command(BaseCommand):
             "--ground-truth-jsonl", type=Path, metavar="JSONL", help="export_ground_truth jsonl output"
         )
         parser.add_argument(
+            "--quepid-csv",
+            type=Path,
+            metavar="CSV",
+            help="Quepid ratings export of a case or a snapshot (query,docid,rating)",
+        )
+        parser.add_argument("--rre-json", type=Path, metavar="JSON", help="Rated Ranking Evaluator ratings")
+        parser.add_argument(
             "--grade-map",
             help='grade→stars: "rnr" (max(grade-1,0); default for R&R CSV), "identity" (default for qrels) '
             'or pairs like "4:3,3:2,2:1,1:0,0:0"',
@@ -55,6 +63,8 @@ class Command(BaseCommand):
             topics=options["topics"],
             qrels=options["qrels"],
             ground_truth_jsonl=options["ground_truth_jsonl"],
+            quepid_csv=options["quepid_csv"],
+            rre_json=options["rre_json"],
             grade_map=options["grade_map"],
         )
         given = [p for p in vars(files).values() if isinstance(p, Path)]

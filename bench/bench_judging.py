@@ -1,0 +1,452 @@
+"""Fewer ratings per decision (issue 13): simulated raters, four ways of choosing what they rate.
+
+Per edition (the R&R demo, 150 questions, ``trainer.services.demo_collection_load``; and, with
+--cranfield-original DIR, the original 225 queries), with the app's split rule:
+
+* five ranker versions rank every question through the app's builtin backend (``BuiltinBackend`` over
+  the collection's BM25 index): ``bm25``; ``rm3`` (RM3 expansion alone); ``mix`` (0.5 z(bm25) + 0.5
+  z(rm3)); ``mix7`` (0.7 / 0.3); and ``overlap`` (the queue's term-overlap fallback ranking). The version
+  pairs compared (champion → challenger) include pairs whose true difference is small.
+* The **pool** of a pair is the union of both versions' top 10 on the test questions. The oracle is the
+  collection's judgments (a pair not in them is 0 stars, as pooled test collections count it). "All
+  labels" is the whole pool rated; test questions start with no label; the training questions' labels
+  in both versions' top 10 are known (trainers rate training questions first), and only feed the
+  relevance model's prior (:func:`evaluation.uncertainty.relevance_probabilities`, ``extra_counts``).
+* Strategies (the order in which simulated raters rate the pool):
+  - ``random``: the pool shuffled;
+  - ``pooling``: depth-10 pooling of the two versions, *rank by rank* (every question's rank-1 answers
+    of both versions, then rank 2, ...; shuffled within a rank): the classic pool, in its kindest order;
+  - ``queue``: today's queue (``raters/queue.py``): the test question whose champion top 10 has the most
+    unrated answers, all of them; when none is left (today's queue then moves on to training
+    questions) the rest of the pool at random;
+  - ``decide``: the new mode: the 5 unrated pairs with the largest ``value_p = c_p² Var(g_p)``
+    (:func:`evaluation.uncertainty.pair_values`: the difference for (a) and (a'), the headline for
+    (b); the queue's ``?mode=decide``), the
+    relevance model refitted on the labels so far, then the next 5, ...
+* What the product concludes after each 10 ratings, with the labels so far, two ways:
+  - ``zero``: as scored today, unrated = not relevant;
+  - ``predicted``: each question's NDCG@10 is its mean over 64 draws of the unrated pairs' stars from
+    the relevance model (the dashboard's estimate).
+  (a) **verdict**: paired randomization test (2,000 sign flips) on per-question NDCG@10: "better" /
+  "worse" when p < 0.05, else "within noise"; (a') **difference**: the mean difference within ±0.01 of
+  its all-labels value (a verdict whose all-labels p is near 0.05 flips on any noise; this says how
+  fast each strategy learns the difference itself); (b) **headline**: the champion's mean NDCG@10.
+* **Ratings needed** = the first checkpoint from which the verdict equals the all-labels verdict (resp.
+  the headline stays within ±0.02 of its all-labels value) at every later checkpoint, so a lucky early
+  agreement does not count. Medians over the seeds and version pairs, with the range over seeds.
+
+Goal (issue 13): ``decide`` needs at most half the ratings of depth-10 pooling for both (a) and (b).
+
+    DEBUG=1 DATABASE_URL=postgres://postgres@127.0.0.1:5432/queue_bench LOG_LEVEL=WARNING \\
+        .venv/bin/python bench/bench_judging.py --cranfield-original /work/shared/data/cranfield-original
+
+Collections are created under ``bench-judging-*`` slugs and deleted at the end (and at the start, when
+a killed run left them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trainer.settings")
+os.environ.setdefault("MODEL_DIR", tempfile.mkdtemp(prefix="bench-judging-"))
+
+import django  # noqa: E402
+
+django.setup()
+
+from corpus.formats import AnswerRecord, JudgmentRecord, QuestionRecord  # noqa: E402
+from corpus.models import Collection, Split  # noqa: E402
+from corpus.services import collection_create, split_for  # noqa: E402
+from evaluation.metrics.stats import paired_randomization_test  # noqa: E402
+from evaluation.uncertainty import (  # noqa: E402
+    JudgingArrays,
+    bucket_counts,
+    judging_arrays,
+    ndcg_for_labels,
+    pair_values,
+    relevance_probabilities,
+    sample_stars,
+)
+from evaluation.uncertainty.improvement import sampled_means  # noqa: E402
+from rankers.backends import RankQuery  # noqa: E402
+from rankers.builtin import BuiltinBackend  # noqa: E402
+from rankers.index import build_index  # noqa: E402
+from rankers.models import RankerVersion  # noqa: E402
+from raters.queue import term_overlap_ranking  # noqa: E402
+from ratings.selectors import labels_by_question  # noqa: E402
+from trainer.services import collection_import, demo_collection_load  # noqa: E402
+
+K = 10
+CHECK_EVERY = 10
+BATCH = 5
+TOLERANCE = 0.02
+ALPHA = 0.05
+PERMUTATIONS = 2000
+DRAWS = 64
+DIFFERENCE_TOLERANCE = 0.01
+
+VERSIONS = {
+    "bm25": None,
+    "rm3": {"signals": ["bm25", "rm3"], "weights": [0.0, 1.0]},
+    "mix": {"signals": ["bm25", "rm3"], "weights": [0.5, 0.5]},
+    "mix7": {"signals": ["bm25", "rm3"], "weights": [0.7, 0.3]},
+}
+PAIRS = [("bm25", "mix"), ("bm25", "mix7"), ("mix7", "mix"), ("mix", "rm3"), ("overlap", "bm25")]
+STRATEGIES = ("random", "pooling", "queue", "decide")
+
+
+# --- editions -------------------------------------------------------------------------------------
+
+
+def demo_edition() -> Collection:
+    collection = demo_collection_load(slug="bench-judging-demo")
+    assert collection is not None
+    for question in collection.questions.all():  # the split the app's "cranfield" demo has
+        question.split = split_for(
+            collection_slug="cranfield", external_id=question.external_id, test_fraction=0.3
+        )
+        question.save(update_fields=["split"])
+    return collection
+
+
+def original_cranfield(directory: Path) -> Collection:
+    """All 225 original queries (``cranqrel`` codes 1 → 3 stars, 2 → 2, 3 → 1, 4 and −1 → 0)."""
+    text = (directory / "cran.all.1400").read_text()
+    answers = []
+    for block in re.split(r"^\.I ", text, flags=re.M)[1:]:
+        doc_id, rest = block.split("\n", 1)
+        fields = dict(re.findall(r"^\.([TABW])\n(.*?)(?=^\.[TABW]\n|\Z)", rest, flags=re.M | re.S))
+        answers.append(
+            AnswerRecord(
+                doc_id.strip(), " ".join(fields.get("T", "").split()), " ".join(fields.get("W", "").split())
+            )
+        )
+    queries = re.split(r"^\.I ", (directory / "cran.qry").read_text(), flags=re.M)[1:]
+    questions = [
+        QuestionRecord(str(n), " ".join(q.split("\n", 1)[1].replace(".W\n", "").split()))
+        for n, q in enumerate(queries, start=1)
+    ]
+    judgments = {}
+    for line in (directory / "cranqrel").read_text().split("\n"):
+        if line.strip():
+            qid, doc, code = line.split()
+            judgments[(qid, doc)] = max(4 - int(code), 0) if int(code) > 0 else 0
+    collection = collection_create(name="bench judging 225", slug="bench-judging-225")
+    collection_import(
+        collection=collection,
+        answers=answers,
+        questions=questions,
+        judgments=[JudgmentRecord(q, d, s) for (q, d), s in judgments.items()],
+    )
+    return collection
+
+
+@dataclass
+class Edition:
+    name: str
+    test: list[int]  # question ids
+    train: list[int]
+    oracle: dict[int, dict[str, int]]  # question id -> answer external id -> stars
+    rankings: dict[str, dict[int, list[str]]]  # version -> question id -> top K external ids
+
+
+def rank_edition(collection: Collection, name: str) -> Edition:
+    started = time.perf_counter()
+    questions = list(collection.questions.order_by("id").values_list("id", "text", "split"))
+    index = build_index(collection=collection)
+    rankings: dict[str, dict[int, list[str]]] = {}
+    for version_name, params in VERSIONS.items():
+        version = RankerVersion(
+            method="fusion" if params else "bm25", details={"params": params} if params else {}
+        )
+        backend = BuiltinBackend(collection=collection, version=version if params else None, index=index)
+        rankings[version_name] = {
+            q: backend.rank(RankQuery(external_id=str(q), text=text), K).ids[:K] for q, text, _ in questions
+        }
+    answers = [(a.external_id, f"{a.title} {a.body}") for a in collection.answers.order_by("id")]
+    overlap = term_overlap_ranking(questions=[(q, text) for q, text, _ in questions], answers=answers, k=K)
+    rankings["overlap"] = {q: [str(a) for a in ids] for q, ids in overlap.items()}
+    oracle = labels_by_question(question_ids=[q for q, _, _ in questions])
+    print(
+        f"{name}: {len(questions)} questions ranked by {len(rankings)} versions in {time.perf_counter() - started:.1f} s"
+    )
+    return Edition(
+        name=name,
+        test=[q for q, _, split in questions if split == Split.TEST],
+        train=[q for q, _, split in questions if split == Split.TRAIN],
+        oracle={q: oracle.get(q, {}) for q, _, _ in questions},
+        rankings=rankings,
+    )
+
+
+# --- one simulated world: a version pair's pool ------------------------------------------------------
+
+
+@dataclass
+class World:
+    arrays: JudgingArrays  # labels all NaN (test questions start unrated)
+    truth: np.ndarray  # (P,) oracle stars
+    prior: np.ndarray  # bucket counts from the training questions
+    pool_size: int
+
+
+def _arrays(edition: Edition, questions: list[int], champion: str, challenger: str, labels=None):
+    pair_question: list[int] = []
+    truth: list[float] = []
+    ids: dict[tuple[int, str], int] = {}
+    runs = np.full((2, len(questions), K), -1, dtype=np.int64)
+    for qi, q in enumerate(questions):
+        for r, version in enumerate((champion, challenger)):
+            for rank, answer in enumerate(edition.rankings[version][q][:K]):
+                key = (q, answer)
+                if key not in ids:
+                    ids[key] = len(truth)
+                    pair_question.append(qi)
+                    truth.append(float(edition.oracle[q].get(answer, 0)))
+                runs[r, qi, rank] = ids[key]
+    truth_array = np.array(truth)
+    return judging_arrays(
+        pair_question=np.array(pair_question, dtype=np.int64),
+        labels=truth_array if labels == "known" else np.full(truth_array.size, np.nan),
+        run_pairs=runs,
+        k=K,
+    ), truth_array
+
+
+def world(edition: Edition, champion: str, challenger: str) -> World:
+    arrays, truth = _arrays(edition, edition.test, champion, challenger)
+    train_arrays, _ = _arrays(edition, edition.train, champion, challenger, labels="known")
+    return World(arrays=arrays, truth=truth, prior=bucket_counts(train_arrays), pool_size=truth.size)
+
+
+def with_labels(arrays: JudgingArrays, labels: np.ndarray) -> JudgingArrays:
+    return JudgingArrays(
+        arrays.pair_question,
+        labels,
+        arrays.run_pairs,
+        arrays.k,
+        arrays.gain,
+        arrays.discount,
+        arrays.question_pairs,
+    )
+
+
+# --- strategies: the order in which the pool gets rated ------------------------------------------------
+
+
+def _tiebreak(seed: int, n: int) -> np.ndarray:
+    return np.random.default_rng(seed).random(n)
+
+
+def order_random(w: World, seed: int, objective: str) -> np.ndarray:
+    return np.random.default_rng(seed).permutation(w.pool_size)
+
+
+def order_pooling(w: World, seed: int, objective: str) -> np.ndarray:
+    best = w.arrays.best_rank()
+    return np.lexsort((_tiebreak(seed, w.pool_size), best))
+
+
+def order_queue(w: World, seed: int, objective: str) -> np.ndarray:
+    """Today's queue: questions by unrated answers in the champion's top 10 (most first), all of them."""
+    champion_top = w.arrays.run_pairs[0]
+    counts = (champion_top >= 0).sum(axis=1)  # all unrated at the start; the count falls as they are rated
+    ties = _tiebreak(seed, len(counts))
+    order: list[int] = []
+    for q in np.lexsort((ties, -counts)):
+        order.extend(int(p) for p in champion_top[q] if p >= 0)
+    rest = np.setdiff1d(np.arange(w.pool_size), order)
+    return np.concatenate([np.array(order, dtype=np.int64), np.random.default_rng(seed).permutation(rest)])
+
+
+def order_decide(w: World, seed: int, objective: str) -> np.ndarray:
+    labels = np.full(w.pool_size, np.nan)
+    ties = _tiebreak(seed, w.pool_size) * 1e-12  # only breaks exact ties
+    best = w.arrays.best_rank().astype(np.float64)
+    order: list[int] = []
+    while len(order) < w.pool_size:
+        current = with_labels(w.arrays, labels)
+        probs = relevance_probabilities(current, extra_counts=w.prior)
+        values = pair_values(current, probs, challenger=None if objective == "headline" else 1)
+        # Unrated pairs by value, best rank breaking ties (a value of 0 says nothing).
+        key = np.where(np.isnan(labels), values + ties - best * 1e-9, -np.inf)
+        take = np.argsort(-key, kind="stable")[: min(BATCH, int(np.isnan(labels).sum()))]
+        labels[take] = w.truth[take]
+        order.extend(int(p) for p in take)
+    return np.array(order, dtype=np.int64)
+
+
+ORDERS = {"random": order_random, "pooling": order_pooling, "queue": order_queue, "decide": order_decide}
+
+
+# --- what the product concludes from the labels so far -------------------------------------------------
+
+
+def estimates(w: World, labels: np.ndarray, estimator: str, seed: int) -> tuple[np.ndarray, float]:
+    """((2, Q) NDCG@10 of champion and challenger per test question, the champion's headline)."""
+    current = with_labels(w.arrays, labels)
+    if estimator == "zero":
+        ndcg = ndcg_for_labels(current, np.nan_to_num(labels, nan=0.0))
+        return ndcg, headline(ndcg)
+    probs = relevance_probabilities(current, extra_counts=w.prior)
+    draws = ndcg_for_labels(current, sample_stars(current, probs, DRAWS, np.random.default_rng(seed)))
+    defined = ~np.isnan(draws)
+    total = np.where(defined, draws, 0.0).sum(axis=0)
+    count = defined.sum(axis=0)
+    # A question counts when it is defined in at least half the draws (the all-labels verdict leaves
+    # out questions without a known good answer); the headline is the mean of each draw's headline.
+    per_question = np.where(count * 2 >= DRAWS, total / np.maximum(count, 1), np.nan)
+    return per_question, float(sampled_means(draws)[:, 0].mean())
+
+
+def verdict(ndcg: np.ndarray) -> str:
+    keep = ~np.isnan(ndcg).any(axis=0)
+    d = ndcg[1, keep] - ndcg[0, keep]
+    if d.size == 0:
+        return "within noise"
+    p = paired_randomization_test(ndcg[1, keep], ndcg[0, keep], n_permutations=PERMUTATIONS, seed=0)
+    if p < ALPHA and d.mean() > 0:
+        return "better"
+    if p < ALPHA and d.mean() < 0:
+        return "worse"
+    return "within noise"
+
+
+def difference(ndcg: np.ndarray) -> float:
+    keep = ~np.isnan(ndcg).any(axis=0)
+    return float((ndcg[1, keep] - ndcg[0, keep]).mean()) if keep.any() else 0.0
+
+
+def headline(ndcg: np.ndarray) -> float:
+    row = ndcg[0]
+    return float(np.nanmean(row)) if (~np.isnan(row)).any() else 0.0
+
+
+def ratings_needed(w: World, order: np.ndarray, objective: str, estimator: str, seed: int) -> int:
+    truth_ndcg = ndcg_for_labels(w.arrays, w.truth)
+    target_verdict, target_headline = verdict(truth_ndcg), headline(truth_ndcg)
+    target_difference = difference(truth_ndcg)
+    checkpoints = list(range(0, w.pool_size, CHECK_EVERY)) + [w.pool_size]
+    labels = np.full(w.pool_size, np.nan)
+    settled_since = None
+    done = 0
+    for n in checkpoints:
+        labels[order[done:n]] = w.truth[order[done:n]]
+        done = n
+        ndcg, estimate = estimates(w, labels, estimator, seed)
+        if objective == "verdict":
+            ok = verdict(ndcg) == target_verdict
+        elif objective == "difference":
+            ok = abs(difference(ndcg) - target_difference) <= DIFFERENCE_TOLERANCE
+        else:
+            ok = abs(estimate - target_headline) <= TOLERANCE
+        if ok and settled_since is None:
+            settled_since = n
+        elif not ok:
+            settled_since = None
+    assert settled_since is not None  # with every label the conclusion is the all-labels one
+    return settled_since
+
+
+# --- the run ---------------------------------------------------------------------------------------------
+
+
+def spread(values: list[int]) -> str:
+    return f"{int(np.median(values)):>4} ({min(values)}–{max(values)})"
+
+
+def run_edition(edition: Edition, seeds: int) -> dict:
+    results: dict = {}
+    print(f"\n## {edition.name}: {len(edition.test)} test questions\n")
+    print("| champion → challenger | pool | all-labels Δ NDCG@10 | verdict | headline |")
+    print("|---|---:|---:|---|---:|")
+    worlds = {}
+    for champion, challenger in PAIRS:
+        w = world(edition, champion, challenger)
+        worlds[(champion, challenger)] = w
+        truth = ndcg_for_labels(w.arrays, w.truth)
+        keep = ~np.isnan(truth).any(axis=0)
+        diff = float((truth[1, keep] - truth[0, keep]).mean())
+        p = paired_randomization_test(truth[1, keep], truth[0, keep], n_permutations=PERMUTATIONS, seed=0)
+        print(
+            f"| {champion} → {challenger} | {w.pool_size} | {diff:+.3f} | {verdict(truth)} (p = {p:.3f}) | {headline(truth):.3f} |"
+        )
+    for objective in ("verdict", "difference", "headline"):
+        for estimator in ("zero", "predicted"):
+            letter = {"verdict": "a", "difference": "a'", "headline": "b"}[objective]
+            print(f"\n### ({letter}) {objective}, estimator {estimator}: ratings needed")
+            print("median over seeds (range)\n")
+            print("| champion → challenger | " + " | ".join(STRATEGIES) + " | decide / pooling |")
+            print("|---|" + "---:|" * (len(STRATEGIES) + 1))
+            for pair, w in worlds.items():
+                row = {}
+                for strategy in STRATEGIES:
+                    row[strategy] = [
+                        ratings_needed(w, ORDERS[strategy](w, seed, objective), objective, estimator, seed)
+                        for seed in range(seeds)
+                    ]
+                results[(objective, estimator, pair)] = row
+                ratio = np.median(row["decide"]) / max(np.median(row["pooling"]), 1)
+                print(
+                    f"| {pair[0]} → {pair[1]} | "
+                    + " | ".join(spread(row[s]) for s in STRATEGIES)
+                    + f" | {ratio:.2f} |"
+                )
+            totals = {
+                s: [sum(results[(objective, estimator, p)][s][i] for p in worlds) for i in range(seeds)]
+                for s in STRATEGIES
+            }
+            ratio = np.median(totals["decide"]) / max(np.median(totals["pooling"]), 1)
+            print(
+                "| **all pairs (sum)** | "
+                + " | ".join(spread(totals[s]) for s in STRATEGIES)
+                + f" | **{ratio:.2f}** |"
+            )
+            results[(objective, estimator, "total")] = totals
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--cranfield-original", type=Path, help="directory with cran.all.1400, cran.qry, cranqrel"
+    )
+    parser.add_argument("--seeds", type=int, default=5)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    # A run that was killed leaves its collections behind; these slugs belong to this bench.
+    Collection.objects.filter(slug__startswith="bench-judging-").delete()
+    collections = []
+    try:
+        editions = []
+        collections.append(demo_edition())
+        editions.append(rank_edition(collections[-1], "Cranfield demo (150 questions)"))
+        if args.cranfield_original:
+            collections.append(original_cranfield(args.cranfield_original))
+            editions.append(rank_edition(collections[-1], "Cranfield original (225 questions)"))
+        for edition in editions:
+            run_edition(edition, args.seeds)
+    finally:
+        for collection in collections:
+            collection.delete()
+    digest = hashlib.sha256(str(sorted(VERSIONS)).encode()).hexdigest()[:8]
+    print(
+        f"\n{args.seeds} seeds, checkpoints every {CHECK_EVERY} ratings, decide batches of {BATCH}; "
+        f"versions {digest}; {time.perf_counter() - started:.0f} s, load {os.getloadavg()[0]:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

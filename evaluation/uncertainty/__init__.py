@@ -1,0 +1,33 @@
+"""How sure are we? Estimators for NDCG@k when some answers are unlabelled: pure numpy, no Django.
+
+* :mod:`.pairs` – the arrays (pairs, labels, the runs' top k) and NDCG@k for full assignments of stars.
+* :mod:`.bounds` – exact lower and upper bounds of NDCG@k and of its mean over the unlabelled stars.
+* :mod:`.relevance` – a per-pair distribution over 0–3 stars predicted from rank and labels so far.
+* :mod:`.improvement` – the probability that a challenger beats the champion (labels and questions).
+* :mod:`.settle` – which pairs decide (value of a rating) and about how many ratings would settle it.
+"""
+
+from .bounds import MeanBounds, NdcgBounds, mean_bounds, ndcg_bounds
+from .improvement import Improvement, probability_of_improvement, sample_stars
+from .pairs import STARS, JudgingArrays, judging_arrays, ndcg_for_labels
+from .relevance import bucket_counts, expected_gain, relevance_probabilities
+from .settle import pair_values, ratings_to_settle
+
+__all__ = [
+    "STARS",
+    "Improvement",
+    "JudgingArrays",
+    "MeanBounds",
+    "NdcgBounds",
+    "bucket_counts",
+    "expected_gain",
+    "judging_arrays",
+    "mean_bounds",
+    "ndcg_bounds",
+    "ndcg_for_labels",
+    "pair_values",
+    "probability_of_improvement",
+    "ratings_to_settle",
+    "relevance_probabilities",
+    "sample_stars",
+]

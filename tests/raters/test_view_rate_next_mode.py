@@ -1,0 +1,48 @@
+"""/c/<slug>/rate/?mode=...: the mode stays for the session, ?mode= leaves it, an empty mode falls back."""
+
+import pytest
+from django.urls import reverse
+
+from ratings.services import rating_record
+from tests.evaluation.decide_scenario import two_versions
+
+pytestmark = pytest.mark.django_db
+
+URL = reverse("rate-next", args=["tiny"])
+
+
+@pytest.fixture
+def scenario(corpus, collection, make_user):
+    return two_versions(collection, make_user, corpus)
+
+
+def test_rate_next_mode_decide_goes_to_the_deciding_question_and_stays(client, scenario, rater):
+    client.force_login(rater)
+    q2 = reverse("rate-question", args=["tiny", scenario.corpus.q["q2"].pk])
+
+    assert client.get(f"{URL}?mode=decide")["Location"] == q2
+    # Without the parameter the session keeps the mode (the page's "next question" link has none).
+    assert client.get(URL)["Location"] == q2
+
+
+def test_rate_next_empty_mode_returns_to_the_usual_queue(client, scenario, rater):
+    client.force_login(rater)
+    client.get(f"{URL}?mode=decide")
+
+    page = client.get(f"{URL}?mode=", follow=True).content.decode()
+
+    # The usual queue's first rule (unrated answers in a test question's latest top 10), not "decides".
+    assert "which makes its NDCG@10 uncertain" in page
+    assert "decide whether" not in page
+
+
+def test_rate_next_mode_with_nothing_left_falls_back_to_the_usual_queue(client, scenario, rater):
+    q2, a = scenario.corpus.q["q2"], scenario.corpus.a
+    for key in ("d5", "d6"):
+        rating_record(rater=rater, question=q2, answer=a[key], stars=0)
+    client.force_login(rater)
+
+    location = client.get(f"{URL}?mode=decide")["Location"]
+
+    train = {reverse("rate-question", args=["tiny", scenario.corpus.q[k].pk]) for k in ("q1", "q3")}
+    assert location in train
