@@ -109,6 +109,8 @@ def test_trainer_pages_satisfy_the_csp(page, live_server, site):
         reverse("collection-manage", args=[site.slug]),
         reverse("rating-progress", args=[site.slug]),
         reverse("tokens"),
+        reverse("evaluation:certainty", args=[site.slug]),
+        reverse("ranker-engine-new", args=[site.slug]),
         reverse("admin:index"),
         "/api/docs/",
         "/api/redoc/",
