@@ -26,6 +26,15 @@ class RunTrigger(models.TextChoices):
     VERSION = "version", "New version announced"
 
 
+class Verdict(models.TextChoices):
+    """The paired randomization test's reading of a run against the previous one (p < 0.05), as
+    ``evaluation.metrics.stats.verdict`` says it."""
+
+    REAL_IMPROVEMENT = "real improvement", "Real improvement"
+    WITHIN_NOISE = "within noise", "Within noise"
+    REAL_DROP = "real drop", "Real drop"
+
+
 class EvaluationRun(models.Model):
     ranker = models.ForeignKey(Ranker, on_delete=models.CASCADE, related_name="evaluation_runs")
     ranker_version = models.ForeignKey(
@@ -51,6 +60,8 @@ class EvaluationRun(models.Model):
     questions_total = models.PositiveIntegerField(default=0)
     questions_done = models.PositiveIntegerField(default=0)
     questions_failed = models.PositiveIntegerField(default=0)
+    # The first error a question met, in the order they happened (the run's error quotes it too).
+    first_error = models.TextField(blank=True)
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)
     # Celery node name of the worker that planned the run; a restart of that node resumes it.
@@ -81,7 +92,8 @@ class EvaluationRun(models.Model):
     delta_ci_low = models.FloatField(null=True, blank=True)
     delta_ci_high = models.FloatField(null=True, blank=True)
     p_value = models.FloatField(null=True, blank=True)
-    verdict = models.CharField(max_length=20, blank=True)
+    # Empty until compared (a first run, a failed run, no question both runs answered).
+    verdict = models.CharField(max_length=20, choices=Verdict.choices, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -121,6 +133,13 @@ class EvaluationRun(models.Model):
         if moment.date() == timezone.localdate():
             return f"{moment:%H:%M}"
         return f"{moment:%Y-%m-%d %H:%M}"
+
+    @property
+    def questions_not_attempted(self) -> int:
+        """Test questions never asked because the run stopped early (0 while it runs or when it finished all)."""
+        if not self.is_finished:
+            return 0
+        return max(self.questions_total - self.questions_done, 0)
 
     @property
     def is_finished(self) -> bool:

@@ -12,15 +12,16 @@ never does anything twice):
    finish sooner. No chord: the embedded broker has no result backend. Instead each chunk counts
    itself done with an atomic UPDATE, and whoever completes the last chunk finalises the run.
 3. ``chunk_evaluate`` claims its chunk, skips questions that already have a result (a resumed chunk),
-   asks the ranker with at most ``EVALUATION_CONCURRENCY`` requests in flight per worker process (shared
-   by the chunks a worker evaluates at once), retries transient errors
-   (``RankerUnavailable``) with doubling backoff, and stores per-question results in batches.
+   asks the ranker once per question (an http ranker retries transient errors itself: one retry layer)
+   with at most ``EVALUATION_CONCURRENCY`` requests in flight per worker process (shared by the chunks a
+   worker evaluates at once), beats on the chunk on a timer, and stores per-question results in batches.
 4. ``run_finalise`` computes the run's means from all its question results with the metrics engine,
    the bootstrap CI, and the paired comparison with the previous successful run of the ranker.
 
 A worker killed mid-run: its chunk stays RUNNING. When a worker with the same node name starts again,
-``evaluations_resume`` hands that chunk back (its heartbeat predates the new process); any other
-worker takes over a chunk whose heartbeat is older than ``EVALUATION_STALE_SECONDS`` (beat's sweep).
+``evaluations_resume`` hands that chunk back (its heartbeat predates the new process); any worker takes
+over a chunk whose heartbeat is older than ``EVALUATION_STALE_SECONDS`` (every worker's watchdog looks
+every half of that, beat's sweep every minute), so the stall is bounded with or without beat.
 The unique (run, question) constraint and the skip of answered questions mean no duplicate rows.
 """
 
@@ -50,6 +51,8 @@ from django.utils import timezone
 
 from corpus.models import Collection, Question
 from corpus.selectors import test_questions
+from evaluation.broker import BrokerUnreachable, broker_check
+from evaluation.heartbeat import heartbeat
 from evaluation.metrics.ranking import Discount, Gain, RankingEvaluation, evaluate_rankings
 from evaluation.metrics.stats import bootstrap_ci, compare_runs
 from evaluation.models import (
@@ -88,16 +91,15 @@ class EvaluationUnavailable(Exception):
 def _broker_check() -> None:
     """Raise EvaluationUnavailable unless a connection to the broker can be opened now."""
     try:
-        with current_app.connection_for_write() as connection:
-            connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
-    except Exception as exc:  # kombu raises OperationalError, OSError subclasses or library errors
-        raise EvaluationUnavailable(_unavailable_message(exc)) from exc
+        broker_check()
+    except BrokerUnreachable as exc:
+        raise EvaluationUnavailable(_unavailable_message(str(exc))) from exc
 
 
-def _unavailable_message(exc: BaseException) -> str:
+def _unavailable_message(reason: str) -> str:
     return (
-        "The evaluation could not be queued: the task queue (Redis) is not reachable "
-        f"({exc.__class__.__name__}: {exc}). Ratings still save; start the evaluation again when it is back."
+        f"The evaluation could not be queued: the task queue (Redis) is not reachable ({reason}). "
+        "Ratings still save; start the evaluation again when it is back."
     )
 
 
@@ -106,7 +108,7 @@ def _enqueue_run(run_id: int) -> None:
     try:
         current_app.send_task("evaluation.run", kwargs={"run_id": run_id})
     except Exception as exc:
-        message = _unavailable_message(exc)
+        message = _unavailable_message(f"{exc.__class__.__name__}: {exc}")
         EvaluationRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
             status=RunStatus.FAILED, error=message, finished_at=timezone.now()
         )
@@ -205,9 +207,14 @@ def _chunks_create(*, run_id: int) -> list[int]:
         run.save(update_fields=["status", "finished_at", "error"])
         return []
     size = settings.EVALUATION_CHUNK_SIZE
+    now = timezone.now()
+    # A queued chunk's heartbeat is when it was queued: if no worker claims it within the stale limit
+    # (its message was lost with a killed worker's prefetch), the sweep queues it again.
     chunks = EvaluationChunk.objects.bulk_create(
         [
-            EvaluationChunk(run=run, index=i, question_ids=question_ids[start : start + size])
+            EvaluationChunk(
+                run=run, index=i, question_ids=question_ids[start : start + size], heartbeat_at=now
+            )
             for i, start in enumerate(range(0, len(question_ids), size))
         ]
     )
@@ -263,34 +270,29 @@ class _Outcome:
     error: str = ""
 
 
-def _rank_with_retry(backend, question: Question, depth: int) -> _Outcome:
-    """Ask the ranker, retrying transient errors with doubling backoff; never raises."""
-    attempts = settings.EVALUATION_RETRIES + 1
-    delay = settings.EVALUATION_RETRY_BACKOFF_MS / 1000
+def _rank_once(backend, question: Question, depth: int) -> _Outcome:
+    """Ask the ranker once; never raises.
+
+    Transient errors are retried in one place only, by the backend itself (an http ranker's ``retries``,
+    whose message says how many attempts it made): retrying here too would multiply the attempts.
+    """
     query = RankQuery(external_id=question.external_id, text=question.text)
-    for attempt in range(1, attempts + 1):
-        try:
-            with _in_flight():
-                ranking = backend.rank(query, depth)
-        except RankerUnavailable as exc:
-            if attempt == attempts:
-                return _Outcome(question, error=f"Ranker unavailable after {attempts} attempts: {exc}")
-            time.sleep(delay * 2 ** (attempt - 1))
-        except RankerError as exc:
-            return _Outcome(question, error=f"Ranker error: {exc}")
-        except Exception as exc:  # a bug in a backend must fail the question, not hang the run
-            logger.exception("ranker backend crashed on question %s", question.pk)
-            return _Outcome(question, error=f"Ranker crashed: {exc.__class__.__name__}: {exc}")
-        else:
-            ids = ranking.ids[:depth]
-            if len(set(ids)) != len(ids):
-                return _Outcome(
-                    question, error="Ranker error: the ranking lists the same answer more than once"
-                )
-            return _Outcome(
-                question, ranking=Ranking(answers=ranking.answers[:depth], unknown_ids=ranking.unknown_ids)
-            )
-    raise AssertionError("unreachable")
+    try:
+        with _in_flight():
+            ranking = backend.rank(query, depth)
+    except RankerUnavailable as exc:
+        return _Outcome(question, error=f"Ranker unavailable: {exc}")
+    except RankerError as exc:
+        return _Outcome(question, error=f"Ranker error: {exc}")
+    except Exception as exc:  # a bug in a backend must fail the question, not hang the run
+        logger.exception("ranker backend crashed on question %s", question.pk)
+        return _Outcome(question, error=f"Ranker crashed: {exc.__class__.__name__}: {exc}")
+    ids = ranking.ids[:depth]
+    if len(set(ids)) != len(ids):
+        return _Outcome(question, error="Ranker error: the ranking lists the same answer more than once")
+    return _Outcome(
+        question, ranking=Ranking(answers=ranking.answers[:depth], unknown_ids=ranking.unknown_ids)
+    )
 
 
 def score_rankings(
@@ -355,13 +357,15 @@ def _progress_write(*, run_id: int, chunk_id: int, rows: list[QuestionResult]) -
     The counters are incremented (no COUNT over the run's results per batch); a duplicate delivery that
     re-inserts rows could overcount, so they are capped at the total and set exactly at finalisation.
     """
-    failed = sum(1 for row in rows if row.error)
+    errors = [row.error for row in rows if row.error]
     with transaction.atomic():
         QuestionResult.objects.bulk_create(rows, ignore_conflicts=True)
         EvaluationRun.objects.filter(pk=run_id).update(
             questions_done=Least(F("questions_done") + len(rows), F("questions_total")),
-            questions_failed=Least(F("questions_failed") + failed, F("questions_total")),
+            questions_failed=Least(F("questions_failed") + len(errors), F("questions_total")),
         )
+        if errors:
+            EvaluationRun.objects.filter(pk=run_id, first_error="").update(first_error=errors[0])
         EvaluationChunk.objects.filter(pk=chunk_id).update(heartbeat_at=timezone.now())
 
 
@@ -416,14 +420,18 @@ def chunk_evaluate(*, chunk_id: int, worker: str, token: str) -> None:
     )
     todo = list(Question.objects.filter(pk__in=set(chunk.question_ids) - done).order_by("pk"))
     if todo and not _too_many_failures(run.pk):
-        try:
-            backend = _backend_for(run)
-        except RankerError as exc:
-            # The ranker cannot even be set up (bad config, missing model): every question fails alike.
-            outcomes = [_Outcome(q, error=f"Ranker error: {exc}") for q in todo]
-            _progress_write(run_id=run.pk, chunk_id=chunk.pk, rows=_results_build(run, outcomes, {}))
-        else:
-            _chunk_rank(run=run, chunk=chunk, backend=backend, questions=todo)
+        mine = EvaluationChunk.objects.filter(pk=chunk.pk, status=ChunkStatus.RUNNING, claim_token=token)
+        with heartbeat(
+            lambda: mine.update(heartbeat_at=timezone.now()), stale_seconds=settings.EVALUATION_STALE_SECONDS
+        ):
+            try:
+                backend = _backend_for(run)
+            except RankerError as exc:
+                # The ranker cannot even be set up (bad config, missing model): every question fails alike.
+                outcomes = [_Outcome(q, error=f"Ranker error: {exc}") for q in todo]
+                _progress_write(run_id=run.pk, chunk_id=chunk.pk, rows=_results_build(run, outcomes, {}))
+            else:
+                _chunk_rank(run=run, chunk=chunk, backend=backend, questions=todo)
     with transaction.atomic():
         finished = EvaluationChunk.objects.filter(
             pk=chunk.pk, status=ChunkStatus.RUNNING, claim_token=token
@@ -448,7 +456,7 @@ def _chunk_rank(*, run: EvaluationRun, chunk: EvaluationChunk, backend, question
     # The ranker calls are I/O-bound for HTTP rankers: keep EVALUATION_CONCURRENCY of them in flight.
     # Database writes stay on this thread, while the pool keeps asking.
     with ThreadPoolExecutor(max_workers=settings.EVALUATION_CONCURRENCY, thread_name_prefix="rank") as pool:
-        futures = [pool.submit(_rank_with_retry, backend, q, depth) for q in questions]
+        futures = [pool.submit(_rank_once, backend, q, depth) for q in questions]
         for question, future in zip(questions, futures, strict=True):
             future.add_done_callback(partial(_deliver, done, question))
         remaining, pending, last_write = len(futures), [], time.monotonic()
@@ -484,6 +492,22 @@ def _nan_to_none(value: float) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
+def failure_text(*, total: int, attempted: int, failed: int, first_error: str) -> str:
+    """Why a run failed, in the order it happened: how many questions were attempted and failed, how
+    many were not attempted because the run stopped, the rule, and the first error met."""
+    rule = (
+        f"a run fails when more than {FAILURE_LIMIT:.0%} of its test questions (here {failure_allowance(total)}) "
+        "cannot be ranked, so its score would not be comparable"
+    )
+    first = f" First error: {first_error}" if first_error else ""
+    if attempted < total:
+        return (
+            f"Stopped after attempting {attempted} of {total} test questions: {failed} could not be ranked and "
+            f"{total - attempted} were not attempted because the run stopped ({rule}).{first}"
+        )
+    return f"{failed} of {total} test questions ({failed / total:.0%}) could not be ranked; {rule}.{first}"
+
+
 def run_finalise(*, run_id: int) -> bool:
     """Compute the run's results once all chunks are done. Returns True when this call finalised it."""
     with transaction.atomic():
@@ -511,17 +535,21 @@ def _results_aggregate(run: EvaluationRun) -> None:
         )
     )
     answered = [r for r in results if not r["error"]]
-    failed = run.questions_total - len(answered)
     run.questions_done = len(results)
-    run.questions_failed = sum(1 for r in results if r["error"])
+    run.questions_failed = len(results) - len(answered)
+    if run.questions_failed and not run.first_error:
+        run.first_error = next(r["error"] for r in results if r["error"])
     run.label_count = Label.objects.filter(question__collection_id=run.collection_id).count()
-    if failed > failure_allowance(run.questions_total) or not answered:
-        first_error = next((r["error"] for r in results if r["error"]), "not attempted")
+    # Not attempted: the run stopped asking once it could no longer succeed (never asked, never counted
+    # as failed; they fail the run all the same, as its score would leave them out).
+    missing = run.questions_total - len(answered)
+    if missing > failure_allowance(run.questions_total) or not answered:
         run.status = RunStatus.FAILED
-        run.error = (
-            f"{failed} of {run.questions_total} test questions ({failed / run.questions_total:.0%}) could not be "
-            f"ranked; a run fails when more than {FAILURE_LIMIT:.0%} do, so its score would not be comparable. "
-            f"First error: {first_error}"
+        run.error = failure_text(
+            total=run.questions_total,
+            attempted=run.questions_done,
+            failed=run.questions_failed,
+            first_error=run.first_error,
         )
         run.finished_at = timezone.now()
         run.save()
@@ -541,8 +569,11 @@ def _results_aggregate(run: EvaluationRun) -> None:
     run.unlabelled_in_top_k = sum(r["unlabelled_in_top_k"] for r in answered)
     run.no_good_answer_count = int((~scored).sum())
     run.scored_count = int(scored.sum())
-    if failed:
-        run.error = f"{failed} of {run.questions_total} test questions could not be ranked and are left out."
+    if run.questions_failed:
+        run.error = (
+            f"{run.questions_failed} of {run.questions_total} test questions could not be ranked and are "
+            f"left out. First error: {run.first_error}"
+        )
     _compare_with_previous(run, answered)
     run.status, run.finished_at = RunStatus.SUCCEEDED, timezone.now()
     run.save()
@@ -594,19 +625,43 @@ def _compare_with_previous(run: EvaluationRun, answered: Sequence[Any]) -> None:
 
 
 def evaluations_resume(*, worker: str, since: datetime) -> list[int]:
-    """Chunk ids to queue again after a worker (re)start or on beat's sweep.
+    """Chunk ids to queue again: chunks whose worker is gone. Called when a worker starts, by every
+    worker's watchdog (``evaluation.tasks``, every half stale limit) and by beat's sweep.
 
-    - chunks this worker node held before ``since`` (its previous process died mid-chunk): set PENDING;
-    - chunks of any worker whose heartbeat is older than ``EVALUATION_STALE_SECONDS``;
+    Gone means:
+
+    - a chunk this worker node held before ``since`` (its previous process died mid-chunk);
+    - a RUNNING chunk of any worker whose heartbeat is older than ``EVALUATION_STALE_SECONDS`` (a worker
+      beats every quarter of that while it holds a chunk, ``evaluation.heartbeat``, so only a dead or
+      cut-off worker falls that far behind);
+    - a PENDING chunk queued longer ago than that and claimed by nobody (its message went down with a
+      killed worker's prefetch);
     - unfinished chunks of runs this worker planned but never queued (it died while planning).
+
+    Each chunk taken over is set PENDING with a fresh heartbeat by one conditional UPDATE, so two
+    workers sweeping at once queue it once, and a queued chunk is not queued again for another limit.
     Runs whose chunks are all done but which were never finalised are finalised here.
+
+    The stall this bounds: a worker SIGKILLed mid-chunk leaves it for at most the stale limit plus one
+    watchdog interval (30 s + 15 s by default) whenever any worker is running, beat or not.
     """
-    stale = timezone.now() - timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
-    running = EvaluationChunk.objects.filter(status=ChunkStatus.RUNNING, run__status=RunStatus.RUNNING)
-    orphaned = running.filter(claimed_by=worker, heartbeat_at__lt=since)
-    ids = set(orphaned.values_list("pk", flat=True))
-    orphaned.update(status=ChunkStatus.PENDING, claim_token="")
-    ids |= set(running.filter(heartbeat_at__lt=stale).values_list("pk", flat=True))
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
+    unfinished = EvaluationChunk.objects.filter(run__status=RunStatus.RUNNING).exclude(
+        status=ChunkStatus.DONE
+    )
+    gone = (
+        Q(status=ChunkStatus.RUNNING, claimed_by=worker, heartbeat_at__lt=since)
+        | Q(heartbeat_at__lt=stale)
+        | Q(status=ChunkStatus.PENDING, heartbeat_at__isnull=True, run__started_at__lt=stale)
+    )
+    ids: set[int] = set()
+    for chunk_id in unfinished.filter(gone).values_list("pk", flat=True):
+        taken = unfinished.filter(gone, pk=chunk_id).update(
+            status=ChunkStatus.PENDING, claim_token="", heartbeat_at=now
+        )
+        if taken:
+            ids.add(chunk_id)
     for run_id in EvaluationRun.objects.filter(
         status=RunStatus.RUNNING, claimed_by=worker, started_at__lt=since
     ).values_list("pk", flat=True):
@@ -615,7 +670,6 @@ def evaluations_resume(*, worker: str, since: datetime) -> list[int]:
         status=RunStatus.RUNNING, chunks_total__gt=0, chunks_done__gte=F("chunks_total")
     ).values_list("pk", flat=True):
         run_finalise(run_id=run_id)
-    # Queued, not running: pending chunks of a stale planner are covered by _chunks_create above.
     return sorted(ids)
 
 
@@ -689,7 +743,7 @@ class VersionComparison:
 def _per_question_ndcg(
     *, backend, questions: list[Question], labels: list[dict[str, int]], run: EvaluationRun
 ):
-    outcomes = [_rank_with_retry(backend, question, run.ndcg_k) for question in questions]
+    outcomes = [_rank_once(backend, question, run.ndcg_k) for question in questions]
     failed = [o for o in outcomes if o.ranking is None]
     if failed:
         raise RankerError(

@@ -47,14 +47,24 @@ def evaluation_chunk(self, *, chunk_id: int) -> None:
     )
 
 
-@shared_task(name="evaluation.sweep", bind=True)
-def evaluation_sweep(self) -> int:
-    """Beat, every minute: take over chunks whose worker went silent, re-queue lost PENDING runs."""
-    chunk_ids = services.evaluations_resume(worker=self.request.hostname or "", since=PROCESS_STARTED)
+def evaluations_take_over() -> int:
+    """Queue again the chunks whose worker is gone and the PENDING runs whose message was lost.
+
+    Called by beat's sweep and by every worker's watchdog (``trainer.tasks``), so a killed worker's
+    chunks are taken over by whichever worker is running, with or without beat. No node name: the
+    rules for a node's own predecessor apply once, when it starts (``evaluations_resume_on_start``).
+    """
+    chunk_ids = services.evaluations_resume(worker="", since=PROCESS_STARTED)
     _chunks_enqueue(chunk_ids)
     for run_id in services.stale_pending_runs():
         evaluation_run.apply_async(kwargs={"run_id": run_id})
     return len(chunk_ids)
+
+
+@shared_task(name="evaluation.sweep")
+def evaluation_sweep() -> int:
+    """Beat, every minute: take over chunks whose worker went silent, re-queue lost PENDING runs."""
+    return evaluations_take_over()
 
 
 @shared_task(name="evaluation.scheduled")
@@ -65,10 +75,13 @@ def evaluation_scheduled() -> int:
 
 @worker_ready.connect
 def evaluations_resume_on_start(sender=None, **kwargs) -> None:
-    """A worker starting again finishes the chunks its killed predecessor (same node name) left RUNNING.
+    """A worker starting finishes the chunks its killed predecessor (same node name) left RUNNING, and
+    any worker's chunks that went silent for the stale limit (a predecessor with another node name).
 
     The broker would redeliver those unacknowledged messages only after its visibility timeout (an hour
-    on Redis), so resuming here is what makes a restart finish the run promptly.
+    on Redis), so resuming here is what makes a restart finish the run promptly. A predecessor killed
+    less than the stale limit ago still looks alive; the new worker's watchdog takes its chunks over
+    once its heartbeat is that old.
     """
     hostname = getattr(sender, "hostname", "") or ""
     try:

@@ -160,7 +160,6 @@ class EngineBackend(HttpBackend):
         *,
         config: dict[str, Any],
         known_ids: Container[str] | None = None,
-        transport: httpx.BaseTransport | None = None,
     ) -> None:
         http_config: dict[str, Any] = {
             "url": config["url"],
@@ -170,7 +169,7 @@ class EngineBackend(HttpBackend):
         }
         if config.get("auth_header"):
             http_config["auth_header"] = config["auth_header"]
-        super().__init__(config=http_config, known_ids=known_ids, transport=transport)
+        super().__init__(config=http_config, known_ids=known_ids)
         self.config = config
         self.mapping = config["response"]
 

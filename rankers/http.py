@@ -9,7 +9,8 @@ Response, ``200`` with the answers best first (at most ``rows``; extra ones are 
     {"answers": [{"id": "184", "score": 12.7}, {"id": "29", "score": 11.2}]}
 
 - A timeout, a refused connection or a 5xx is retried ``retries`` times (config), waiting 0.1 s, 0.2 s,
-  0.4 s ... (at most 2 s) between attempts; then it raises ``RankerUnavailable``.
+  0.4 s ... (at most 2 s) between attempts; then it raises ``RankerUnavailable`` saying how many attempts
+  it made. This is the only retry layer: evaluations and the rating queue call ``rank`` once.
 - Anything else that is wrong raises ``RankerError`` at once, naming the problem: a 4xx, a body that is
   not JSON, no ``answers`` list, an answer without an ``id`` or with a non-numeric ``score``, an id listed
   twice.
@@ -85,7 +86,6 @@ class HttpBackend:
         *,
         config: dict[str, Any],
         known_ids: Container[str] | None = None,
-        transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.url = config["url"]
         self.timeout = float(config.get("timeout", HTTP_DEFAULTS["timeout"]))
@@ -97,7 +97,6 @@ class HttpBackend:
         self.client = guarded_client(
             headers=headers,
             timeout=self.timeout,
-            transport=transport,
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=64),
         )
 
@@ -135,17 +134,22 @@ class HttpBackend:
         return response
 
     def _retrying(self, send: Callable[[], httpx.Response]) -> httpx.Response:
-        """``send()``, tried again after a RankerUnavailable ``retries`` times (also by engine rankers)."""
-        attempt = 0
-        while True:
+        """``send()``, tried again after a RankerUnavailable ``retries`` times (also by engine rankers).
+
+        The one retry layer (evaluations ask once): the count the final error says is the count made.
+        """
+        attempts = self.retries + 1
+        for attempt in range(1, attempts + 1):
             try:
                 return send()
-            except RankerUnavailable:
-                if attempt >= self.retries:
+            except RankerUnavailable as exc:
+                if attempt == attempts:
+                    # Same exception (its kind and details kept), its message saying the attempts made.
+                    exc.args = (f"{exc} ({'1 attempt' if attempts == 1 else f'{attempts} attempts'})",)
                     raise
-                delay = min(BACKOFF_FIRST * 2**attempt, BACKOFF_MAX)
+                delay = min(BACKOFF_FIRST * 2 ** (attempt - 1), BACKOFF_MAX)
                 time.sleep(delay * random.uniform(0.8, 1.2))  # jitter keeps parallel retries apart
-                attempt += 1
+        raise AssertionError("unreachable")
 
     def rank(self, query: RankQuery, k: int) -> Ranking:
         body = {"question": {"id": query.external_id, "text": query.text}, "rows": k}

@@ -108,9 +108,12 @@ class WorkerProcess:
     log_path: Path
     process: subprocess.Popen | None = None
     starts: list[float] = field(default_factory=list)
+    # The Celery node name; default "<queue>@localhost". Another name is another machine (a recreated
+    # container) serving the same queue.
+    node: str = ""
 
     def start(self) -> None:
-        name = f"{self.queue}@localhost"
+        name = self.node or f"{self.queue}@localhost"
         # On a restart the log already holds the first start's "ready."; only look past it.
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:

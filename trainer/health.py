@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from celery import current_app
 from django.core.cache import caches
 from django.db import connection
+
+from evaluation.broker import BrokerUnreachable, broker_check
 
 logger = logging.getLogger(__name__)
 
@@ -24,10 +25,9 @@ def database_ok() -> bool:
 def broker_ok() -> bool:
     """Whether a connection to the broker opens now (one try, a few seconds at most)."""
     try:
-        with current_app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
+        broker_check()
         return True
-    except Exception as exc:  # noqa: BLE001 - kombu raises OperationalError, OSError or library errors
+    except BrokerUnreachable as exc:
         logger.warning("healthz: broker unreachable: %s", exc)
         return False
 

@@ -29,6 +29,8 @@ from corpus.services import (
     parse_import_files,
     questions_upsert,
 )
+from evaluation.broker import BrokerUnreachable, broker_check
+from evaluation.heartbeat import heartbeat
 from evaluation.models import RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start, versions_compare
 from rankers.config import validate_ranker_config
@@ -279,11 +281,10 @@ def _builtin_only(ranker: Ranker) -> None:
 
 def _broker_check() -> None:
     try:
-        with current_app.connection_for_write() as connection:
-            connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
-    except Exception as exc:  # kombu raises OperationalError, OSError subclasses or library errors
+        broker_check()
+    except BrokerUnreachable as exc:
         raise TrainingUnavailable(
-            f"Training could not be queued: the task queue is not reachable ({exc.__class__.__name__}: {exc})."
+            f"Training could not be queued: the task queue is not reachable ({exc})."
         ) from exc
 
 
@@ -362,16 +363,21 @@ def training_run(*, training_id: int, worker: str) -> Training | None:
         return None
     training = Training.objects.select_related("ranker__collection", "ranker__champion").get(pk=training_id)
     ranker = training.ranker
+    mine = Training.objects.filter(pk=training_id, status=TrainingStatus.RUNNING, claimed_by=worker)
     try:
-        version = ranker_train(
-            ranker=ranker,
-            created_by=training.created_by,
-            progress=lambda phase, fraction: _progress_write(training_id, phase, fraction),
-        )
-        Training.objects.filter(pk=training_id).update(version=version)
-        _progress_write(training_id, TrainingPhase.EVALUATE, 0.0)
-        decision, reason = version_decide(version=version)
-        _progress_write(training_id, TrainingPhase.DECIDE, 1.0)
+        # Beats on a timer: cross-validation can report no progress for minutes on a big collection.
+        with heartbeat(
+            lambda: mine.update(heartbeat_at=timezone.now()), stale_seconds=settings.TRAINING_STALE_SECONDS
+        ):
+            version = ranker_train(
+                ranker=ranker,
+                created_by=training.created_by,
+                progress=lambda phase, fraction: _progress_write(training_id, phase, fraction),
+            )
+            Training.objects.filter(pk=training_id).update(version=version)
+            _progress_write(training_id, TrainingPhase.EVALUATE, 0.0)
+            decision, reason = version_decide(version=version)
+            _progress_write(training_id, TrainingPhase.DECIDE, 1.0)
     except Exception as exc:
         logger.exception("training %s of ranker %s failed", training_id, ranker.pk)
         Training.objects.filter(pk=training_id).update(

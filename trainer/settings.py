@@ -62,6 +62,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # With DEBUG=0, a Content-Security-Policy on every response (trainer/csp.py).
+    "trainer.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -217,18 +219,18 @@ EVALUATION_CONCURRENCY = env_int("EVALUATION_CONCURRENCY", 16, minimum=1)
 OUTBOUND_ALLOW_PRIVATE = env_bool("OUTBOUND_ALLOW_PRIVATE", False)
 # Test questions per Celery task when an evaluation fans out over the workers.
 EVALUATION_CHUNK_SIZE = env_int("EVALUATION_CHUNK_SIZE", 250, minimum=1)
-# Attempts per question after a transient ranker error (timeout, refused, 5xx), with doubling backoff.
-EVALUATION_RETRIES = env_int("EVALUATION_RETRIES", 2)
-EVALUATION_RETRY_BACKOFF_MS = env_int("EVALUATION_RETRY_BACKOFF_MS", 250)
-# A running chunk whose worker has not reported for this long is taken over by another worker.
-EVALUATION_STALE_SECONDS = env_int("EVALUATION_STALE_SECONDS", 120, minimum=1)
+# No retry setting here: an http ranker retries transient errors itself (its config's ``retries``), the
+# one retry layer, so the attempts made are the attempts its error message counts.
+# A chunk whose worker has not beaten for this long is taken over by another worker (a worker beats every
+# quarter of it while it holds a chunk; every worker looks for such chunks every half of it).
+EVALUATION_STALE_SECONDS = env_int("EVALUATION_STALE_SECONDS", 30, minimum=1)
 # Optional crontab ("minute hour day-of-month month day-of-week", e.g. "0 3 * * *") on which beat
 # evaluates each collection's default ranker; the sweep resumes evaluations whose worker died.
 EVALUATION_SCHEDULE = env_str("EVALUATION_SCHEDULE", "")
 CELERY_BEAT_SCHEDULE["evaluation-sweep"] = {"task": "evaluation.sweep", "schedule": 60.0}
 # A running training whose worker has not reported for this long is restarted (up to 3 attempts in all)
 # by beat's sweep, which also starts automatic trainings (each ranker's own setting, off by default).
-TRAINING_STALE_SECONDS = env_int("TRAINING_STALE_SECONDS", 120, minimum=1)
+TRAINING_STALE_SECONDS = env_int("TRAINING_STALE_SECONDS", 30, minimum=1)
 CELERY_BEAT_SCHEDULE["training-sweep"] = {"task": "trainer.training_sweep", "schedule": 60.0}
 # Embedding builds whose parts went silent for EVALUATION_STALE_SECONDS get those parts queued again.
 CELERY_BEAT_SCHEDULE["embeddings-sweep"] = {"task": "rankers.embeddings_sweep", "schedule": 60.0}
@@ -274,6 +276,8 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "trainer.api.schema.add_unreadable_request_responses",
+        "trainer.api.schema.one_or_list_request_bodies",
+        "trainer.api.schema.operation_links",
     ],
     # Runs and trainings both have a "status"; each keeps its own enum in the schema.
     "ENUM_NAME_OVERRIDES": {
@@ -281,6 +285,7 @@ SPECTACULAR_SETTINGS = {
         "TrainingStatusEnum": "trainer.models.TrainingStatus",
         "JudgeKindEnum": "judges.models.JudgeKind",
         "JudgingStatusEnum": "judges.models.JudgingStatus",
+        "RunVerdictEnum": "evaluation.models.Verdict",
     },
     # Swagger UI and ReDoc come from drf-spectacular-sidecar's static files, not a CDN: the docs work
     # offline and behind a firewall.

@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from kombu import Connection
 
+import rankers.http
 from corpus.formats import AnswerRecord, QuestionRecord
 from corpus.models import Answer, Collection, Question, Split
 from corpus.services import answers_upsert, questions_upsert
@@ -72,9 +73,9 @@ def model_dir(settings, tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def fast_retries(settings, monkeypatch):
-    settings.EVALUATION_RETRY_BACKOFF_MS = 1
-    monkeypatch.setenv("EVALUATION_RETRY_BACKOFF_MS", "1")
+def fast_retries(monkeypatch):
+    """The http ranker's backoff between attempts (0.1 s, 0.2 s, ...) made 1 ms, in this process."""
+    monkeypatch.setattr(rankers.http, "BACKOFF_FIRST", 0.001)
 
 
 def load_small_collection(collection: Collection, *, stars: dict | None = None) -> Collection:
@@ -161,7 +162,11 @@ def fake_ranker_server() -> Iterator[Callable[..., FakeRankerServer]]:
             def log_message(self, *args):
                 pass
 
-        fake.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            # The default listen backlog (5) refuses connections under a worker's 16 requests in flight.
+            request_queue_size = 128
+
+        fake.server = Server(("127.0.0.1", 0), Handler)
         fake.server.daemon_threads = True
         threading.Thread(target=fake.server.serve_forever, daemon=True).start()
         servers.append(fake)

@@ -202,16 +202,84 @@ def test_run_per_question_values_equal_metrics_engine(builtin_ranker, small):
 
 def test_run_fails_when_more_than_5_percent_of_questions_fail(small, fake_ranker_server, fast_retries):
     server = fake_ranker_server(rankings=RANKINGS, fail={"q1"})
-    ranker = http_ranker(small, server.url)
+    ranker = http_ranker(small, server.url, retries=2)
     run = evaluate_inline(ranker)
+    error = f"Ranker unavailable: ranker at {server.url} answered 500 Internal Server Error (3 attempts)"
     assert run.status == RunStatus.FAILED
-    assert run.error.startswith("1 of 6 test questions (17%) could not be ranked")
-    assert "HTTP" in run.error or "500" in run.error
+    assert run.error == (
+        "1 of 6 test questions (17%) could not be ranked; a run fails when more than 5% of its test "
+        "questions (here 0) cannot be ranked, so its score would not be comparable. First error: " + error
+    )
+    assert (run.questions_done, run.questions_failed, run.questions_not_attempted) == (6, 1, 0)
+    assert run.first_error == error
     assert run.ndcg_mean is None
     assert selectors.history(ranker=ranker) == []
-    failed = QuestionResult.objects.get(run=run, question__external_id="q1")
-    assert failed.error.startswith("Ranker unavailable after 3 attempts")
-    assert server.requests.count("q1") == 3
+    assert QuestionResult.objects.get(run=run, question__external_id="q1").error == error
+
+
+def test_run_retries_only_in_the_ranker_and_says_the_attempts_made(small, fake_ranker_server, fast_retries):
+    # The ranker's retries (2) are the one retry layer: 3 requests per failing question, and the
+    # message says 3 (an evaluation-level retry on top made it 3 x 3 = 9 while saying 3).
+    server = fake_ranker_server(rankings=RANKINGS, fail={"q1", "q2"})
+    run = evaluate_inline(http_ranker(small, server.url, retries=2))
+    assert (server.requests.count("q1"), server.requests.count("q2"), server.requests.count("q3")) == (
+        3,
+        3,
+        1,
+    )
+    errors = QuestionResult.objects.filter(run=run).exclude(error="").values_list("error", flat=True)
+    assert (
+        list(errors)
+        == [f"Ranker unavailable: ranker at {server.url} answered 500 Internal Server Error (3 attempts)"] * 2
+    )
+
+
+def test_run_without_ranker_retries_asks_each_question_once(small, fake_ranker_server, fast_retries):
+    server = fake_ranker_server(rankings=RANKINGS, fail={"q1"})
+    run = evaluate_inline(http_ranker(small, server.url, retries=0))
+    assert server.requests.count("q1") == 1
+    assert run.first_error == (
+        f"Ranker unavailable: ranker at {server.url} answered 500 Internal Server Error (1 attempt)"
+    )
+
+
+def test_run_stopped_early_says_attempted_failed_and_not_attempted(
+    fake_ranker_server, fast_retries, settings
+):
+    # 40 test questions in chunks of 3; the ranker fails every question. The first chunk's 3 failures
+    # exceed the 2 (5%) a run may lose, so the other 37 questions are never asked.
+    settings.EVALUATION_CHUNK_SIZE = 3
+    collection = many_questions(40)
+    server = fake_ranker_server(rankings=good(40), fail={f"t{i}" for i in range(1, 41)})
+    run = evaluate_inline(http_ranker(collection, server.url))
+    error = f"Ranker unavailable: ranker at {server.url} answered 500 Internal Server Error (1 attempt)"
+    assert run.status == RunStatus.FAILED
+    assert len(server.requests) == 3
+    assert (run.questions_total, run.questions_done, run.questions_failed, run.questions_not_attempted) == (
+        40,
+        3,
+        3,
+        37,
+    )
+    assert run.first_error == error
+    assert run.error == (
+        "Stopped after attempting 3 of 40 test questions: 3 could not be ranked and 37 were not attempted "
+        "because the run stopped (a run fails when more than 5% of its test questions (here 2) cannot be "
+        "ranked, so its score would not be comparable). First error: " + error
+    )
+
+
+def test_failure_text_of_the_issue_example():
+    # The run against a ranker that was down: 8 of 57 attempted, all 8 failed, 49 never asked.
+    assert services.failure_text(total=57, attempted=8, failed=8, first_error="Ranker unavailable: x") == (
+        "Stopped after attempting 8 of 57 test questions: 8 could not be ranked and 49 were not attempted "
+        "because the run stopped (a run fails when more than 5% of its test questions (here 2) cannot be "
+        "ranked, so its score would not be comparable). First error: Ranker unavailable: x"
+    )
+    assert services.failure_text(total=40, attempted=40, failed=4, first_error="") == (
+        "4 of 40 test questions (10%) could not be ranked; a run fails when more than 5% of its test "
+        "questions (here 2) cannot be ranked, so its score would not be comparable."
+    )
 
 
 def test_run_fails_with_reason_when_ranker_is_down(small, fast_retries):
@@ -226,7 +294,7 @@ def test_run_fails_with_reason_when_ranker_is_down(small, fast_retries):
 def test_run_retries_transient_errors_and_matches_clean_run(small, fake_ranker_server, fast_retries):
     clean = evaluate_inline(http_ranker(small, fake_ranker_server(rankings=RANKINGS).url, name="clean"))
     flaky_server = fake_ranker_server(rankings=RANKINGS, fail_first=2)
-    flaky = evaluate_inline(http_ranker(small, flaky_server.url, name="flaky"))
+    flaky = evaluate_inline(http_ranker(small, flaky_server.url, name="flaky", retries=2))
     assert flaky.status == RunStatus.SUCCEEDED
     assert len(flaky_server.requests) == 6 * 3
     assert flaky.ndcg_mean == clean.ndcg_mean
@@ -268,10 +336,13 @@ def test_run_failure_limit_is_more_than_5_percent(fake_ranker_server, fast_retri
     collection = many_questions(40)
     server = fake_ranker_server(rankings=good(40), fail={f"t{i}" for i in range(1, failing + 1)})
     run = evaluate_inline(http_ranker(collection, server.url))
-    assert run.status == status
+    assert run.status == status, run.error
     assert run.questions_failed == failing
     if status == RunStatus.SUCCEEDED:
-        assert run.error == "2 of 40 test questions could not be ranked and are left out."
+        assert run.error == (
+            "2 of 40 test questions could not be ranked and are left out. First error: Ranker unavailable: "
+            f"ranker at {server.url} answered 500 Internal Server Error (1 attempt)"
+        )
         assert run.ndcg_mean == 1.0
         assert run.scored_count == 38
     else:

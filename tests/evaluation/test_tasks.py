@@ -7,6 +7,7 @@ import pytest
 from evaluation import selectors
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
 from evaluation.services import evaluation_start
+from tests.conftest import WorkerProcess
 from tests.evaluation.conftest import http_ranker
 from tests.evaluation.test_services import RANKINGS
 
@@ -78,7 +79,7 @@ def test_worker_slow_ranker_times_out_retries_and_is_correct(
     )
     # Every question's first request takes 1 s against a 0.3 s timeout; the retry answers at once.
     slow = fake_ranker_server(rankings=RANKINGS, slow_first=1.0)
-    ranker = http_ranker(small, slow.url, name="slow", timeout=0.3)
+    ranker = http_ranker(small, slow.url, name="slow", timeout=0.3, retries=1)
     run = wait_finished(evaluation_start(ranker=ranker, trigger=RunTrigger.UI), celery_worker_process)
     assert run.status == RunStatus.SUCCEEDED, run.error
     assert sorted(slow.requests) == sorted([q for q in RANKINGS for _ in range(2)])
@@ -136,3 +137,60 @@ def test_worker_killed_mid_run_is_resumed_on_restart(
         clean.accuracy_mean,
         clean.judged_mean,
     )
+
+
+STALE_SECONDS = 20
+
+
+@pytest.fixture
+def short_stale(monkeypatch):
+    """The workers' stale limit: they beat every 5 s while holding a chunk and look for silent chunks
+    every 10 s. Long enough that a worker starting right after the kill still sees the dead worker's
+    heartbeat as fresh (so only the watchdog can take the chunks over), short enough for a test."""
+    monkeypatch.setenv("EVALUATION_STALE_SECONDS", str(STALE_SECONDS))
+    monkeypatch.setenv("TRAINING_STALE_SECONDS", str(STALE_SECONDS))
+
+
+def test_worker_killed_and_replaced_under_another_node_name_is_taken_over_without_beat(
+    worker_env, short_stale, small, fake_ranker_server, celery_worker_process
+):
+    # No beat runs here. The killed worker's chunks are RUNNING under its node name; the replacement
+    # (a recreated container: same queue, another node name) must take them over by itself.
+    server = fake_ranker_server(rankings=RANKINGS, delay=0.6)
+    run = evaluation_start(ranker=http_ranker(small, server.url, name="slow"), trigger=RunTrigger.UI)
+
+    def some_done():
+        run.refresh_from_db()
+        return 1 <= run.questions_done < 6
+
+    wait_for(some_done, worker=celery_worker_process, what="first results")
+    celery_worker_process.kill()
+    killed_at = time.monotonic()
+    stored_before = set(
+        QuestionResult.objects.filter(run=run).values_list("question__external_id", flat=True)
+    )
+    replacement = WorkerProcess(
+        queue=celery_worker_process.queue,
+        env=celery_worker_process.env,
+        log_path=celery_worker_process.log_path.with_name("replacement.log"),
+        node=f"replacement-{celery_worker_process.queue}@elsewhere",
+    )
+    replacement.start()
+    try:
+        assert time.monotonic() - killed_at < STALE_SECONDS, (
+            "the replacement must start while the dead worker still looks alive"
+        )
+        run.refresh_from_db()
+        assert run.status == RunStatus.RUNNING
+        wait_finished(run, replacement, timeout=STALE_SECONDS * 3)
+        stall = time.monotonic() - killed_at
+    finally:
+        replacement.stop()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    # Bounded: the stale limit, one watchdog interval (half the limit), and the rest of the run.
+    assert stall < STALE_SECONDS * 1.5 + 10, stall
+    assert "Took over" in replacement.log()
+    assert QuestionResult.objects.filter(run=run).count() == 6
+    assert all(server.requests.count(q) == 1 for q in stored_before)
+    assert set(run.chunks.values_list("status", flat=True)) == {"done"}
+    print(f"stall after SIGKILL with stale limit {STALE_SECONDS} s: {stall:.1f} s")

@@ -5,7 +5,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from corpus.models import Answer, Question
+from corpus.models import Answer, Question, Role
+from corpus.services import membership_set
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
 from evaluation.selectors import signed
 from rankers.models import Ranker, RankerKind, RankerVersion
@@ -13,7 +14,7 @@ from ratings.models import Rating
 from ratings.services import rating_record
 from tests.evaluation.conftest import http_ranker
 from tests.evaluation.helpers import evaluate_inline
-from tests.evaluation.test_services import RANKINGS
+from tests.evaluation.test_services import RANKINGS, many_questions
 
 pytestmark = pytest.mark.django_db
 
@@ -177,7 +178,7 @@ def test_dashboard_lists_failed_run_with_reason_but_not_in_history(client, train
     response = login(client, trainer).get(reverse("evaluation:dashboard", args=["tiny"]))
     body = text(response)
     assert failed.status == RunStatus.FAILED
-    assert "6 of 6 test questions (100%) could not be ranked" in body
+    assert "6 of 6 attempted, 6 failed, 0 not attempted. First error: Ranker unavailable: ranker at" in body
     assert f'data-testid="headline">{second.ndcg_mean:.3f}<' in body
     assert len(response.context["chart"]) == 2
 
@@ -357,11 +358,36 @@ def test_run_page_rater_gets_403_and_non_member_404(client, rater, outsider, eva
 
 
 def test_run_page_of_failed_run_shows_reason_and_failed_questions(client, trainer, small, fast_retries):
-    ranker = http_ranker(small, "http://127.0.0.1:1/rank")
+    ranker = http_ranker(small, "http://127.0.0.1:1/rank", retries=2)
     run = evaluate_inline(ranker)
     body = text(login(client, trainer).get(reverse("evaluation:run", args=[run.pk])))
     assert "Evaluation failed: 6 of 6 test questions (100%) could not be ranked" in body
-    assert "Ranker unavailable after 3 attempts" in body
+    assert "cannot be reached" in body and "(3 attempts)" in body
+
+
+def test_run_page_of_stopped_run_says_attempted_failed_not_attempted_and_first_error(
+    client, trainer, fake_ranker_server, fast_retries, settings
+):
+    settings.EVALUATION_CHUNK_SIZE = 3
+    collection = many_questions(40)
+    membership_set(collection=collection, user=trainer, role=Role.TRAINER)
+    server = fake_ranker_server(rankings={}, fail={f"t{i}" for i in range(1, 41)})
+    run = evaluate_inline(http_ranker(collection, server.url))
+    login(client, trainer)
+    body = text(client.get(reverse("evaluation:run", args=[run.pk])))
+    assert "Evaluation failed: Stopped after attempting 3 of 40 test questions" in body
+    outcome = body.split('data-testid="run-outcome">')[1].split("</dl>")[0]
+    assert [" ".join(re.sub(r"<[^>]+>", " ", d).split()) for d in outcome.split("<div>")[1:]] == [
+        "Attempted 3 of 40 test questions the ranker was asked",
+        "Failed 3 of those, not ranked (listed below with their errors)",
+        "Not attempted 37 never asked: the run stopped once it could no longer succeed",
+    ]
+    assert f'First error: <span class="error">Ranker unavailable: ranker at {server.url} answered 500' in body
+    dashboard = text(client.get(reverse("evaluation:dashboard", args=[collection.slug])))
+    assert (
+        "3 of 40 attempted, 3 failed, 37 not attempted. First error: Ranker unavailable: ranker at"
+        in dashboard
+    )
 
 
 def question_url(run, external_id: str) -> str:

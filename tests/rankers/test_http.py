@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+import rankers.http
 from rankers.backends import RankerError, RankerUnavailable, RankQuery, get_backend
 from rankers.http import HttpBackend, parse_ranking
 from rankers.models import Ranker, RankerKind
@@ -130,49 +134,94 @@ def test_http_ranker_connection_refused_is_unavailable():
         backend.rank(QUERY, 10)
 
 
-def test_http_ranker_sends_auth_header_and_headers():
-    import httpx
+@dataclass
+class Recorded:
+    """What a scripted ranker server received: one (headers, body) per request."""
 
-    seen = {}
+    requests: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.update(request.headers)
-        seen["body"] = request.content
-        return httpx.Response(200, json={"answers": [{"id": "a1", "score": 1}]})
 
+@pytest.fixture
+def scripted_server():
+    """scripted_server(status, body, content_type) -> (url, Recorded): a real HTTP server on loopback that
+    answers every POST with that status and body and records what it was sent (headers, raw body)."""
+    servers = []
+
+    def start(status: int, body: bytes, content_type: str = "application/json"):
+        recorded = Recorded()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length") or 0)
+                recorded.requests.append(
+                    ({k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length))
+                )
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/rank", recorded
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def test_http_ranker_sends_auth_header_and_headers(scripted_server):
+    url, recorded = scripted_server(200, b'{"answers": [{"id": "a1", "score": 1}]}')
     backend = HttpBackend(
-        config={
-            "url": "http://ranker.test/rank",
-            "auth_header": "Bearer s3cret",
-            "headers": {"X-Team": "ir"},
-        },
-        transport=httpx.MockTransport(handler),
+        config={"url": url, "auth_header": "Bearer s3cret", "headers": {"X-Team": "ir"}}, known_ids=KNOWN
     )
 
     assert backend.rank(QUERY, 3).ids == ["a1"]
-    assert seen["authorization"] == "Bearer s3cret"
-    assert seen["x-team"] == "ir"
-    assert seen["body"] == b'{"question":{"id":"q1","text":"boundary layer flows"},"rows":3}'
+    ((headers, body),) = recorded.requests
+    assert headers["authorization"] == "Bearer s3cret"
+    assert headers["x-team"] == "ir"
+    assert headers["content-type"] == "application/json"
+    assert body == b'{"question":{"id":"q1","text":"boundary layer flows"},"rows":3}'
 
 
-def test_http_ranker_4xx_is_a_ranker_error_not_retried():
-    import httpx
-
-    calls = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        calls.append(1)
-        return httpx.Response(403, text="forbidden: internal secret page")
-
-    backend = HttpBackend(
-        config={"url": "http://ranker.test/", "retries": 3}, transport=httpx.MockTransport(handler)
-    )
+def test_http_ranker_4xx_is_a_ranker_error_not_retried(scripted_server):
+    url, recorded = scripted_server(403, b"forbidden: internal secret page", content_type="text/html")
+    backend = HttpBackend(config={"url": url, "retries": 3}, known_ids=KNOWN)
 
     with pytest.raises(RankerError) as info:
         backend.rank(QUERY, 3)
-    assert str(info.value) == "ranker at http://ranker.test/ answered 403 Forbidden"
+    # The far side's status only, never its body.
+    assert str(info.value) == f"ranker at {url} answered 403 Forbidden"
     assert not isinstance(info.value, RankerUnavailable)
-    assert len(calls) == 1
+    assert len(recorded.requests) == 1
+
+
+def test_http_ranker_redirect_is_not_followed(scripted_server):
+    url, recorded = scripted_server(302, b"")
+    backend = HttpBackend(config={"url": url, "retries": 3}, known_ids=KNOWN)
+
+    with pytest.raises(RankerError) as info:
+        backend.rank(QUERY, 3)
+    assert str(info.value) == f"ranker at {url} answered 302 Found; redirects are not followed"
+    assert len(recorded.requests) == 1
+
+
+def test_http_ranker_5xx_retries_and_says_the_attempts_made(scripted_server, monkeypatch):
+    monkeypatch.setattr(rankers.http, "BACKOFF_FIRST", 0.001)
+    url, recorded = scripted_server(503, b"down for maintenance: internal detail", content_type="text/plain")
+    backend = HttpBackend(config={"url": url, "retries": 2}, known_ids=KNOWN)
+
+    with pytest.raises(RankerUnavailable) as info:
+        backend.rank(QUERY, 3)
+    assert str(info.value) == f"ranker at {url} answered 503 Service Unavailable (3 attempts)"
+    assert len(recorded.requests) == 3
 
 
 @pytest.mark.parametrize(

@@ -256,7 +256,8 @@ def test_http_ranker_redirect_not_followed(settings, local_server):
 
 
 @pytest.mark.parametrize(
-    ("status", "message"), [(404, "answered 404 Not Found"), (500, "answered 500 Internal Server Error")]
+    ("status", "message"),
+    [(404, "answered 404 Not Found"), (500, "answered 500 Internal Server Error (1 attempt)")],
 )
 def test_http_ranker_error_never_shows_far_side_body(settings, local_server, status, message):
     settings.OUTBOUND_ALLOW_PRIVATE = True

@@ -49,3 +49,26 @@ def test_api_answers_upsert_invalid_item_stores_nothing(api_data, caller):
         {"1": {"metadata": ['Expected a dictionary of items but got type "str".']}},
     )
     assert not Answer.objects.filter(external_id__in=["a5", "a6"]).exists()
+
+
+def test_api_answers_metadata_holds_scalars_or_lists_of_them_as_the_schema_says(api_data, caller):
+    body = [
+        {"id": "a7", "metadata": {"year": 1962, "tags": ["flow", "shock"], "note": None, "ok": True}},
+        {"id": "a8", "metadata": {"author": {"name": "nested"}}},
+    ]
+
+    response = caller("trainer").post(URL, body, format="json")
+
+    assert (response.status_code, response.json()) == (
+        400,
+        {
+            "1": {
+                "metadata": [
+                    "metadata 'author' must be a string, number, boolean or null, or a list of those."
+                ]
+            }
+        },
+    )
+    assert not Answer.objects.filter(external_id__in=["a7", "a8"]).exists()
+    assert caller("trainer").post(URL, body[:1], format="json").status_code == 200
+    assert Answer.objects.get(external_id="a7").metadata == body[0]["metadata"]

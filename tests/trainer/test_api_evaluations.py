@@ -233,3 +233,32 @@ def test_api_evaluation_detail_trainer_session_gets_test_labels(api_data, caller
 
 def test_api_evaluation_detail_unknown_is_404(caller):
     assert caller("trainer").get("/api/evaluations/999999/").status_code == 404
+
+
+def test_api_evaluation_of_stopped_run_says_attempted_failed_not_attempted_and_first_error(api_data, caller):
+    # As a run against a ranker that is down finishes: 8 of 57 attempted, all failed, 49 never asked.
+    EvaluationRun.objects.filter(pk=api_data.run.pk).update(
+        status=RunStatus.FAILED,
+        questions_total=57,
+        questions_done=8,
+        questions_failed=8,
+        first_error="Ranker unavailable: ranker at http://127.0.0.1:9/ cannot be reached (3 attempts)",
+        error="Stopped after attempting 8 of 57 test questions: ...",
+    )
+
+    body = caller("trainer_token").get(f"/api/evaluations/{api_data.run.pk}/").json()
+
+    assert {
+        key: body[key]
+        for key in ("questions_total", "questions_attempted", "questions_failed", "questions_not_attempted")
+    } == {
+        "questions_total": 57,
+        "questions_attempted": 8,
+        "questions_failed": 8,
+        "questions_not_attempted": 49,
+    }
+    assert body["first_error"] == (
+        "Ranker unavailable: ranker at http://127.0.0.1:9/ cannot be reached (3 attempts)"
+    )
+    listed = caller("trainer_token").get(f"/api/rankers/{api_data.ranker.pk}/evaluations/").json()
+    assert listed["results"][0]["questions_not_attempted"] == 49

@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from corpus.models import Collection, Discount, GainScheme, Split
 from corpus.permissions import can_see_labels
-from evaluation.models import EvaluationRun, QuestionResult
+from evaluation.models import EvaluationRun, QuestionResult, Verdict
 from rankers.config import redacted_config, validate_ranker_config
 from rankers.models import PromotionPolicy, RankerKind, RankerVersion
 from ratings.models import NOTE_MAX_LENGTH
@@ -127,11 +127,36 @@ class QuestionSerializer(serializers.Serializer):
         }
 
 
+_SCALAR = [{"type": "string", "nullable": True}, {"type": "number"}, {"type": "boolean"}]
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {"oneOf": [*_SCALAR, {"type": "array", "items": {"oneOf": _SCALAR}}]},
+        "description": "Fields of your own: each a string, number, boolean or null, or a list of those.",
+    }
+)
+class MetadataField(serializers.DictField):
+    """An answer's metadata: what a search engine's document carries besides title and body (Solr's
+    fields): scalars and lists of scalars, no nested objects."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        for key, item in value.items():
+            items = item if isinstance(item, list) else [item]
+            if not all(v is None or isinstance(v, str | int | float | bool) for v in items):
+                raise serializers.ValidationError(
+                    f"metadata {key!r} must be a string, number, boolean or null, or a list of those."
+                )
+        return value
+
+
 class AnswerSerializer(serializers.Serializer):
     id = external_id_field(help_text="Your id for the answer (unique in the collection).")
     title = serializers.CharField(max_length=10_000, allow_blank=True, required=False, default="")
     body = serializers.CharField(max_length=1_000_000, allow_blank=True, required=False, default="")
-    metadata = serializers.DictField(required=False, default=dict, validators=[no_nul_characters])
+    metadata = MetadataField(required=False, default=dict, validators=[no_nul_characters])
     created_at = serializers.DateTimeField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
 
@@ -203,15 +228,54 @@ class RatingsResultSerializer(serializers.Serializer):
 # --- rankers -----------------------------------------------------------------------------------------
 
 
+COMPARISON_SCHEMA = {
+    "type": "object",
+    "description": "Its test-split evaluation against the champion of its time (trained versions; "
+    "empty otherwise): both versions' NDCG@k on the same questions with today's labels, the difference "
+    "with its 95% bootstrap interval, the paired randomization test's p-value and the verdict.",
+    "properties": {
+        "k": {"type": "integer"},
+        "questions": {"type": "integer", "description": "Test questions both versions were scored on."},
+        "challenger_ndcg": {"type": "number"},
+        "champion_ndcg": {"type": "number"},
+        "difference": {"type": "number"},
+        "ci_low": {"type": "number"},
+        "ci_high": {"type": "number"},
+        "p_value": {"type": "number"},
+        "improved": {"type": "integer"},
+        "worsened": {"type": "integer"},
+        "verdict": {"type": "string", "enum": ["better", "within noise", "worse"]},
+        "champion": {"type": "string", "description": "Label of the champion compared with."},
+        "champion_id": {"type": "integer"},
+    },
+    "additionalProperties": False,
+}
+
+
+class CandidateSerializer(serializers.Serializer):
+    """One candidate method training considered, with its cross-validated NDCG@k."""
+
+    name = serializers.CharField(help_text="bm25, fusion, learned-fusion or lambdamart.")
+    trained = serializers.BooleanField(help_text="Whether it learns from ratings.")
+    cv_ndcg = serializers.FloatField(allow_null=True, help_text="Mean NDCG@k over the folds.")
+    spread = serializers.FloatField(allow_null=True, help_text="Max − min over the fold assignments.")
+    per_assignment = serializers.ListField(child=serializers.FloatField())
+    chosen = serializers.BooleanField()
+
+
+@extend_schema_field(COMPARISON_SCHEMA)
+class ComparisonField(serializers.JSONField):
+    pass
+
+
 class RankerVersionSerializer(serializers.ModelSerializer):
     is_champion = serializers.SerializerMethodField(help_text="The version that ranks unless one is named.")
-    comparison = serializers.JSONField(
-        read_only=True,
-        help_text="Its test-split evaluation against the champion of its time (trained versions): "
-        "challenger_ndcg, champion_ndcg, difference, ci_low, ci_high, p_value, questions, verdict.",
-    )
+    comparison = ComparisonField(read_only=True)
     candidates = serializers.SerializerMethodField(
         help_text="Cross-validated NDCG@k of every candidate training considered (trained versions)."
+    )
+    feature_importances = serializers.DictField(
+        child=serializers.FloatField(), read_only=True, help_text="Signal name: its share of the model."
     )
 
     class Meta:
@@ -236,8 +300,70 @@ class RankerVersionSerializer(serializers.ModelSerializer):
     def get_is_champion(self, version: RankerVersion) -> bool:
         return version.ranker.champion_id == version.pk
 
+    @extend_schema_field(CandidateSerializer(many=True))
     def get_candidates(self, version: RankerVersion) -> list[dict[str, Any]]:
         return list(version.details.get("candidates", []))
+
+
+_QUERY_VALUES = {
+    "type": "object",
+    "additionalProperties": {
+        "oneOf": [{"type": "string"}, {"type": "number"}, {"type": "array", "items": {"type": "string"}}]
+    },
+}
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": "builtin: candidates. http: url (required), headers, auth_header, timeout, retries. "
+        "engine: preset, url (required), request {method, headers, params, form or body}, response {hits, "
+        "id, score, errors}, auth_header, timeout, retries (see rankers/engine_config.py). Secrets "
+        "(auth_header, header values) are shown masked. Unknown keys are refused.",
+        "properties": {
+            "candidates": {"type": "integer", "minimum": 10, "maximum": 1000, "description": "builtin"},
+            "preset": {
+                "type": "string",
+                "enum": ["elasticsearch", "opensearch", "opensearch-hybrid", "solr", "custom"],
+                "description": "engine",
+            },
+            "url": {"type": "string", "maxLength": 2000, "description": "http, engine"},
+            "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "http"},
+            "request": {
+                "type": "object",
+                "description": "engine: the request template ({{question}}, {{rows}} placeholders)",
+                "properties": {
+                    "method": {"type": "string", "enum": ["GET", "POST"]},
+                    "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "params": _QUERY_VALUES,
+                    "form": _QUERY_VALUES,
+                    "body": {
+                        "type": "object",
+                        "description": "The engine's own query (Elasticsearch DSL ...), sent as JSON",
+                    },
+                },
+                "additionalProperties": False,
+            },
+            "response": {
+                "type": "object",
+                "description": "engine: dotted paths to the hits, and each hit's id and score",
+                "properties": {
+                    "hits": {"type": "string"},
+                    "id": {"type": "string"},
+                    "score": {"type": "string"},
+                    "errors": {"type": "array", "items": {"type": "string"}},
+                },
+                "additionalProperties": False,
+            },
+            "auth_header": {"type": "string", "description": "sent as Authorization"},
+            "timeout": {"type": "number", "exclusiveMinimum": True, "minimum": 0, "maximum": 120},
+            "retries": {"type": "integer", "minimum": 0, "maximum": 5},
+        },
+        "additionalProperties": False,
+    }
+)
+class RankerConfigField(serializers.DictField):
+    pass
 
 
 class RankerSerializer(serializers.Serializer):
@@ -245,15 +371,7 @@ class RankerSerializer(serializers.Serializer):
     collection = serializers.SlugField(max_length=100, help_text="Slug of the collection the ranker ranks.")
     name = serializers.CharField(max_length=200)
     kind = serializers.ChoiceField(choices=RankerKind.choices)
-    config = serializers.DictField(
-        required=False,
-        default=dict,
-        validators=[no_nul_characters],
-        help_text="builtin: {candidates}. http: {url (required), headers, auth_header, timeout, retries}. "
-        "engine: {preset (elasticsearch, opensearch, opensearch-hybrid, solr, custom), url (required), "
-        "request {method, headers, params, body}, response {hits, id, score, errors}, auth_header, timeout, "
-        "retries}. Secrets (auth_header, header values) are shown masked.",
-    )
+    config = RankerConfigField(required=False, default=dict, validators=[no_nul_characters])
     is_default = serializers.BooleanField(required=False, default=False)
     champion = serializers.IntegerField(
         read_only=True, allow_null=True, help_text="Id of the champion version."
@@ -305,6 +423,22 @@ class EvaluationRunSerializer(serializers.ModelSerializer):
     version = serializers.SerializerMethodField()
     collection = serializers.CharField(source="collection.slug")
     progress_percent = serializers.IntegerField()
+    questions_attempted = serializers.IntegerField(
+        source="questions_done", help_text="Test questions the ranker was asked (answered or failed)."
+    )
+    questions_failed = serializers.IntegerField(
+        help_text="Attempted test questions the ranker could not rank (each has its error)."
+    )
+    questions_not_attempted = serializers.IntegerField(
+        help_text="Test questions never asked because the run stopped early (it could no longer succeed)."
+    )
+    first_error = serializers.CharField(help_text="The first error a question met, empty when none did.")
+    verdict = serializers.ChoiceField(
+        choices=Verdict.choices,
+        allow_blank=True,
+        help_text="Against the previous successful run of the ranker (paired randomization test, p < 0.05); "
+        "empty until compared.",
+    )
 
     class Meta:
         model = EvaluationRun
@@ -322,7 +456,10 @@ class EvaluationRunSerializer(serializers.ModelSerializer):
             "error",
             "questions_total",
             "questions_done",
+            "questions_attempted",
             "questions_failed",
+            "questions_not_attempted",
+            "first_error",
             "progress_percent",
             "ndcg_k",
             "gain_scheme",
@@ -369,6 +506,18 @@ class QuestionResultSerializer(serializers.ModelSerializer):
     """A question's result. For a caller who may not see its split's labels (``can_see_labels``: raters
     and rater tokens, on test questions) the fields computed from labels are null: the labels
     themselves, and DCG, ideal DCG, NDCG and the accuracy hit, from which they could be worked out."""
+
+    ranked_answer_ids = serializers.ListField(
+        child=serializers.CharField(), help_text="The answer ids the ranker returned, best first."
+    )
+    labels = serializers.ListField(
+        child=serializers.IntegerField(allow_null=True),
+        allow_null=True,
+        help_text="Each ranked answer's label (0–3 stars) at run time, null when unrated.",
+    )
+    unknown_answer_ids = serializers.ListField(
+        child=serializers.CharField(), help_text="Ranked ids the collection does not have."
+    )
 
     question_id = serializers.CharField(source="question.external_id")
     question = serializers.CharField(source="question.text")
@@ -489,6 +638,7 @@ class TrainingSerializer(serializers.ModelSerializer):
         request = self.context.get("request")
         return request.build_absolute_uri(path) if request is not None else path
 
+    @extend_schema_field(RankerVersionSerializer(allow_null=True))
     def get_version(self, training: Training) -> dict[str, Any] | None:
         if training.version is None:
             return None

@@ -1,18 +1,22 @@
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from trainer.api import views, views_compare, views_engines, views_files, views_judges, views_queue
+from trainer.csp import csp_docs
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # Swagger UI's start script from its own URL (the "split" view), not inline: the page keeps the CSP.
     path(
         "docs/",
-        SpectacularSwaggerView.as_view(url_name="api-schema", template_name="api/swagger_ui.html"),
+        csp_docs(
+            SpectacularSwaggerSplitView.as_view(url_name="api-schema", template_name="api/swagger_ui.html")
+        ),
         name="api-docs",
     ),
     path(
         "redoc/",
-        SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html"),
+        csp_docs(SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html")),
         name="api-redoc",
     ),
     path("collections/", views.CollectionListView.as_view(), name="api-collections"),

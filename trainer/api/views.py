@@ -43,6 +43,7 @@ from ratings.selectors import ground_truth_rows
 from ratings.services import ratings_record
 from trainer.api import serializers as s
 from trainer.api.access import caller_role, collection_for, ranker_for, token_of
+from trainer.api.schema import ONE_OR_LIST_MARK
 from trainer.models import Training
 from trainer.selectors import tokens_of, versions_of
 from trainer.services import (
@@ -76,6 +77,10 @@ BUSY = {
 UNAVAILABLE = {
     503: OpenApiResponse(s.ErrorSerializer, description="The task queue is unreachable; nothing was stored.")
 }
+
+
+# The body is one object or a list of them: trainer.api.schema turns the list schema into a oneOf.
+ONE_OR_LIST = {ONE_OR_LIST_MARK: s.MAX_BULK}
 
 
 def _items(data: Any, what: str) -> list:
@@ -230,8 +235,14 @@ class QuestionListView(GenericAPIView):
     @extend_schema(
         summary="Create or update questions by id (one object or a list; all or nothing)",
         request=s.QuestionSerializer(many=True),
+        extensions=ONE_OR_LIST,
         responses={200: s.UpsertSummarySerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
         examples=[
+            OpenApiExample(
+                "One question",
+                value={"id": "q3", "text": "heat transfer at hypersonic speed"},
+                request_only=True,
+            ),
             OpenApiExample(
                 "Two questions",
                 value=[
@@ -239,7 +250,7 @@ class QuestionListView(GenericAPIView):
                     {"id": "q2", "text": "shock waves", "split": "test"},
                 ],
                 request_only=True,
-            )
+            ),
         ],
     )
     def post(self, request: Request, slug: str) -> Response:
@@ -267,6 +278,7 @@ class AnswerListView(GenericAPIView):
     @extend_schema(
         summary="Create or update answers by id (one object or a list; all or nothing)",
         request=s.AnswerSerializer(many=True),
+        extensions=ONE_OR_LIST,
         responses={200: s.UpsertSummarySerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
     )
     def post(self, request: Request, slug: str) -> Response:
@@ -285,6 +297,7 @@ class RatingCreateView(GenericAPIView):
     @extend_schema(
         summary="Rate answers (one rating or a list; all or nothing), as the signed-in or token user",
         request=s.RatingSerializer(many=True),
+        extensions=ONE_OR_LIST,
         responses={201: s.RatingsResultSerializer, **INVALID, **AUTH_ERRORS, **NOT_FOUND, **BUSY},
     )
     def post(self, request: Request, slug: str) -> Response:

@@ -34,7 +34,7 @@ ES_EXAMPLE = {
 
 
 class RankerConfigSerializer(serializers.Serializer):
-    config = serializers.DictField(
+    config = s.RankerConfigField(
         validators=[s.no_nul_characters],
         help_text="The whole new config, checked as on create. Masked secrets ('********') keep the stored ones.",
     )
