@@ -33,6 +33,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from corpus.models import Answer, Collection, Question, Split
+from evaluation.broker import BrokerUnreachable, broker_check
 from judges import builtin
 from judges.client import RETRIES, ChatClient, JudgeError, JudgeRefused, JudgeUnavailable
 from judges.models import (
@@ -362,11 +363,10 @@ def judge_test(*, judge: Judge) -> TestOutcome:
 
 def _broker_check() -> None:
     try:
-        with current_app.connection_for_write() as connection:
-            connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
-    except Exception as exc:  # kombu raises OperationalError, OSError subclasses or library errors
+        broker_check()
+    except BrokerUnreachable as exc:
         raise JudgingUnavailable(
-            f"Judging could not be queued: the task queue is not reachable ({exc.__class__.__name__})."
+            f"Judging could not be queued: the task queue is not reachable ({exc.__cause__.__class__.__name__})."
         ) from exc
 
 
