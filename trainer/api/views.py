@@ -292,17 +292,18 @@ class RatingCreateView(GenericAPIView):
         items = _validated_items(
             s.RatingSerializer, request.data, "rating", unique=lambda i: (i["question_id"], i["answer_id"])
         )
+        # Only what the save and the answer need (an answer's body can be 100 KB).
         questions = {
             q.external_id: q
             for q in Question.objects.filter(
                 collection=collection, external_id__in={i["question_id"] for i in items}
-            )
+            ).only("id", "collection_id", "external_id", "split")
         }
         answers = {
             a.external_id: a
             for a in Answer.objects.filter(
                 collection=collection, external_id__in={i["answer_id"] for i in items}
-            )
+            ).only("id", "collection_id", "external_id")
         }
         errors = {}
         for n, item in enumerate(items):
@@ -323,19 +324,19 @@ class RatingCreateView(GenericAPIView):
             source=RatingSource.API,
         )
         labels = {
-            (label.question_id, label.answer_id): label
-            for label in Label.objects.filter(
+            (q, a): (gain, count)
+            for q, a, gain, count in Label.objects.filter(
                 question__in=[questions[i["question_id"]] for i in items],
                 answer__in=[answers[i["answer_id"]] for i in items],
-            )
+            ).values_list("question_id", "answer_id", "gain", "rater_count")
         }
         recorded = []
         for item in items:
             question = questions[item["question_id"]]
-            label = labels[(question.pk, answers[item["answer_id"]].pk)]
+            gain, rater_count = labels[(question.pk, answers[item["answer_id"]].pk)]
             # The label includes the other raters' stars: a rater rating a test question doesn't see it.
-            gain = label.gain if can_see_labels(role=role, split=question.split) else None
-            recorded.append({**item, "label": gain, "rater_count": label.rater_count})
+            shown = gain if can_see_labels(role=role, split=question.split) else None
+            recorded.append({**item, "label": shown, "rater_count": rater_count})
         return Response({"recorded": len(recorded), "ratings": recorded}, status=status.HTTP_201_CREATED)
 
 
