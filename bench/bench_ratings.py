@@ -384,11 +384,11 @@ def server_cpu_seconds(master_pid: int) -> float:
     return total / ticks
 
 
-def postgres_cpu_seconds(database: str) -> float:
-    """User + system CPU so far of the PostgreSQL backends serving ``database`` (the gunicorn workers keep
-    theirs open through the run; other databases' backends, other users' tests, are left out)."""
+def postgres_cpu_seconds(database: str) -> dict[int, float]:
+    """User + system CPU so far of each PostgreSQL backend serving ``database``, by pid (other databases'
+    backends, other users' tests, are left out)."""
     ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
+    seconds = {}
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             title = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
@@ -397,8 +397,8 @@ def postgres_cpu_seconds(database: str) -> float:
             fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])
-    return total / ticks
+        seconds[int(proc.name)] = (int(fields[11]) + int(fields[12])) / ticks
+    return seconds
 
 
 def machine_busy_seconds() -> float:
@@ -408,7 +408,7 @@ def machine_busy_seconds() -> float:
     return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-def cpu_split(master_pid: int) -> dict[str, float]:
+def cpu_split(master_pid: int) -> dict:
     return {
         "gunicorn": server_cpu_seconds(master_pid),
         "postgres": postgres_cpu_seconds(os.environ["DATABASE_URL"].rstrip("/").rpartition("/")[2]),
@@ -417,9 +417,13 @@ def cpu_split(master_pid: int) -> dict[str, float]:
     }
 
 
-def per_request(before: dict[str, float], after: dict[str, float], requests: int) -> dict[str, float]:
+def per_request(before: dict, after: dict, requests: int) -> dict[str, float]:
     """ms of CPU per request by whom; "other" is the rest of the machine (other users' jobs, the kernel)."""
-    spent = {k: 1000 * (after[k] - before[k]) / max(requests, 1) for k in before}
+    # A backend that ended meanwhile (gunicorn reconnects after CONN_MAX_AGE) is left out rather than
+    # subtracted; a new one counts from zero.
+    postgres = sum(t - before["postgres"].get(pid, 0.0) for pid, t in after["postgres"].items())
+    spent = {k: 1000 * (after[k] - before[k]) / max(requests, 1) for k in before if k != "postgres"}
+    spent["postgres"] = 1000 * postgres / max(requests, 1)
     spent["other"] = spent["machine"] - spent["gunicorn"] - spent["postgres"] - spent["generator"]
     return {f"{k}_cpu_ms_per_request": round(v, 2) for k, v in spent.items()}
 
