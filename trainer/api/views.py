@@ -30,7 +30,7 @@ from rest_framework.response import Response
 from corpus.formats import WRITERS, AnswerRecord, QuestionRecord
 from corpus.models import Answer, Collection, Membership, Question, Role, Split
 from corpus.permissions import can_create_collections, can_see_labels
-from corpus.selectors import collections_for_user
+from corpus.selectors import collections_for_user, questions_and_answers
 from corpus.services import answers_upsert, collection_create, questions_upsert
 from evaluation.models import RunTrigger
 from evaluation.selectors import question_results, run_detail, runs_for_ranker, unknown_ids
@@ -292,19 +292,11 @@ class RatingCreateView(GenericAPIView):
         items = _validated_items(
             s.RatingSerializer, request.data, "rating", unique=lambda i: (i["question_id"], i["answer_id"])
         )
-        # Only what the save and the answer need (an answer's body can be 100 KB).
-        questions = {
-            q.external_id: q
-            for q in Question.objects.filter(
-                collection=collection, external_id__in={i["question_id"] for i in items}
-            ).only("id", "collection_id", "external_id", "split")
-        }
-        answers = {
-            a.external_id: a
-            for a in Answer.objects.filter(
-                collection=collection, external_id__in={i["answer_id"] for i in items}
-            ).only("id", "collection_id", "external_id")
-        }
+        questions, answers = questions_and_answers(
+            collection=collection,
+            question_ids=[i["question_id"] for i in items],
+            answer_ids=[i["answer_id"] for i in items],
+        )
         errors = {}
         for n, item in enumerate(items):
             error = {}
