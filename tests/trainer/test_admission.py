@@ -188,3 +188,12 @@ def test_admission_gunicorn_saturated_answers_503_retry_after_and_stores_nothing
         ("a1", 3, 1),
         ("a2", 1, 1),
     ]
+
+
+def test_admission_refusal_not_logged_as_an_error_each(bounded, db, caplog):
+    # Under overload there are hundreds a second; they are counted in one warning every 10 s instead.
+    with queued(time.monotonic() - 1.0), caplog.at_level("WARNING", logger="django.request"):
+        response = Client().get("/login/")
+
+    assert response.status_code == 503
+    assert [r for r in caplog.records if r.name == "django.request"] == []
