@@ -5,7 +5,6 @@ of each kind through Django's test client (the whole middleware stack, productio
 prints pyinstrument's call tree for each, plus the SQL statements and cache calls per save. The cache is
 Redis when ``--redis-url`` (or ``REDIS_URL``) is given, as in production, where the API throttle lives there.
 
-    .venv/bin/pip install pyinstrument
     .venv/bin/python bench/profile_ratings.py --saves 1000 --redis-url redis://127.0.0.1:6379/5
 """
 
