@@ -2,8 +2,8 @@
 
 Seeds the same synthetic collection as ``bench_ratings.py`` in its own PostgreSQL database, then sends N saves
 of each kind through Django's test client (the whole middleware stack, production settings: ``DEBUG=0``) and
-prints pyinstrument's call tree for each, plus the SQL statements and cache calls per save. The cache is
-Redis when ``--redis-url`` (or ``REDIS_URL``) is given, as in production, where the API throttle lives there.
+prints pyinstrument's call tree for each, and the SQL statements of one save. The cache is Redis when
+``--redis-url`` (or ``BENCH_REDIS_URL``) is given, as in production, where the API throttle lives.
 
     .venv/bin/python bench/profile_ratings.py --saves 1000 --redis-url redis://127.0.0.1:6379/5
 """
