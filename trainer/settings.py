@@ -61,6 +61,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so a request refused for having queued too long costs nothing more (trainer/admission.py).
+    "trainer.admission.AdmissionMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # With DEBUG=0, a Content-Security-Policy on every response (trainer/csp.py).
     "trainer.csp.ContentSecurityPolicyMiddleware",
@@ -78,6 +80,9 @@ MIDDLEWARE = [
     "trainer.middleware.ErrorPagesMiddleware",
     "trainer.middleware.ApiErrorsMiddleware",
 ]
+# A request that waited longer than this for a gunicorn thread is refused with 503 + Retry-After instead of
+# queueing on (trainer/admission.py, gunicorn.conf.py); 0 admits every request.
+WEB_MAX_QUEUE_MS = env_int("WEB_MAX_QUEUE_MS", 500)
 # With DEBUG=1 a 404 still shows the styled page (what users of `make run` should see); set this to
 # get Django's technical 404 page, which lists every URL pattern.
 DEBUG_TECHNICAL_404 = env_bool("DEBUG_TECHNICAL_404", False)

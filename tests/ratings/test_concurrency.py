@@ -171,7 +171,8 @@ def test_plain_form_aborted_every_attempt_503_nothing_saved(shared, monkeypatch)
     client.force_login(ann)
 
     response = client.post(
-        reverse("rate-question", args=["tiny", question.pk]), {f"stars-{corpus.a['d1'].pk}": "2"}
+        reverse("rate-question", args=["tiny", question.pk]),
+        {f"stars-{corpus.a['d1'].pk}": "2", f"stars-{corpus.a['d2'].pk}": "1"},
     )
 
     assert response.status_code == 503

@@ -46,6 +46,24 @@ def failing_first(monkeypatch, times: int, error: type[psycopg.errors.Error]) ->
     return calls
 
 
+def failing_first_write(monkeypatch, times: int, error: type[psycopg.errors.Error]) -> list[int]:
+    """The same for a single rating, which is written in one statement without ``_lock_pairs``."""
+    real, calls = services._rating_record_postgresql, [0]
+
+    def write(*args):
+        calls[0] += 1
+        if calls[0] <= times:
+            raise aborted(error)
+        return real(*args)
+
+    monkeypatch.setattr(services, "_rating_record_postgresql", write)
+    return calls
+
+
+# A list of two (its pairs locked first by ``_lock_pairs``) and a single rating (one statement).
+SIZES = {"two": failing_first, "one": failing_first_write}
+
+
 @pytest.mark.parametrize("error", [psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure])
 def test_ratings_record_aborted_once_retried_and_stored(corpus, rater, monkeypatch, error):
     calls = failing_first(monkeypatch, 1, error)
@@ -61,24 +79,40 @@ def test_ratings_record_aborted_once_retried_and_stored(corpus, rater, monkeypat
     ]
 
 
-def test_ratings_record_aborted_every_attempt_busy_nothing_stored(corpus, rater, monkeypatch):
-    calls = failing_first(monkeypatch, 100, psycopg.errors.DeadlockDetected)
-    q, a1 = corpus.q["q1"], corpus.a["d1"]
+@pytest.mark.parametrize("size", SIZES)
+def test_ratings_record_aborted_every_attempt_busy_nothing_stored(corpus, rater, monkeypatch, size):
+    calls = SIZES[size](monkeypatch, 100, psycopg.errors.DeadlockDetected)
+    q, a1, a2 = corpus.q["q1"], corpus.a["d1"], corpus.a["d2"]
+    ratings = [(q, a1, 3), (q, a2, 1)] if size == "two" else [(q, a1, 3)]
 
     with pytest.raises(RatingsBusy, match="nothing was stored after 4 attempts"):
-        ratings_record(rater=rater, ratings=[(q, a1, 3)])
+        ratings_record(rater=rater, ratings=ratings)
 
     assert calls == [TRANSACTION_ATTEMPTS] == [4]
     assert Rating.objects.count() == 0
 
 
-def test_ratings_record_other_database_error_not_retried(corpus, rater, monkeypatch):
-    calls = failing_first(monkeypatch, 100, psycopg.errors.AdminShutdown)
+@pytest.mark.parametrize("size", SIZES)
+def test_ratings_record_other_database_error_not_retried(corpus, rater, monkeypatch, size):
+    calls = SIZES[size](monkeypatch, 100, psycopg.errors.AdminShutdown)
+    q, a1, a2 = corpus.q["q1"], corpus.a["d1"], corpus.a["d2"]
+    ratings = [(q, a1, 3), (q, a2, 1)] if size == "two" else [(q, a1, 3)]
 
     with pytest.raises(OperationalError):
-        ratings_record(rater=rater, ratings=[(corpus.q["q1"], corpus.a["d1"], 3)])
+        ratings_record(rater=rater, ratings=ratings)
 
     assert calls == [1]
+
+
+@pytest.mark.parametrize("error", [psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure])
+def test_ratings_record_one_rating_aborted_once_retried_and_stored(corpus, rater, monkeypatch, error):
+    calls = failing_first_write(monkeypatch, 1, error)
+
+    ratings = ratings_record(rater=rater, ratings=[(corpus.q["q1"], corpus.a["d1"], 2)])
+
+    assert calls == [2]
+    assert [r.stars for r in ratings] == [2]
+    assert list(Label.objects.values_list("answer__external_id", "gain", "rater_count")) == [("d1", 2, 1)]
 
 
 def test_ratings_record_bad_stars_later_in_list_stores_nothing(corpus, rater):

@@ -121,9 +121,9 @@ def test_api_ratings_deadlock_in_callers_transaction_503_retry_after(api_data, c
 
     monkeypatch.setattr(services, "_lock_pairs", deadlocked)
 
-    response = caller("trainer_token").post(
-        URL, {"question_id": "q1", "answer_id": "a1", "stars": 1}, format="json"
-    )
+    # A list (its pairs are locked first; a single rating is one statement without that step).
+    body = [{"question_id": "q1", "answer_id": a, "stars": 1} for a in ("a1", "a2")]
+    response = caller("trainer_token").post(URL, body, format="json")
 
     assert response.status_code == 503
     assert response["Retry-After"] == "1"

@@ -30,7 +30,7 @@ from rest_framework.response import Response
 from corpus.formats import WRITERS, AnswerRecord, QuestionRecord
 from corpus.models import Answer, Collection, Membership, Question, Role, Split
 from corpus.permissions import can_create_collections, can_see_labels
-from corpus.selectors import collections_for_user
+from corpus.selectors import collections_for_user, questions_and_answers
 from corpus.services import answers_upsert, collection_create, questions_upsert
 from evaluation.models import RunTrigger
 from evaluation.selectors import question_results, run_detail, runs_for_ranker, unknown_ids
@@ -305,18 +305,11 @@ class RatingCreateView(GenericAPIView):
         items = _validated_items(
             s.RatingSerializer, request.data, "rating", unique=lambda i: (i["question_id"], i["answer_id"])
         )
-        questions = {
-            q.external_id: q
-            for q in Question.objects.filter(
-                collection=collection, external_id__in={i["question_id"] for i in items}
-            )
-        }
-        answers = {
-            a.external_id: a
-            for a in Answer.objects.filter(
-                collection=collection, external_id__in={i["answer_id"] for i in items}
-            )
-        }
+        questions, answers = questions_and_answers(
+            collection=collection,
+            question_ids=[i["question_id"] for i in items],
+            answer_ids=[i["answer_id"] for i in items],
+        )
         errors = {}
         for n, item in enumerate(items):
             error = {}
@@ -337,19 +330,19 @@ class RatingCreateView(GenericAPIView):
             notes=[i.get("note") for i in items],
         )
         labels = {
-            (label.question_id, label.answer_id): label
-            for label in Label.objects.filter(
+            (q, a): (gain, count)
+            for q, a, gain, count in Label.objects.filter(
                 question__in=[questions[i["question_id"]] for i in items],
                 answer__in=[answers[i["answer_id"]] for i in items],
-            )
+            ).values_list("question_id", "answer_id", "gain", "rater_count")
         }
         recorded = []
         for item, rating in zip(items, stored, strict=True):
             question = questions[item["question_id"]]
-            label = labels[(question.pk, answers[item["answer_id"]].pk)]
+            gain, rater_count = labels[(question.pk, answers[item["answer_id"]].pk)]
             # The label includes the other raters' stars: a rater rating a test question doesn't see it.
-            gain = label.gain if can_see_labels(role=role, split=question.split) else None
-            recorded.append({**item, "note": rating.note, "label": gain, "rater_count": label.rater_count})
+            shown = gain if can_see_labels(role=role, split=question.split) else None
+            recorded.append({**item, "note": rating.note, "label": shown, "rater_count": rater_count})
         return Response({"recorded": len(recorded), "ratings": recorded}, status=status.HTTP_201_CREATED)
 
 
