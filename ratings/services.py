@@ -297,7 +297,12 @@ def ratings_record(
         return _run_retrying(
             lambda: [
                 rating_record(
-                    rater=rater, question=question, answer=answer, stars=stars, source=source, note=each_note[0]
+                    rater=rater,
+                    question=question,
+                    answer=answer,
+                    stars=stars,
+                    source=source,
+                    note=each_note[0],
                 )
             ]
         )
