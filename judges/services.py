@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from corpus.models import Answer, Collection, Question, Split
 from judges import builtin
+from judges.certainty import grade_probability, json_confidence, threshold_distance
 from judges.client import RETRIES, ChatClient, JudgeError, JudgeRefused, JudgeUnavailable
 from judges.models import (
     ACTIVE_JUDGING,
@@ -74,6 +75,7 @@ EDITABLE = (
     "prompt_template",
     "reply_format",
     "few_shot",
+    "logprobs",
 )
 
 
@@ -214,6 +216,7 @@ class Judgment:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     requests: int = 0
+    certainty: float | None = None  # ``judges.certainty``
 
 
 class Grader:
@@ -247,6 +250,7 @@ class Grader:
                 concurrency=judge.concurrency,
                 requests_per_minute=judge.requests_per_minute,
                 retries=RETRIES if retries is None else retries,
+                logprobs=judge.logprobs,
             )
 
     def close(self) -> None:
@@ -259,6 +263,7 @@ class Grader:
             return Judgment(
                 builtin.grade(score, self.thresholds),
                 builtin.reply_text(score, self.thresholds, self.labels_used),
+                certainty=threshold_distance(score, self.thresholds),
             )
         message = prompt(
             template=self.judge.prompt_template,
@@ -273,8 +278,25 @@ class Grader:
         except (ReplyUnparsable, GradeOutOfRange) as exc:
             raise PairFailed(str(exc), reply.prompt_tokens, reply.completion_tokens, reply.attempts) from None
         return Judgment(
-            stars, reply.content, message, reply.prompt_tokens, reply.completion_tokens, reply.attempts
+            stars,
+            reply.content,
+            message,
+            reply.prompt_tokens,
+            reply.completion_tokens,
+            reply.attempts,
+            certainty=self.certainty(stars, reply.content, reply.token_logprobs),
         )
+
+    def certainty(self, stars: int, content: str, token_logprobs: list | None) -> float | None:
+        """The JSON reply's own confidence, else the grade's probability from token log-probabilities,
+        else None (``judges.certainty``)."""
+        if self.judge.reply_format == ReplyFormat.JSON:
+            said = json_confidence(content)
+            if said is not None:
+                return said
+        if token_logprobs is None:
+            return None
+        return grade_probability(token_logprobs, stars, self.judge.reply_format)
 
 
 class PairFailed(Exception):
@@ -517,7 +539,7 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
     in_flight: dict[Future, tuple[int, int]] = {}
     queue = deque(p for p in todo if p in texts)
     early, judged_here = 0, False
-    batch: list[tuple[int, int, int, str]] = []
+    batch: list[tuple[int, int, int, str, float | None]] = []
     flushed = reported = float("-inf")
     try:
         with ThreadPoolExecutor(max_workers=judge.concurrency, thread_name_prefix="judge") as pool:
@@ -577,7 +599,7 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
                             stop_reason, stop_status = message, JudgingStatus.FAILED
                             queue.clear()
                         continue
-                    batch.append((q, a, judgment.stars, judgment.reply))
+                    batch.append((q, a, judgment.stars, judgment.reply, judgment.certainty))
                     judged_here = True
                     with counts.lock:
                         counts.requests += 1 if judgment.requests else 0  # the builtin judge calls nothing
@@ -629,7 +651,7 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
     return Judging.objects.get(pk=judging_id)
 
 
-def _flush(judge: Judge, batch: list[tuple[int, int, int, str]], counts: _Counts) -> None:
+def _flush(judge: Judge, batch: list[tuple[int, int, int, str, float | None]], counts: _Counts) -> None:
     """Save the judgments returned so far in one transaction (see ``judge_ratings_record``)."""
     if not batch:
         return

@@ -70,6 +70,7 @@ class JudgeSerializer(serializers.ModelSerializer):
             "prompt_template",
             "reply_format",
             "few_shot",
+            "logprobs",
             "calibration",
             "counts",
             "human_wins",
@@ -101,6 +102,9 @@ class JudgeWriteSerializer(serializers.Serializer):
     prompt_template = serializers.CharField(max_length=20_000, required=False, validators=[_no_nul])
     reply_format = serializers.ChoiceField(choices=ReplyFormat.choices, required=False)
     few_shot = serializers.IntegerField(min_value=0, max_value=12, required=False)
+    logprobs = serializers.BooleanField(
+        required=False, help_text="Ask the service for token log-probabilities (certainty of each grade)."
+    )
     counts = serializers.BooleanField(required=False, help_text="Let its ratings count toward labels.")
     human_wins = serializers.BooleanField(required=False)
 
