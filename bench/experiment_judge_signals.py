@@ -32,7 +32,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--database", default="rt_experiment_judge")
     args = parser.parse_args()
@@ -99,12 +101,16 @@ def main() -> None:
         columns["ratio"].append(ratio[position])
         columns["logrank"].append(-np.log(rank[position]))
         columns["prop"].append(prop[r, position])
-        columns["propmean"].append(prop[r, position] / seen[r, position] if seen[r, position] > 0 else overall)
+        columns["propmean"].append(
+            prop[r, position] / seen[r, position] if seen[r, position] > 0 else overall
+        )
         columns["prior"].append((sum(others) + overall) / (len(others) + 1))
     y = np.array([p.stars for p in pairs])
     test = np.array([split[p.question_id] == "test" for p in pairs])
     signals = {name: np.array(values) for name, values in columns.items()}
-    z = np.column_stack([(v - v[~test].mean()) / v[~test].std() for v in signals.values()] + [np.ones(len(y))])
+    z = np.column_stack(
+        [(v - v[~test].mean()) / v[~test].std() for v in signals.values()] + [np.ones(len(y))]
+    )
     weights, *_ = np.linalg.lstsq(z[~test], y[~test], rcond=None)
     signals["lstsq"] = z @ weights
     print(f"{len(pairs)} pairs people rated: {int((~test).sum())} of {len(train)} training questions "
@@ -113,7 +119,9 @@ def main() -> None:
     for name, values in signals.items():
         thresholds = calibrate(values[~test], y[~test])
         g = np.array([grade(v, thresholds) for v in values[test]])
-        alpha = krippendorff_alpha([[int(a), int(b)] for a, b in zip(y[test], g, strict=True)], level="ordinal")
+        alpha = krippendorff_alpha(
+            [[int(a), int(b)] for a, b in zip(y[test], g, strict=True)], level="ordinal"
+        )
         print(f"{name:<10} {spearmanr(values[test], y[test])[0]:>9.3f} {weighted_kappa(y[test], g):>7.3f} "
               f"{alpha:>7.3f} {np.mean(g == y[test]):>6.3f} {np.mean(g - y[test]):>+9.3f}  "
               f"{', '.join(f'{t:.3f}' for t in thresholds)}")  # fmt: skip

@@ -94,8 +94,9 @@ def grade_probability(tokens: object, grade: int, reply_format: str) -> float | 
         if not isinstance(item, dict):
             continue
         token, logprob = str(item.get("token", "")).strip(), item.get("logprob")
-        usable = isinstance(logprob, int | float) and not isinstance(logprob, bool) and math.isfinite(logprob)
-        if token in GRADES and token not in alternatives and usable:
+        if isinstance(logprob, bool) or not isinstance(logprob, int | float) or not math.isfinite(logprob):
+            continue
+        if token in GRADES and token not in alternatives:
             alternatives[token] = float(logprob)
     total = sum(math.exp(lp) for lp in alternatives.values())
     return math.exp(chosen) / total if total > 0 else None

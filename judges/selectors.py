@@ -191,8 +191,8 @@ def least_certain(
     questions = Question.objects.in_bulk([q for q, *_ in rows])
     answers = Answer.objects.in_bulk([a for _, a, *_ in rows])
     return [
-        UncertainJudgment(questions[q], answers[a], stars, certainty, humans.get((q, a)))
-        for q, a, stars, certainty in rows
+        UncertainJudgment(questions[q], answers[a], stars, float(certainty or 0.0), humans.get((q, a)))
+        for q, a, stars, certainty in rows  # certainty is never null here (filtered above)
     ]
 
 

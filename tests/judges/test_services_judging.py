@@ -270,3 +270,49 @@ def test_test_connection_wrong_key_says_so(judged, judge_server_factory):
     outcome = judge_test(judge=judge)
 
     assert "refused the API key (HTTP 401)" in outcome.error and "k2-secret" not in outcome.error
+
+
+def _certainties(judge) -> dict[tuple[str, str], float | None]:
+    return {
+        (r.question.external_id, r.answer.external_id): r.certainty
+        for r in Rating.objects.filter(rater_id=judge.account.user_id).select_related("question", "answer")
+    }
+
+
+def test_logprobs_judge_stores_each_grades_probability(judged, judge_server):
+    judge = _chat_judge(judged, judge_server, name="Sure", logprobs=True)
+
+    done = judging_run(judging_id=_start(judge, question_ids=["q1"]).pk, worker="test")
+
+    # The server answers the label with probability 0.9 and one other grade with 0.1 (both listed).
+    assert done.status == JudgingStatus.SUCCEEDED, done.error
+    certainties = list(_certainties(judge).values())
+    assert len(certainties) == done.judged > 0
+    assert certainties == [pytest.approx(0.9)] * done.judged
+
+
+def test_json_confidence_wins_and_no_logprobs_means_no_certainty(judged, judge_server_factory):
+    server = judge_server_factory("--reply", "json", "--confidence", "--noise", "1")
+    said = _chat_judge(judged, server, name="Says", reply_format="json")
+    silent = _chat_judge(judged, judge_server_factory(), name="Silent")
+
+    judging_run(judging_id=_start(said, question_ids=["q1"]).pk, worker="test")
+    judging_run(judging_id=_start(silent, question_ids=["q1"]).pk, worker="test")
+
+    # --noise 1 moves every grade off its label: the reply says confidence 0.6.
+    assert set(_certainties(said).values()) == {0.6}
+    assert set(_certainties(silent).values()) == {None}
+
+
+def test_builtin_certainty_is_the_distance_from_the_nearest_threshold(judged):
+    from judges import builtin
+
+    judge = judge_create(collection=judged.collection, name="Near", kind="builtin")
+    judging_run(judging_id=_start(judge, question_ids=["q1"]).pk, worker="test")
+    judge.refresh_from_db()
+    scorer = builtin.scorer_for(collection=judged.collection)
+    thresholds = judge.calibration["thresholds"]
+
+    for rating in Rating.objects.filter(rater_id=judge.account.user_id).select_related("question", "answer"):
+        score = scorer.score(rating.question.text, rating.answer.external_id)
+        assert rating.certainty == pytest.approx(min(abs(score - t) for t in thresholds))
