@@ -12,6 +12,8 @@ people rated computes, with the app's code (``rankers.index``, ``rankers.semanti
 * prior: the answer's mean stars from the other training questions (shrunk towards the global mean);
 * lstsq: least squares of the stars on all the z-scored signals above (fitted on training pairs).
 
+Figures and conclusions: bench/README.md ("Other offline signals for the builtin judge").
+
 Held out: each signal's thresholds are calibrated (``judges.builtin.calibrate``, quantile matching) on
 the TRAINING questions' labels only (propagation leaves each training question itself out), and
 agreement (weighted κ, ordinal α, same grade, leniency) is measured on the TEST questions' labels.
@@ -125,6 +127,12 @@ def main() -> None:
         print(f"{name:<10} {spearmanr(values[test], y[test])[0]:>9.3f} {weighted_kappa(y[test], g):>7.3f} "
               f"{alpha:>7.3f} {np.mean(g == y[test]):>6.3f} {np.mean(g - y[test]):>+9.3f}  "
               f"{', '.join(f'{t:.3f}' for t in thresholds)}")  # fmt: skip
+    # The propagation mean ties most pairs at the overall mean: the same thresholds, ties going down.
+    thresholds = calibrate(signals["propmean"][~test], y[~test])
+    g = np.array([sum(v > t for t in thresholds) for v in signals["propmean"][test]])
+    alpha = krippendorff_alpha([[int(a), int(b)] for a, b in zip(y[test], g, strict=True)], level="ordinal")
+    print(f"propmean, ties going down: kappa {weighted_kappa(y[test], g):.3f}  alpha {alpha:.3f}  "
+          f"same {np.mean(g == y[test]):.3f}  leniency {np.mean(g - y[test]):+.3f}")  # fmt: skip
     print(f"test pairs with a neighbouring training question that rated the answer: "
           f"{int((seen[[row[p.question_id] for p in pairs], [index.position[p.answer_external_id] for p in pairs]][test] > 0).sum())}")  # fmt: skip
 

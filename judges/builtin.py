@@ -5,11 +5,25 @@ the collection gets for that question (0 when nothing matches), so it lies in [0
 question's length. Three thresholds t₀ ≤ t₁ ≤ t₂ turn it into stars: grade = #{g : score ≥ t_g}
 (so the best answer of a question, score 1, can get 3 stars even when t₂ = 1).
 
-The thresholds are calibrated on the human labels so far by matching quantiles: if a share p_g of the
-human-labelled pairs has at most g stars, t_g is the p_g quantile of those pairs' scores, so the judge
-gives each grade about as often as people did (ties at a threshold go up). With no human labels the
-defaults below are used. BM25 is a weak judge of grades among answers people already found worth
-rating, and it favours a BM25 ranker: its agreement page says how weak (see bench/README.md).
+The thresholds are calibrated on the human labels of TRAINING questions by matching quantiles: if a
+share p_g of those pairs has at most g stars, t_g is the p_g quantile of their scores, so the judge gives
+each grade about as often as people did (ties at a threshold go up). Test questions' labels are never
+used: the judge grades test questions' pairs for the evaluation. With no such labels the defaults below
+are used. Each judgment's certainty is the score's distance from the nearest threshold
+(``judges.certainty``).
+
+**How good it is** (Cranfield demo, ``bench/bench_judge.py``, bench/README.md): on the 446 labelled
+pairs of the 57 test questions, held out from the calibration, weighted κ −0.110, ordinal α −0.121,
+same grade 0.307 — no better than chance (0.067 / 0.072 in-sample on the training questions' pairs).
+BM25 is a weak judge of grades among answers people already found worth rating, and it favours a BM25
+ranker (NDCG@10 of BM25 +0.389 with its grades). Other offline signals were measured the same way
+(``bench/experiment_judge_signals.py``): the similarity-weighted mean stars that neighbouring training
+questions gave the answer (from rating propagation, ``rankers.propagation``) reaches κ 0.151 but α
+0.038, same grade 0.274 and leniency +0.655 (most test pairs have no rated neighbour, so they tie at
+the overall mean); the answer's mean stars elsewhere κ 0.130; least squares over all the signals κ
+0.074; the embedding cosine was no better than BM25 (Spearman 0.02 over all labelled pairs). None is clearly better on every
+figure, so the judge keeps the BM25 ratio, which needs no embeddings or model. Its agreement page says
+how weak it is; a trainer must not trust it on such figures.
 """
 
 from __future__ import annotations
@@ -88,7 +102,11 @@ def calibrate_on(
 
 def reply_text(score: float, thresholds: tuple[float, float, float], labels_used: int) -> str:
     t0, t1, t2 = thresholds
-    basis = f"calibrated on {labels_used} human labels" if labels_used else "defaults (no human labels yet)"
+    basis = (
+        f"calibrated on {labels_used} human labels of training questions"
+        if labels_used
+        else "defaults (no human labels of training questions yet)"
+    )
     return (
         f"BM25 ratio {score:.3f} (the answer's BM25 over the question's best); thresholds "
         f"{t0:.3f} / {t1:.3f} / {t2:.3f} ({basis}). Grade: {grade(score, thresholds)}"

@@ -231,9 +231,11 @@ class Grader:
         self.examples: list[Example] = []
         if judge.kind == JudgeKind.BUILTIN:
             self.scorer = builtin.scorer_for(collection=judge.collection)
+            # Training questions' labels only: the judge grades test questions' pairs for the evaluation,
+            # so calibrating on their labels would carry people's test grades into what it measures.
             labelled = [
                 (p.question, p.answer_external_id, p.stars)
-                for p in human_labelled_pairs(collection=judge.collection)
+                for p in human_labelled_pairs(collection=judge.collection, split=Split.TRAIN)
             ]
             self.thresholds, self.labels_used = builtin.calibrate_on(scorer=self.scorer, labelled=labelled)
             Judge.objects.filter(pk=judge.pk).update(

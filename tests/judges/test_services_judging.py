@@ -20,6 +20,7 @@ from judges.services import (
 from ratings.models import Rating, RatingSource
 
 HUMAN_PAIRS = 8  # see conftest.HUMAN; all are in the overlap sample only by chance, so runs use "questions"
+TRAINING_PAIRS = 4  # of them on training questions (q1, q2): what the builtin judge calibrates on
 
 
 def _chat_judge(judged, server, **fields):
@@ -213,7 +214,7 @@ def test_builtin_judge_is_deterministic_and_calibrated(judged):
 
     assert done.status == JudgingStatus.SUCCEEDED and done.requests == 0
     judge.refresh_from_db()
-    assert judge.calibration["labels"] == HUMAN_PAIRS
+    assert judge.calibration["labels"] == TRAINING_PAIRS
     assert len(judge.calibration["thresholds"]) == 3
     assert "Grade:" in Rating.objects.filter(rater_id=judge.account.user_id).first().reply
     Rating.objects.filter(rater_id=judge.account.user_id).delete()
