@@ -10,12 +10,12 @@ Builds a fresh PostgreSQL database (default ``rt_bench_judge``), loads the Cranf
    same run, a plain thread pool of httpx clients sends the same prompts to the same server with c in
    flight: the fastest this server and machine answer them with no judging work at all. The overhead per
    judgment is (wall × c ÷ N) − L.
-2. **Agreement.** The builtin judge (BM25 ratio, thresholds calibrated on the TRAINING questions'
-   human labels, as in the app) judges every pair people rated; ``judges.selectors.agreement`` gives κ
+2. **Agreement.** The builtin judge (``judges.builtin``: the propagation mean, BM25 ratio breaking ties;
+   propagated from and calibrated on the TRAINING questions' human labels) judges every pair people rated; ``judges.selectors.agreement`` gives κ
    (quadratic), α (ordinal), leniency, and the headline NDCG@10 of a fresh evaluation of the builtin BM25
    ranker (test questions) with people's labels vs the judge's grades on the same pairs. Held out: the
-   same figures on the TEST questions' pairs alone, whose labels the calibration never saw; the
-   training questions' pairs are in-sample. ``bench/experiment_judge_signals.py`` compares other signals.
+   same figures on the TEST questions' pairs alone, whose labels the judge never saw; on the training
+   questions' pairs the thresholds are in-sample (each pair is propagated without its own question). ``bench/experiment_judge_signals.py`` compares other signals.
 3. **Filling the test top 10.** The builtin judge judges the unrated pairs in the test questions' top 10
    of that evaluation, a trainer trusts it (people win), and the evaluation's stored rankings are scored
    again with the labels of now: judged@10 and the width of the headline's 95% bootstrap CI, before/after.

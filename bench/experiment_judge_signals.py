@@ -33,6 +33,53 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+TIE_BREAK = 0.001  # the BM25 ratio (0 … 1) only orders pairs with the same propagation mean
+FOLDS = 5
+
+
+def cross_validate(
+    pairs, y, vectors, row, index, ratio, calibrate, grade, kappa, alpha_of, propagation
+) -> None:
+    """Both judges over FOLDS folds of all questions (question i in fold i mod FOLDS, in id order): each
+    fold's pairs graded with the other folds as the training questions (their labels calibrate and
+    propagate), the grades of all folds pooled."""
+    import numpy as np
+    from scipy import sparse
+
+    fold = np.array([row[p.question_id] % FOLDS for p in pairs])
+    ratio = np.asarray(ratio)
+    graded: dict[str, np.ndarray] = {"ratio": np.zeros(len(y), int), "propmean+ratio": np.zeros(len(y), int)}
+    for f in range(FOLDS):
+        train_rows = np.array(
+            sorted({row[p.question_id] for p, k in zip(pairs, fold, strict=True) if k != f})
+        )
+        position_of = {r: i for i, r in enumerate(train_rows)}
+        gains = sparse.lil_matrix((len(train_rows), index.size))
+        rated = sparse.lil_matrix((len(train_rows), index.size))
+        for p, k in zip(pairs, fold, strict=True):
+            if k != f:
+                gains[position_of[row[p.question_id]], index.position[p.answer_external_id]] = p.stars
+                rated[position_of[row[p.question_id]], index.position[p.answer_external_id]] = 1
+        exclude = np.array([position_of.get(r, -1) for r in range(len(vectors))])
+        prop = propagation(vectors, vectors[train_rows], sparse.csr_matrix(gains), exclude=exclude)
+        seen = propagation(vectors, vectors[train_rows], sparse.csr_matrix(rated), exclude=exclude)
+        overall = float(y[fold != f].mean())
+        cells = (
+            [row[p.question_id] for p in pairs],
+            [index.position[p.answer_external_id] for p in pairs],
+        )
+        p_, s_ = prop[cells], seen[cells]
+        mean = np.where(s_ > 0, p_ / np.where(s_ > 0, s_, 1), overall) + TIE_BREAK * ratio
+        for name, score in (("ratio", ratio), ("propmean+ratio", mean)):
+            thresholds = calibrate(score[fold != f], y[fold != f])
+            graded[name][fold == f] = [grade(v, thresholds) for v in score[fold == f]]
+    print(f"{FOLDS}-fold cross-validation over all {len(y)} pairs (grades of each fold pooled):")
+    for name, g in graded.items():
+        alpha = alpha_of([[int(a), int(b)] for a, b in zip(y, g, strict=True)], level="ordinal")
+        print(f"   {name:<15} kappa {kappa(y, g):.3f}  alpha {alpha:.3f}  same {np.mean(g == y):.3f}  "
+              f"leniency {np.mean(g - y):+.3f}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -107,6 +154,9 @@ def main() -> None:
             prop[r, position] / seen[r, position] if seen[r, position] > 0 else overall
         )
         columns["prior"].append((sum(others) + overall) / (len(others) + 1))
+    columns["propmean+ratio"] = [
+        m + TIE_BREAK * r for m, r in zip(columns["propmean"], columns["ratio"], strict=True)
+    ]
     y = np.array([p.stars for p in pairs])
     test = np.array([split[p.question_id] == "test" for p in pairs])
     signals = {name: np.array(values) for name, values in columns.items()}
@@ -115,6 +165,7 @@ def main() -> None:
     )
     weights, *_ = np.linalg.lstsq(z[~test], y[~test], rcond=None)
     signals["lstsq"] = z @ weights
+    signals["propmean+ratio"] = signals.pop("propmean+ratio")
     print(f"{len(pairs)} pairs people rated: {int((~test).sum())} of {len(train)} training questions "
           f"(calibration), {int(test.sum())} of {len(question_ids) - len(train)} test questions (measured)")  # fmt: skip
     print(f"{'signal':<10} {'Spearman':>9} {'kappa':>7} {'alpha':>7} {'same':>6} {'leniency':>9}  thresholds")
@@ -133,6 +184,8 @@ def main() -> None:
     alpha = krippendorff_alpha([[int(a), int(b)] for a, b in zip(y[test], g, strict=True)], level="ordinal")
     print(f"propmean, ties going down: kappa {weighted_kappa(y[test], g):.3f}  alpha {alpha:.3f}  "
           f"same {np.mean(g == y[test]):.3f}  leniency {np.mean(g - y[test]):+.3f}")  # fmt: skip
+    cross_validate(pairs, y, vectors, row, index, columns["ratio"], calibrate, grade, weighted_kappa,
+                   krippendorff_alpha, propagation_scores)  # fmt: skip
     print(f"test pairs with a neighbouring training question that rated the answer: "
           f"{int((seen[[row[p.question_id] for p in pairs], [index.position[p.answer_external_id] for p in pairs]][test] > 0).sum())}")  # fmt: skip
 

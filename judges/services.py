@@ -230,16 +230,21 @@ class Grader:
         self.client: ChatClient | None = None
         self.examples: list[Example] = []
         if judge.kind == JudgeKind.BUILTIN:
-            self.scorer = builtin.scorer_for(collection=judge.collection)
             # Training questions' labels only: the judge grades test questions' pairs for the evaluation,
-            # so calibrating on their labels would carry people's test grades into what it measures.
+            # so propagating or calibrating from their labels would carry people's test grades into it.
             labelled = [
-                (p.question, p.answer_external_id, p.stars)
+                (p.question_id, p.question, p.answer_external_id, p.stars)
                 for p in human_labelled_pairs(collection=judge.collection, split=Split.TRAIN)
             ]
+            self.scorer = builtin.scorer_for(collection=judge.collection, labelled=labelled)
             self.thresholds, self.labels_used = builtin.calibrate_on(scorer=self.scorer, labelled=labelled)
             Judge.objects.filter(pk=judge.pk).update(
-                calibration={"thresholds": list(self.thresholds), "labels": self.labels_used}
+                calibration={
+                    "thresholds": list(self.thresholds),
+                    "labels": self.labels_used,
+                    "signal": "bm25-ratio" if self.scorer.neighbours is None else "propagation-mean",
+                    "fallback": self.scorer.fallback,
+                }
             )
         else:
             self.examples = few_shot_examples(judge=judge)
@@ -261,10 +266,11 @@ class Grader:
 
     def grade(self, pair: PairText) -> Judgment:
         if self.client is None:
-            score = self.scorer.score(pair.question, pair.answer_external_id)
+            score = self.scorer.score(pair.question, pair.answer_external_id, pair.question_id)
+            description = self.scorer.describe(pair.question, pair.answer_external_id, pair.question_id)
             return Judgment(
                 builtin.grade(score, self.thresholds),
-                builtin.reply_text(score, self.thresholds, self.labels_used),
+                builtin.reply_text(description, score, self.thresholds, self.labels_used),
                 certainty=threshold_distance(score, self.thresholds),
             )
         message = prompt(

@@ -307,13 +307,54 @@ def test_json_confidence_wins_and_no_logprobs_means_no_certainty(judged, judge_s
 
 def test_builtin_certainty_is_the_distance_from_the_nearest_threshold(judged):
     from judges import builtin
+    from judges.selectors import human_labelled_pairs
 
     judge = judge_create(collection=judged.collection, name="Near", kind="builtin")
-    judging_run(judging_id=_start(judge, question_ids=["q1"]).pk, worker="test")
+    judging_run(judging_id=_start(judge, question_ids=["q1", "q3"]).pk, worker="test")
     judge.refresh_from_db()
-    scorer = builtin.scorer_for(collection=judged.collection)
+    labelled = [
+        (p.question_id, p.question, p.answer_external_id, p.stars)
+        for p in human_labelled_pairs(collection=judged.collection, split="train")
+    ]
+    scorer = builtin.scorer_for(collection=judged.collection, labelled=labelled)
     thresholds = judge.calibration["thresholds"]
 
-    for rating in Rating.objects.filter(rater_id=judge.account.user_id).select_related("question", "answer"):
-        score = scorer.score(rating.question.text, rating.answer.external_id)
+    ratings = Rating.objects.filter(rater_id=judge.account.user_id).select_related("question", "answer")
+    assert ratings.count() > 0
+    for rating in ratings:
+        score = scorer.score(rating.question.text, rating.answer.external_id, rating.question_id)
         assert rating.certainty == pytest.approx(min(abs(score - t) for t in thresholds))
+
+
+def test_builtin_judge_propagates_from_training_questions_only(judged):
+    from judges import builtin
+
+    judge = judge_create(collection=judged.collection, name="Propagating", kind="builtin")
+    judging_run(judging_id=_start(judge, question_ids=["q3"]).pk, worker="test")
+    judge.refresh_from_db()
+    q1, q2, q3 = judged.q("q1"), judged.q("q2"), judged.q("q3")
+    labelled = [(q1.pk, q1.text, "a1", 2), (q2.pk, q2.text, "a2", 0)]  # overall mean 1.0
+    alone = builtin.scorer_for(collection=judged.collection, labelled=labelled)
+
+    assert judge.calibration["signal"] == "propagation-mean" and judge.calibration["fallback"] == ""
+    # A test question's pair gets its training neighbours' stars: a1 from q1 (2), a2 from q2 (0).
+    assert alone.mean(q3.pk, q3.text, "a1") == 2.0
+    assert alone.mean(q3.pk, q3.text, "a2") == 0.0
+    # Nobody rated a5: the overall mean. A training question is never its own neighbour: q1's a1 was
+    # rated by q1 only, so it gets the overall mean too, while q1's a2 comes from q2.
+    assert alone.mean(q3.pk, q3.text, "a5") == 1.0
+    assert alone.mean(q1.pk, q1.text, "a1") == 1.0
+    assert alone.mean(q1.pk, q1.text, "a2") == 0.0
+    assert alone.score(q3.text, "a1", q3.pk) == pytest.approx(2.0 + 0.001 * alone.ratio(q3.text, "a1"))
+    reply = Rating.objects.filter(rater_id=judge.account.user_id).first().reply
+    assert "similar training questions' mean stars" in reply and "Grade:" in reply
+
+
+def test_builtin_judge_without_training_labels_uses_the_bm25_ratio_and_says_so(judged):
+    from judges import builtin
+
+    scorer = builtin.scorer_for(collection=judged.collection, labelled=[])
+
+    assert scorer.neighbours is None
+    assert scorer.score(judged.q("q1").text, "a1") == scorer.ratio(judged.q("q1").text, "a1") == 1.0
+    assert "no human labels of training questions yet" in scorer.describe(judged.q("q1").text, "a1")
