@@ -1,9 +1,9 @@
 """How sure a judge is of one grade: larger is surer; None when the judge gives no way to tell.
 
 * **builtin**: the distance of the pair's score from the nearest of its three thresholds,
-  ``min_g |score − t_g|`` (in the score's own units, 0 … 1 for the BM25 ratio): a score on a threshold
-  is a coin toss between two grades; one far from every threshold would keep its grade if the
-  thresholds moved a little.
+  ``min_g |score − t_g|``, in the score's own units (stars for the propagation mean, 0 … 1 for the BM25
+  ratio alone): a score on a threshold is a coin toss between two grades; one far from every threshold
+  would keep its grade if the thresholds moved a little.
 * **openai-chat, JSON replies**: the reply's own ``"confidence"`` when it is a number from 0 to 1.
 * **openai-chat, token log-probabilities** (when the judge asks for them and the service returns them,
   ``choices[0].logprobs.content``): the probability of the grade's token among the grades 0–3 at that
