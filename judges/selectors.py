@@ -252,6 +252,16 @@ class Agreement:
                 }
                 for s in self.systems
             ],
+            "least_certain": [
+                {
+                    "question": u.question.external_id,
+                    "answer": u.answer.external_id,
+                    "stars": u.stars,
+                    "certainty": u.certainty,
+                    "people": u.people,
+                }
+                for u in self.least_certain
+            ],
         }
 
 

@@ -176,6 +176,16 @@ class SystemSerializer(serializers.Serializer):
     difference = serializers.FloatField(allow_null=True)
 
 
+class UncertainSerializer(serializers.Serializer):
+    question = serializers.CharField(help_text="The question's external id.")
+    answer = serializers.CharField(help_text="The answer's external id.")
+    stars = serializers.IntegerField(help_text="The judge's stars.")
+    certainty = serializers.FloatField(help_text="How sure the judge was (judges.certainty; per judge kind).")
+    people = serializers.IntegerField(
+        allow_null=True, help_text="People's grade; null when no person rated it."
+    )
+
+
 class AgreementSerializer(serializers.Serializer):
     judge = serializers.IntegerField()
     pairs = serializers.IntegerField(help_text="Pairs both the judge and people rated.")
@@ -189,6 +199,9 @@ class AgreementSerializer(serializers.Serializer):
     exact_agreement = serializers.FloatField(allow_null=True)
     kendall_tau = serializers.FloatField(allow_null=True)
     systems = SystemSerializer(many=True)
+    least_certain = UncertainSerializer(
+        many=True, help_text="The judge's least certain judgments, least first."
+    )
 
 
 CONFLICT = {409: OpenApiResponse(s.ErrorSerializer, description="The judge is already judging.")}
