@@ -358,3 +358,27 @@ def test_builtin_judge_without_training_labels_uses_the_bm25_ratio_and_says_so(j
     assert scorer.neighbours is None
     assert scorer.score(judged.q("q1").text, "a1") == scorer.ratio(judged.q("q1").text, "a1") == 1.0
     assert "no human labels of training questions yet" in scorer.describe(judged.q("q1").text, "a1")
+
+
+def test_builtin_judge_without_the_embedding_model_falls_back_and_says_why(judged, monkeypatch):
+    from rankers import semantic
+    from rankers.embedding import EmbeddingUnavailable
+
+    def missing(**kwargs):
+        raise EmbeddingUnavailable("The embedding model package is not installed")
+
+    semantic.forget_vectors()  # cached question vectors would hide the missing model
+    monkeypatch.setattr(semantic, "load_encoder", missing)
+    judge = judge_create(collection=judged.collection, name="No model", kind="builtin")
+
+    done = judging_run(judging_id=_start(judge, question_ids=["q1"]).pk, worker="test")
+
+    judge.refresh_from_db()
+    assert done.status == JudgingStatus.SUCCEEDED, done.error
+    assert judge.calibration["signal"] == "bm25-ratio"
+    assert judge.calibration["fallback"] == (
+        "question embeddings unavailable (The embedding model package is not installed), "
+        "so the BM25 ratio alone"
+    )
+    reply = Rating.objects.filter(rater_id=judge.account.user_id).first().reply
+    assert reply.startswith("BM25 ratio ") and "question embeddings unavailable" in reply
