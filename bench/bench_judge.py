@@ -10,17 +10,18 @@ Builds a fresh PostgreSQL database (default ``rt_bench_judge``), loads the Cranf
    same run, a plain thread pool of httpx clients sends the same prompts to the same server with c in
    flight: the fastest this server and machine answer them with no judging work at all. The overhead per
    judgment is (wall × c ÷ N) − L.
-2. **Agreement.** The builtin judge (BM25 ratio, thresholds calibrated on the human labels) judges every
-   pair people rated; ``judges.selectors.agreement`` gives κ (quadratic), α (ordinal), leniency, and the
-   headline NDCG@10 of a fresh evaluation of the builtin BM25 ranker with people's labels vs the judge's
-   grades on the same pairs. The calibration uses the same labels it is compared with (in-sample): it is
-   what the builtin judge does in the app.
+2. **Agreement.** The builtin judge (``judges.builtin``: the propagation mean, BM25 ratio breaking ties;
+   propagated from and calibrated on the TRAINING questions' human labels) judges every pair people rated; ``judges.selectors.agreement`` gives κ
+   (quadratic), α (ordinal), leniency, and the headline NDCG@10 of a fresh evaluation of the builtin BM25
+   ranker (test questions) with people's labels vs the judge's grades on the same pairs. Held out: the
+   same figures on the TEST questions' pairs alone, whose labels the judge never saw; on the training
+   questions' pairs the thresholds are in-sample (each pair is propagated without its own question). ``bench/experiment_judge_signals.py`` compares other signals.
 3. **Filling the test top 10.** The builtin judge judges the unrated pairs in the test questions' top 10
    of that evaluation, a trainer trusts it (people win), and the evaluation's stored rankings are scored
    again with the labels of now: judged@10 and the width of the headline's 95% bootstrap CI, before/after.
 
     DEBUG=1 REDIS_URL=redis://127.0.0.1:6379/9 .venv/bin/python bench/bench_judge.py \\
-        [--pg postgres://postgres@127.0.0.1:5432] [--latency-ms 50] [--concurrency 1 8 32]
+        [--pg postgres://postgres@127.0.0.1:5432] [--latency-ms 50] [--concurrency 1 8 32] [--agreement-only]
 """
 
 from __future__ import annotations
@@ -176,6 +177,7 @@ def builtin_figures(collection) -> None:
     for s in figures.systems:
         print(f"   {s.run.ranker.name}: NDCG@10 people {s.human:.3f}, judge on the same pairs "
               f"{s.judge_same_pairs:.3f} (difference {s.difference:+.3f})")  # fmt: skip
+    held_out(collection, judge)
 
     before = headline(run)
     top = select_pairs(judge=judge, selection="test-top", limit=5000, question_ids=[])
@@ -189,6 +191,26 @@ def builtin_figures(collection) -> None:
               f"judged@10 {judged:.3f}")  # fmt: skip
 
 
+def held_out(collection, judge) -> None:
+    """κ, α, same grade and leniency on the pairs of each split (test: held out from the calibration)."""
+    import numpy as np
+
+    from judges.selectors import human_grades, judge_grades
+    from judges.stats.kappa import weighted_kappa
+    from ratings.agreement import krippendorff_alpha
+
+    mine = judge_grades(judge=judge)
+    for split in ("test", "train"):
+        humans = human_grades(collection=collection, split=split)
+        both = sorted(humans.keys() & mine.keys())
+        h = np.array([humans[p] for p in both])
+        j = np.array([mine[p] for p in both])
+        alpha = krippendorff_alpha([[int(x), int(y)] for x, y in zip(h, j, strict=True)], level="ordinal")
+        label = "test questions (held out)" if split == "test" else "training questions (in-sample)"
+        print(f"   {label}: pairs {len(both)}  weighted kappa {weighted_kappa(h, j):.3f}  alpha {alpha:.3f}  "
+              f"same grade {np.mean(h == j):.3f}  leniency {np.mean(j - h):+.3f}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -197,6 +219,7 @@ def main() -> None:
     parser.add_argument("--database", default="rt_bench_judge")
     parser.add_argument("--latency-ms", type=int, default=50)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--agreement-only", action="store_true", help="skip the throughput part")
     args = parser.parse_args()
     if not os.environ.get("REDIS_URL"):
         sys.exit("error: set REDIS_URL (evaluation_start checks the task queue)")
@@ -224,13 +247,14 @@ def main() -> None:
     collection = demo_collection_load(slug="cranfield")
     print(f"Cranfield demo: {collection.answers.count()} answers, {collection.questions.count()} questions, "
           f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
-    log = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-judge-server-{os.getpid()}.log"
-    process, url = start_server(collection.slug, args.latency_ms, log)
-    try:
-        throughput(collection, url, args.latency_ms, args.concurrency)
-    finally:
-        process.terminate()
-        process.wait(10)
+    if not args.agreement_only:
+        log = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-judge-server-{os.getpid()}.log"
+        process, url = start_server(collection.slug, args.latency_ms, log)
+        try:
+            throughput(collection, url, args.latency_ms, args.concurrency)
+        finally:
+            process.terminate()
+            process.wait(10)
     builtin_figures(collection)
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
 

@@ -2,6 +2,8 @@
 
 ``POST {base_url}/chat/completions`` with ``{"model", "messages", "temperature"}`` and
 ``Authorization: Bearer <key>``; the reply is ``choices[0].message.content`` and ``usage`` counts tokens.
+With ``logprobs`` the request also says ``"logprobs": true, "top_logprobs": TOP_LOGPROBS`` and the
+reply's ``choices[0].logprobs.content`` (a list of ``{"token", "logprob", "top_logprobs"}``) is kept.
 Connections go through the outbound policy (``rankers.outbound.guarded_client``: no metadata or, unless
 allowed, private addresses; no redirects). Errors say what happened without the key: it is never put
 in a message, a log line or an exception.
@@ -21,6 +23,7 @@ from rankers.outbound import OutboundRefused, check_url, guarded_client
 RETRIES = 4  # attempts after the first, on 429, 5xx, timeouts and dropped connections
 BACKOFF_SECONDS = 0.5  # first wait, doubling, with jitter; a Retry-After header wins when it says more
 MAX_RETRY_AFTER = 60.0
+TOP_LOGPROBS = 5  # alternatives per token position: enough to hold the four grades' digits
 
 
 class JudgeError(Exception):
@@ -49,6 +52,8 @@ class ChatReply:
     prompt_tokens: int
     completion_tokens: int
     attempts: int = 1
+    # choices[0].logprobs.content when asked for and returned, else None.
+    token_logprobs: list | None = None
 
 
 class RateLimiter:
@@ -89,13 +94,14 @@ class ChatClient:
         requests_per_minute: int = 0,
         retries: int = RETRIES,
         backoff: float = BACKOFF_SECONDS,
+        logprobs: bool = False,
     ) -> None:
         try:
             check_url(base_url)
         except OutboundRefused as exc:
             raise JudgeRefused(f"The judge's URL is refused: {exc}") from None
         self.url = completions_url(base_url)
-        self.model, self.temperature = model, temperature
+        self.model, self.temperature, self.logprobs = model, temperature, logprobs
         self.retries, self.backoff = retries, backoff
         self.limiter = RateLimiter(requests_per_minute)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -122,7 +128,9 @@ class ChatClient:
             self.limiter.wait()
             try:
                 reply = self._once(user_message)
-                return ChatReply(reply.content, reply.prompt_tokens, reply.completion_tokens, attempt)
+                return ChatReply(
+                    reply.content, reply.prompt_tokens, reply.completion_tokens, attempt, reply.token_logprobs
+                )
             except JudgeUnavailable as exc:
                 if attempt > self.retries:
                     raise JudgeUnavailable(f"{exc} (gave up after {attempt} attempts)") from None
@@ -134,11 +142,13 @@ class ChatClient:
                 time.sleep(wait)
 
     def _once(self, user_message: str) -> ChatReply:
-        body = {
+        body: dict[str, object] = {
             "model": self.model,
             "temperature": self.temperature,
             "messages": [{"role": "user", "content": user_message}],
         }
+        if self.logprobs:
+            body.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
         try:
             response = self.client.post(self.url, json=body)
         except OutboundRefused as exc:
@@ -171,14 +181,21 @@ class ChatClient:
             payload = response.json()
             content = payload["choices"][0]["message"]["content"]
             usage = payload.get("usage") or {}
-        except (ValueError, KeyError, IndexError, TypeError):
+            logprobs = payload["choices"][0].get("logprobs")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise JudgeProtocolError(
                 f"The judge at {self.url} answered something that is not a chat completion: "
                 f"{response.text[:200]!r}"
             ) from None
         if not isinstance(content, str):
             raise JudgeProtocolError(f"The judge at {self.url} answered a message without text content.")
-        return ChatReply(content, _count(usage, "prompt_tokens"), _count(usage, "completion_tokens"))
+        tokens = logprobs.get("content") if isinstance(logprobs, dict) else None
+        return ChatReply(
+            content,
+            _count(usage, "prompt_tokens"),
+            _count(usage, "completion_tokens"),
+            token_logprobs=tokens if isinstance(tokens, list) else None,
+        )
 
 
 def _count(usage: object, name: str) -> int:

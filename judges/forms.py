@@ -32,12 +32,14 @@ class JudgeForm(forms.ModelForm):
             "timeout_seconds",
             "reply_format",
             "few_shot",
+            "logprobs",
             "prompt_template",
         ]
         labels = {
             "base_url": "Base URL (…/v1)",
             "requests_per_minute": "Requests per minute (0: no limit)",
             "few_shot": "Worked examples from people's ratings",
+            "logprobs": "Ask for token log-probabilities (how sure the judge is of each grade)",
         }
         widgets = {"prompt_template": forms.Textarea(attrs={"rows": 12, "spellcheck": "false"})}
 

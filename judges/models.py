@@ -55,6 +55,9 @@ class Judge(models.Model):
     reply_format = models.CharField(max_length=10, choices=ReplyFormat.choices, default=ReplyFormat.DIGIT)
     # Worked examples drawn from the collection's own human labels (one per grade, up to this many).
     few_shot = models.PositiveSmallIntegerField(default=0)
+    # Ask the service for token log-probabilities (``logprobs``/``top_logprobs``) to measure how sure it
+    # is of each grade; off by default because some services refuse these parameters.
+    logprobs = models.BooleanField(default=False)
     # The builtin judge's thresholds as last calibrated (shown on its page).
     calibration = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

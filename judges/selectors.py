@@ -24,6 +24,7 @@ from ratings.services import aggregate_stars
 
 Pair = tuple[int, int]
 DISAGREEMENTS_SHOWN = 20
+LEAST_CERTAIN_SHOWN = 20
 
 
 def human_grades(*, collection: Collection, split: str = "") -> dict[Pair, int]:
@@ -165,6 +166,37 @@ def latest_judging(*, judge: Judge) -> Judging | None:
 
 
 @dataclass(frozen=True)
+class UncertainJudgment:
+    """One of the judge's least certain judgments, and people's grade of the pair if they rated it."""
+
+    question: Question
+    answer: Answer
+    stars: int
+    certainty: float
+    people: int | None
+
+
+def least_certain(
+    *, judge: Judge, humans: dict[Pair, int] | None = None, limit: int = LEAST_CERTAIN_SHOWN
+) -> list[UncertainJudgment]:
+    """The judge's ``limit`` judgments with the smallest certainty (``judges.certainty``; then pair ids),
+    those without one left out. The pairs no person rated among them are what "Review the judge" in the
+    rating queue offers people (``raters.queue.judge_uncertain_pairs``)."""
+    humans = human_grades(collection=judge.collection) if humans is None else humans
+    rows = list(
+        Rating.objects.filter(rater_id=judge.account.user_id, certainty__isnull=False)
+        .order_by("certainty", "question_id", "answer_id")
+        .values_list("question_id", "answer_id", "stars", "certainty")[:limit]
+    )
+    questions = Question.objects.in_bulk([q for q, *_ in rows])
+    answers = Answer.objects.in_bulk([a for _, a, *_ in rows])
+    return [
+        UncertainJudgment(questions[q], answers[a], stars, float(certainty or 0.0), humans.get((q, a)))
+        for q, a, stars, certainty in rows  # certainty is never null here (filtered above)
+    ]
+
+
+@dataclass(frozen=True)
 class SystemScore:
     """One run's headline with people's labels and with the judge's."""
 
@@ -195,6 +227,8 @@ class Agreement:
     tau: float | None = None
     # The biggest disagreements: (question, answer, people's grade, judge's stars), gap first.
     disagreements: list[tuple[Question, Answer, int, int]] = field(default_factory=list)
+    # The judge's least certain judgments (``least_certain``).
+    least_certain: list[UncertainJudgment] = field(default_factory=list)
 
     def as_json(self) -> dict:
         return {
@@ -217,6 +251,16 @@ class Agreement:
                     "difference": _r(s.difference),
                 }
                 for s in self.systems
+            ],
+            "least_certain": [
+                {
+                    "question": u.question.external_id,
+                    "answer": u.answer.external_id,
+                    "stars": u.stars,
+                    "certainty": u.certainty,
+                    "people": u.people,
+                }
+                for u in self.least_certain
             ],
         }
 
@@ -269,7 +313,19 @@ def agreement(*, judge: Judge) -> Agreement:
     questions = Question.objects.in_bulk([q for q, _ in worst])
     answers = Answer.objects.in_bulk([a for _, a in worst])
     disagreements = [(questions[q], answers[a], humans[(q, a)], mine[(q, a)]) for q, a in worst]
-    return Agreement(judge, len(both), kappa, alpha, confusion, leniency, exact, systems, tau, disagreements)
+    return Agreement(
+        judge,
+        len(both),
+        kappa,
+        alpha,
+        confusion,
+        leniency,
+        exact,
+        systems,
+        tau,
+        disagreements,
+        least_certain(judge=judge, humans=humans),
+    )
 
 
 def latest_runs(*, collection: Collection) -> list[EvaluationRun]:

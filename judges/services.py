@@ -35,6 +35,7 @@ from django.utils import timezone
 from corpus.models import Answer, Collection, Question, Split
 from evaluation.broker import BrokerUnreachable, broker_check
 from judges import builtin
+from judges.certainty import grade_probability, json_confidence, threshold_distance
 from judges.client import RETRIES, ChatClient, JudgeError, JudgeRefused, JudgeUnavailable
 from judges.models import (
     ACTIVE_JUDGING,
@@ -75,6 +76,7 @@ EDITABLE = (
     "prompt_template",
     "reply_format",
     "few_shot",
+    "logprobs",
 )
 
 
@@ -215,6 +217,7 @@ class Judgment:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     requests: int = 0
+    certainty: float | None = None  # ``judges.certainty``
 
 
 class Grader:
@@ -228,14 +231,21 @@ class Grader:
         self.client: ChatClient | None = None
         self.examples: list[Example] = []
         if judge.kind == JudgeKind.BUILTIN:
-            self.scorer = builtin.scorer_for(collection=judge.collection)
+            # Training questions' labels only: the judge grades test questions' pairs for the evaluation,
+            # so propagating or calibrating from their labels would carry people's test grades into it.
             labelled = [
-                (p.question, p.answer_external_id, p.stars)
-                for p in human_labelled_pairs(collection=judge.collection)
+                (p.question_id, p.question, p.answer_external_id, p.stars)
+                for p in human_labelled_pairs(collection=judge.collection, split=Split.TRAIN)
             ]
+            self.scorer = builtin.scorer_for(collection=judge.collection, labelled=labelled)
             self.thresholds, self.labels_used = builtin.calibrate_on(scorer=self.scorer, labelled=labelled)
             Judge.objects.filter(pk=judge.pk).update(
-                calibration={"thresholds": list(self.thresholds), "labels": self.labels_used}
+                calibration={
+                    "thresholds": list(self.thresholds),
+                    "labels": self.labels_used,
+                    "signal": "bm25-ratio" if self.scorer.neighbours is None else "propagation-mean",
+                    "fallback": self.scorer.fallback,
+                }
             )
         else:
             self.examples = few_shot_examples(judge=judge)
@@ -248,6 +258,7 @@ class Grader:
                 concurrency=judge.concurrency,
                 requests_per_minute=judge.requests_per_minute,
                 retries=RETRIES if retries is None else retries,
+                logprobs=judge.logprobs,
             )
 
     def close(self) -> None:
@@ -256,10 +267,12 @@ class Grader:
 
     def grade(self, pair: PairText) -> Judgment:
         if self.client is None:
-            score = self.scorer.score(pair.question, pair.answer_external_id)
+            score = self.scorer.score(pair.question, pair.answer_external_id, pair.question_id)
+            description = self.scorer.describe(pair.question, pair.answer_external_id, pair.question_id)
             return Judgment(
                 builtin.grade(score, self.thresholds),
-                builtin.reply_text(score, self.thresholds, self.labels_used),
+                builtin.reply_text(description, score, self.thresholds, self.labels_used),
+                certainty=threshold_distance(score, self.thresholds),
             )
         message = prompt(
             template=self.judge.prompt_template,
@@ -274,8 +287,25 @@ class Grader:
         except (ReplyUnparsable, GradeOutOfRange) as exc:
             raise PairFailed(str(exc), reply.prompt_tokens, reply.completion_tokens, reply.attempts) from None
         return Judgment(
-            stars, reply.content, message, reply.prompt_tokens, reply.completion_tokens, reply.attempts
+            stars,
+            reply.content,
+            message,
+            reply.prompt_tokens,
+            reply.completion_tokens,
+            reply.attempts,
+            certainty=self.certainty(stars, reply.content, reply.token_logprobs),
         )
+
+    def certainty(self, stars: int, content: str, token_logprobs: list | None) -> float | None:
+        """The JSON reply's own confidence, else the grade's probability from token log-probabilities,
+        else None (``judges.certainty``)."""
+        if self.judge.reply_format == ReplyFormat.JSON:
+            said = json_confidence(content)
+            if said is not None:
+                return said
+        if token_logprobs is None:
+            return None
+        return grade_probability(token_logprobs, stars, self.judge.reply_format)
 
 
 class PairFailed(Exception):
@@ -517,7 +547,7 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
     in_flight: dict[Future, tuple[int, int]] = {}
     queue = deque(p for p in todo if p in texts)
     early, judged_here = 0, False
-    batch: list[tuple[int, int, int, str]] = []
+    batch: list[tuple[int, int, int, str, float | None]] = []
     flushed = reported = float("-inf")
     try:
         with ThreadPoolExecutor(max_workers=judge.concurrency, thread_name_prefix="judge") as pool:
@@ -577,7 +607,7 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
                             stop_reason, stop_status = message, JudgingStatus.FAILED
                             queue.clear()
                         continue
-                    batch.append((q, a, judgment.stars, judgment.reply))
+                    batch.append((q, a, judgment.stars, judgment.reply, judgment.certainty))
                     judged_here = True
                     with counts.lock:
                         counts.requests += 1 if judgment.requests else 0  # the builtin judge calls nothing
@@ -629,7 +659,7 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
     return Judging.objects.get(pk=judging_id)
 
 
-def _flush(judge: Judge, batch: list[tuple[int, int, int, str]], counts: _Counts) -> None:
+def _flush(judge: Judge, batch: list[tuple[int, int, int, str, float | None]], counts: _Counts) -> None:
     """Save the judgments returned so far in one transaction (see ``judge_ratings_record``)."""
     if not batch:
         return

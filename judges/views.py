@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from corpus.models import Collection
 from corpus.permissions import can_manage, can_rate
+from judges.certainty import meaning as certainty_meaning
 from judges.forms import JudgeForm, JudgingForm, TrustForm
 from judges.models import Judge, Judging
 from judges.prompts import SCALE
@@ -266,5 +267,11 @@ def agreement_page(request: HttpRequest, slug: str, judge_id: int) -> HttpRespon
     return render(
         request,
         "judges/agreement.html",
-        {"collection": judge.collection, "judge": judge, "a": figures, "confusion_rows": rows},
+        {
+            "collection": judge.collection,
+            "judge": judge,
+            "a": figures,
+            "confusion_rows": rows,
+            "certainty_help": certainty_meaning(judge.kind),
+        },
     )

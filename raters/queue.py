@@ -61,7 +61,12 @@ PRIORITY_DISAGREEMENT = 3
 # A judge (a model) grades a pair people rated 2 or more stars apart from them: a person's look shows
 # which is right, and feeds the judge's agreement page ("Review the judge").
 PRIORITY_JUDGE_DISAGREEMENT = 4
-PRIORITY_LOW_NDCG = 5
+# A judge was least sure of its grade on a pair no person has rated: a person's grade there tells the
+# agreement page most about the judge ("Review the judge", its other half).
+PRIORITY_JUDGE_UNCERTAIN = 5
+PRIORITY_LOW_NDCG = 6
+# How many of each judge's least certain judgments (pairs no person rated) the queue offers people.
+UNCERTAIN_REVIEWED = 20
 
 
 @dataclass(frozen=True)
@@ -307,6 +312,8 @@ class _State:
     run: dict[int, _RunResult] = field(default_factory=dict)
     # question -> answers where a judge's stars are DISPUTED_SPREAD or more from people's label
     judge_disputed: dict[int, list[int]] = field(default_factory=dict)
+    # question -> answers among each judge's UNCERTAIN_REVIEWED least certain judgments no person rated
+    judge_uncertain: dict[int, list[int]] = field(default_factory=dict)
 
     def target(self, question_id: int) -> int:
         external_id, _ = self.questions[question_id]
@@ -365,6 +372,7 @@ def _load(collection: Collection, rater: User) -> _State:
         skipped=skipped,
     )
     state.judge_disputed = judge_disputed_pairs(collection=collection)
+    state.judge_uncertain = judge_uncertain_pairs(collection=collection)
     run = latest_run(collection=collection)
     if run is not None:
         ids_by_external = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
@@ -400,6 +408,42 @@ def judge_disputed_pairs(*, collection: Collection) -> dict[int, list[int]]:
     return dict(result)
 
 
+def judge_uncertain_pairs(
+    *, collection: Collection, per_judge: int = UNCERTAIN_REVIEWED
+) -> dict[int, list[int]]:
+    """{question id: answer ids}: each judge's ``per_judge`` least certain judgments (``Rating.certainty``,
+    smallest first, then pair ids; judgments without a certainty left out) on pairs no person rated.
+
+    Certainties are compared within one judge only: each kind measures them on its own scale."""
+    judges = list(JudgeAccount.objects.filter(collection=collection).values_list("user_id", flat=True))
+    if not judges:
+        return {}
+    rated_by_people = set(
+        Rating.objects.filter(question__collection=collection)
+        .exclude(rater_id__in=judges)
+        .values_list("question_id", "answer_id")
+    )
+    chosen: dict[tuple[int, int], None] = {}
+    for judge in judges:
+        taken = 0
+        for q, a in (
+            Rating.objects.filter(rater_id=judge, question__collection=collection, certainty__isnull=False)
+            .order_by("certainty", "question_id", "answer_id")
+            .values_list("question_id", "answer_id")
+            .iterator()
+        ):
+            if (q, a) in rated_by_people:
+                continue
+            chosen.setdefault((q, a), None)
+            taken += 1
+            if taken >= per_judge:
+                break
+    result: dict[int, list[int]] = defaultdict(list)
+    for q, a in chosen:
+        result[q].append(a)
+    return dict(result)
+
+
 def _dedupe(*groups: Iterable[int]) -> list[int]:
     seen: dict[int, None] = {}
     for group in groups:
@@ -425,6 +469,7 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
     unlabelled = [a for a in run_top if a not in labels] if split == Split.TEST else []
     short = [a for a, (count, _) in labels.items() if count < target]
     disputed = [a for a, (_, spread) in labels.items() if spread >= DISPUTED_SPREAD]
+    uncertain = state.judge_uncertain.get(question_id, [])
     pool = _dedupe(
         state.candidates.get(question_id, []),
         run_top,
@@ -432,6 +477,10 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
         disputed,
         state.judge_disputed.get(question_id, []),
     )
+    # A judge's uncertain pair is shown, but it is the review step below that asks for it, not the
+    # target number of raters: its reason must say why it is there.
+    needs_raters = pool
+    pool = _dedupe(pool, uncertain)
     to_show = [a for a in pool if (question_id, a) not in mine]
 
     k = state.k
@@ -442,7 +491,7 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
         )
         return PRIORITY_UNLABELLED_IN_TEST, (-len(unlabelled), spread_key), reason, to_show
 
-    needing = [a for a in pool if labels.get(a, (0, 0))[0] < target and (question_id, a) not in mine]
+    needing = [a for a in needs_raters if labels.get(a, (0, 0))[0] < target and (question_id, a) not in mine]
     if needing:
         why_target = (
             f"this question is in the agreement sample, where each answer gets {target} raters"
@@ -475,6 +524,15 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
             f"{DISPUTED_SPREAD} or more stars apart from people; your rating shows which is right."
         )
         return PRIORITY_JUDGE_DISAGREEMENT, (-len(judged_open), spread_key), reason, to_show
+
+    uncertain_open = [a for a in uncertain if (question_id, a) not in mine]
+    if uncertain_open:
+        reason = (
+            f"Chosen because a judge (a model) was least sure of its grade for "
+            f"{_plural(len(uncertain_open), 'answer', 'answers')} here and no person has rated "
+            f"{'it' if len(uncertain_open) == 1 else 'them'}; your rating shows whether the judge was right."
+        )
+        return PRIORITY_JUDGE_UNCERTAIN, (-len(uncertain_open), spread_key), reason, to_show
 
     if run is not None and run.ndcg is not None and any((question_id, a) not in mine for a in run_top):
         reason = (

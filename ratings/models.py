@@ -56,6 +56,9 @@ class Rating(models.Model):
     note = models.CharField(max_length=NOTE_MAX_LENGTH, blank=True, default="", db_default="")
     # A judge's raw reply (with its reasoning), so people can see why it graded so; empty for people.
     reply = models.TextField(blank=True, default="", db_default="")
+    # How sure a judge was of these stars (``judges`` says how each kind measures it; larger is surer),
+    # so "Review the judge" can show people the least certain ones; null for people and unknown.
+    certainty = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -657,22 +657,25 @@ def judge_trust_set(*, account: JudgeAccount, counts: bool, human_wins: bool) ->
 
 
 @transaction.atomic
-def judge_ratings_record(*, account: JudgeAccount, judgments: Sequence[tuple[int, int, object, str]]) -> int:
-    """Record several ``(question id, answer id, stars, reply)`` of one judge at once, with their labels.
+def judge_ratings_record(
+    *, account: JudgeAccount, judgments: Sequence[tuple[int, int, object, str, float | None]]
+) -> int:
+    """Record several ``(question id, answer id, stars, reply, certainty)`` of one judge at once, with
+    their labels (certainty: how sure the judge was, None when unknown).
 
     One transaction with every pair locked in one fixed order (``_lock_pairs``): a judging run writes
     what its calls returned in batches, so a judgment costs a share of one round trip, not several.
     All or nothing: bad stars or a pair outside the judge's collection raise ValidationError.
     """
-    rows = [(q, a, validate_stars(stars), reply) for q, a, stars, reply in judgments]
+    rows = [(q, a, validate_stars(stars), reply, certainty) for q, a, stars, reply, certainty in judgments]
     if not rows:
         return 0
-    question_ids, answer_ids = {q for q, _, _, _ in rows}, {a for _, a, _, _ in rows}
+    question_ids, answer_ids = {q for q, *_ in rows}, {a for _, a, *_ in rows}
     own_questions = Question.objects.filter(pk__in=question_ids, collection_id=account.collection_id).count()
     own_answers = Answer.objects.filter(pk__in=answer_ids, collection_id=account.collection_id).count()
     if own_questions != len(question_ids) or own_answers != len(answer_ids):
         raise ValidationError({"question": "A judge rates only pairs of its own collection."})
-    pairs = [(q, a) for q, a, _, _ in rows]
+    pairs = [(q, a) for q, a, *_ in rows]
     _lock_pairs(pairs)
     existing = {
         (r.question_id, r.answer_id): r
@@ -680,7 +683,7 @@ def judge_ratings_record(*, account: JudgeAccount, judgments: Sequence[tuple[int
     }
     now = timezone.now()
     created, updated, history = [], [], []
-    for q, a, stars, reply in rows:
+    for q, a, stars, reply, certainty in rows:
         rating = existing.get((q, a))
         if rating is None:
             created.append(
@@ -691,6 +694,7 @@ def judge_ratings_record(*, account: JudgeAccount, judgments: Sequence[tuple[int
                     stars=stars,
                     source=RatingSource.JUDGE,
                     reply=reply,
+                    certainty=certainty,
                 )
             )
             continue
@@ -701,9 +705,12 @@ def judge_ratings_record(*, account: JudgeAccount, judgments: Sequence[tuple[int
                 )
             )
         rating.stars, rating.source, rating.reply, rating.updated_at = stars, RatingSource.JUDGE, reply, now
+        rating.certainty = certainty
         updated.append(rating)
     Rating.objects.bulk_create(created, batch_size=1000)
-    Rating.objects.bulk_update(updated, ["stars", "source", "reply", "updated_at"], batch_size=1000)
+    Rating.objects.bulk_update(
+        updated, ["stars", "source", "reply", "certainty", "updated_at"], batch_size=1000
+    )
     RatingHistory.objects.bulk_create(history, batch_size=1000)
     labels_recompute(pairs=pairs)
     return len(rows)

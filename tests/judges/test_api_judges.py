@@ -81,6 +81,11 @@ def test_start_run_status_and_agreement(api, judged):
     assert status["status"] == "succeeded" and status["judged"] == status["total"]
     assert figures["pairs"] == 4  # people rated (q1, a1), (q1, a2), (q2, a2), (q2, a4)
     assert sum(map(sum, figures["confusion"])) == 4
+    certainties = [row["certainty"] for row in figures["least_certain"]]
+    assert len(certainties) == status["judged"] and certainties == sorted(certainties)
+    assert {
+        row["people"] for row in figures["least_certain"] if (row["question"], row["answer"]) == ("q1", "a1")
+    } == {3}
 
 
 def test_start_conflict_is_409_and_cancel_resume(api, judged):

@@ -27,3 +27,19 @@ def test_calibrate_bad_input_raises():
         calibrate([0.1], [0, 1])
     with pytest.raises(ValueError, match="from 0 to 3"):
         calibrate([0.1], [4])
+
+
+def test_neighbour_mean_weights_the_stars_of_neighbours_that_rated_the_answer():
+    from judges.builtin import neighbour_mean
+
+    # Weights 0.81, 0.25, 0.04, 0; the first and third rated the answer (3 and 1 stars), the second did
+    # not, the fourth (weight 0: not a neighbour) gave 3 stars: (0.81·3 + 0.04·1) / (0.81 + 0.04).
+    weights = [0.81, 0.25, 0.04, 0.0]
+
+    assert neighbour_mean(weights, [3, 0, 1, 3], [1, 0, 1, 1], overall=1.5) == pytest.approx(2.47 / 0.85)
+
+
+def test_neighbour_mean_without_a_rated_neighbour_is_the_overall_mean():
+    from judges.builtin import neighbour_mean
+
+    assert neighbour_mean([0.5, 0.2], [0, 0], [0, 0], overall=1.25) == 1.25

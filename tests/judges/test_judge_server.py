@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import httpx
 import pytest
@@ -98,3 +99,52 @@ def test_bad_body_is_400_and_unknown_path_404(judge_server):
 def test_unknown_collection_is_a_command_error(db):
     with pytest.raises(CommandError, match="no collection with slug 'nope'"):
         call_command("judge_server", "--collection", "nope")
+
+
+def _ask_logprobs(server, question: str, answer: str, **options) -> httpx.Response:
+    text = prompt(template=DEFAULT_PROMPT, reply_format="digit", question=question, answer=answer)
+    body = {"model": "reference-judge", "messages": [{"role": "user", "content": text}], "logprobs": True}
+    return httpx.post(server.url + "/chat/completions", json={**body, **options}, timeout=10)
+
+
+def test_logprobs_give_the_grades_probability(judge_server):
+    response = _ask_logprobs(judge_server, Q1, A1, top_logprobs=5)
+
+    (token,) = response.json()["choices"][0]["logprobs"]["content"]
+    assert token["token"] == "3" and token["logprob"] == pytest.approx(math.log(0.9))
+    assert token["bytes"] == [51]
+    assert [(t["token"], round(math.exp(t["logprob"]), 6)) for t in token["top_logprobs"]] == [
+        ("3", 0.9),
+        ("2", 0.1),
+    ]
+
+
+def test_logprobs_top_list_is_cut_to_the_request(judge_server):
+    one = _ask_logprobs(judge_server, Q1, A1, top_logprobs=1).json()["choices"][0]["logprobs"]["content"]
+    none = _ask_logprobs(judge_server, Q1, A1).json()["choices"][0]["logprobs"]["content"]
+
+    assert [t["token"] for t in one[0]["top_logprobs"]] == ["3"]
+    assert none[0]["top_logprobs"] == []
+
+
+def test_logprobs_are_absent_unless_asked_and_bad_top_is_400(judge_server):
+    assert "logprobs" not in _ask(judge_server, Q1, A1).json()["choices"][0]
+    response = _ask_logprobs(judge_server, Q1, A1, top_logprobs=21)
+
+    assert response.status_code == 400 and "top_logprobs" in response.json()["error"]["message"]
+
+
+def test_noised_grades_are_less_sure_and_json_says_its_confidence(judge_server_factory):
+    server = judge_server_factory("--noise", "1", "--reply", "json", "--confidence")
+
+    response = _ask_logprobs(server, Q1, A1, top_logprobs=5)
+
+    choice = response.json()["choices"][0]
+    content = json.loads(choice["message"]["content"])
+    assert content["grade"] == 2 and content["confidence"] == 0.6  # the label 3, moved one step down
+    grade = [t for t in choice["logprobs"]["content"] if t["logprob"] != 0]
+    assert [(t["token"], round(math.exp(t["logprob"]), 6)) for t in grade[0]["top_logprobs"]] == [
+        ("2", 0.6),
+        ("3", 0.4),
+    ]
+    assert "".join(t["token"] for t in choice["logprobs"]["content"]) == choice["message"]["content"]

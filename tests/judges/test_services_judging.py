@@ -20,6 +20,7 @@ from judges.services import (
 from ratings.models import Rating, RatingSource
 
 HUMAN_PAIRS = 8  # see conftest.HUMAN; all are in the overlap sample only by chance, so runs use "questions"
+TRAINING_PAIRS = 4  # of them on training questions (q1, q2): what the builtin judge calibrates on
 
 
 def _chat_judge(judged, server, **fields):
@@ -213,7 +214,7 @@ def test_builtin_judge_is_deterministic_and_calibrated(judged):
 
     assert done.status == JudgingStatus.SUCCEEDED and done.requests == 0
     judge.refresh_from_db()
-    assert judge.calibration["labels"] == HUMAN_PAIRS
+    assert judge.calibration["labels"] == TRAINING_PAIRS
     assert len(judge.calibration["thresholds"]) == 3
     assert "Grade:" in Rating.objects.filter(rater_id=judge.account.user_id).first().reply
     Rating.objects.filter(rater_id=judge.account.user_id).delete()
@@ -270,3 +271,114 @@ def test_test_connection_wrong_key_says_so(judged, judge_server_factory):
     outcome = judge_test(judge=judge)
 
     assert "refused the API key (HTTP 401)" in outcome.error and "k2-secret" not in outcome.error
+
+
+def _certainties(judge) -> dict[tuple[str, str], float | None]:
+    return {
+        (r.question.external_id, r.answer.external_id): r.certainty
+        for r in Rating.objects.filter(rater_id=judge.account.user_id).select_related("question", "answer")
+    }
+
+
+def test_logprobs_judge_stores_each_grades_probability(judged, judge_server):
+    judge = _chat_judge(judged, judge_server, name="Sure", logprobs=True)
+
+    done = judging_run(judging_id=_start(judge, question_ids=["q1"]).pk, worker="test")
+
+    # The server answers the label with probability 0.9 and one other grade with 0.1 (both listed).
+    assert done.status == JudgingStatus.SUCCEEDED, done.error
+    certainties = list(_certainties(judge).values())
+    assert len(certainties) == done.judged > 0
+    assert certainties == [pytest.approx(0.9)] * done.judged
+
+
+def test_json_confidence_wins_and_no_logprobs_means_no_certainty(judged, judge_server_factory):
+    server = judge_server_factory("--reply", "json", "--confidence", "--noise", "1")
+    said = _chat_judge(judged, server, name="Says", reply_format="json")
+    silent = _chat_judge(judged, judge_server_factory(), name="Silent")
+
+    judging_run(judging_id=_start(said, question_ids=["q1"]).pk, worker="test")
+    judging_run(judging_id=_start(silent, question_ids=["q1"]).pk, worker="test")
+
+    # --noise 1 moves every grade off its label: the reply says confidence 0.6.
+    assert set(_certainties(said).values()) == {0.6}
+    assert set(_certainties(silent).values()) == {None}
+
+
+def test_builtin_certainty_is_the_distance_from_the_nearest_threshold(judged):
+    from judges import builtin
+    from judges.selectors import human_labelled_pairs
+
+    judge = judge_create(collection=judged.collection, name="Near", kind="builtin")
+    judging_run(judging_id=_start(judge, question_ids=["q1", "q3"]).pk, worker="test")
+    judge.refresh_from_db()
+    labelled = [
+        (p.question_id, p.question, p.answer_external_id, p.stars)
+        for p in human_labelled_pairs(collection=judged.collection, split="train")
+    ]
+    scorer = builtin.scorer_for(collection=judged.collection, labelled=labelled)
+    thresholds = judge.calibration["thresholds"]
+
+    ratings = Rating.objects.filter(rater_id=judge.account.user_id).select_related("question", "answer")
+    assert ratings.count() > 0
+    for rating in ratings:
+        score = scorer.score(rating.question.text, rating.answer.external_id, rating.question_id)
+        assert rating.certainty == pytest.approx(min(abs(score - t) for t in thresholds))
+
+
+def test_builtin_judge_propagates_from_training_questions_only(judged):
+    from judges import builtin
+
+    judge = judge_create(collection=judged.collection, name="Propagating", kind="builtin")
+    judging_run(judging_id=_start(judge, question_ids=["q3"]).pk, worker="test")
+    judge.refresh_from_db()
+    q1, q2, q3 = judged.q("q1"), judged.q("q2"), judged.q("q3")
+    labelled = [(q1.pk, q1.text, "a1", 2), (q2.pk, q2.text, "a2", 0)]  # overall mean 1.0
+    alone = builtin.scorer_for(collection=judged.collection, labelled=labelled)
+
+    assert judge.calibration["signal"] == "propagation-mean" and judge.calibration["fallback"] == ""
+    # A test question's pair gets its training neighbours' stars: a1 from q1 (2), a2 from q2 (0).
+    assert alone.mean(q3.pk, q3.text, "a1") == 2.0
+    assert alone.mean(q3.pk, q3.text, "a2") == 0.0
+    # Nobody rated a5: the overall mean. A training question is never its own neighbour: q1's a1 was
+    # rated by q1 only, so it gets the overall mean too, while q1's a2 comes from q2.
+    assert alone.mean(q3.pk, q3.text, "a5") == 1.0
+    assert alone.mean(q1.pk, q1.text, "a1") == 1.0
+    assert alone.mean(q1.pk, q1.text, "a2") == 0.0
+    assert alone.score(q3.text, "a1", q3.pk) == pytest.approx(2.0 + 0.001 * alone.ratio(q3.text, "a1"))
+    reply = Rating.objects.filter(rater_id=judge.account.user_id).first().reply
+    assert "similar training questions' mean stars" in reply and "Grade:" in reply
+
+
+def test_builtin_judge_without_training_labels_uses_the_bm25_ratio_and_says_so(judged):
+    from judges import builtin
+
+    scorer = builtin.scorer_for(collection=judged.collection, labelled=[])
+
+    assert scorer.neighbours is None
+    assert scorer.score(judged.q("q1").text, "a1") == scorer.ratio(judged.q("q1").text, "a1") == 1.0
+    assert "no human labels of training questions yet" in scorer.describe(judged.q("q1").text, "a1")
+
+
+def test_builtin_judge_without_the_embedding_model_falls_back_and_says_why(judged, monkeypatch):
+    from rankers import semantic
+    from rankers.embedding import EmbeddingUnavailable
+
+    def missing(**kwargs):
+        raise EmbeddingUnavailable("The embedding model package is not installed")
+
+    semantic.forget_vectors()  # cached question vectors would hide the missing model
+    monkeypatch.setattr(semantic, "load_encoder", missing)
+    judge = judge_create(collection=judged.collection, name="No model", kind="builtin")
+
+    done = judging_run(judging_id=_start(judge, question_ids=["q1"]).pk, worker="test")
+
+    judge.refresh_from_db()
+    assert done.status == JudgingStatus.SUCCEEDED, done.error
+    assert judge.calibration["signal"] == "bm25-ratio"
+    assert judge.calibration["fallback"] == (
+        "question embeddings unavailable (The embedding model package is not installed), "
+        "so the BM25 ratio alone"
+    )
+    reply = Rating.objects.filter(rater_id=judge.account.user_id).first().reply
+    assert reply.startswith("BM25 ratio ") and "question embeddings unavailable" in reply

@@ -70,6 +70,7 @@ class JudgeSerializer(serializers.ModelSerializer):
             "prompt_template",
             "reply_format",
             "few_shot",
+            "logprobs",
             "calibration",
             "counts",
             "human_wins",
@@ -101,6 +102,9 @@ class JudgeWriteSerializer(serializers.Serializer):
     prompt_template = serializers.CharField(max_length=20_000, required=False, validators=[_no_nul])
     reply_format = serializers.ChoiceField(choices=ReplyFormat.choices, required=False)
     few_shot = serializers.IntegerField(min_value=0, max_value=12, required=False)
+    logprobs = serializers.BooleanField(
+        required=False, help_text="Ask the service for token log-probabilities (certainty of each grade)."
+    )
     counts = serializers.BooleanField(required=False, help_text="Let its ratings count toward labels.")
     human_wins = serializers.BooleanField(required=False)
 
@@ -172,6 +176,16 @@ class SystemSerializer(serializers.Serializer):
     difference = serializers.FloatField(allow_null=True)
 
 
+class UncertainSerializer(serializers.Serializer):
+    question = serializers.CharField(help_text="The question's external id.")
+    answer = serializers.CharField(help_text="The answer's external id.")
+    stars = serializers.IntegerField(help_text="The judge's stars.")
+    certainty = serializers.FloatField(help_text="How sure the judge was (judges.certainty; per judge kind).")
+    people = serializers.IntegerField(
+        allow_null=True, help_text="People's grade; null when no person rated it."
+    )
+
+
 class AgreementSerializer(serializers.Serializer):
     judge = serializers.IntegerField()
     pairs = serializers.IntegerField(help_text="Pairs both the judge and people rated.")
@@ -185,6 +199,9 @@ class AgreementSerializer(serializers.Serializer):
     exact_agreement = serializers.FloatField(allow_null=True)
     kendall_tau = serializers.FloatField(allow_null=True)
     systems = SystemSerializer(many=True)
+    least_certain = UncertainSerializer(
+        many=True, help_text="The judge's least certain judgments, least first."
+    )
 
 
 CONFLICT = {409: OpenApiResponse(s.ErrorSerializer, description="The judge is already judging.")}

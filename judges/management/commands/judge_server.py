@@ -14,12 +14,21 @@ try judges with it, without an API key; tests and benchmarks use its fault optio
 before answering; ``--rate-limit-first N`` answers the first N completions with 429 and
 ``Retry-After: --retry-after``; ``--fail-first N`` answers the next N with 500; ``--malformed`` answers
 text that says no grade; ``--out-of-range`` answers grade 7; ``--garbage`` answers a body that is not JSON.
+
+**Certainty.** A request with ``"logprobs": true`` gets ``choices[0].logprobs.content``, one entry per
+token of the reply (``{"token", "logprob", "bytes", "top_logprobs"}``, the latter cut to the request's
+``top_logprobs``, 0 by default, as OpenAI does). Every token but the grade has logprob 0; the grade's
+token has probability ``SURE`` (0.9) when it is the label, the next grade towards the middle getting
+the rest, and ``NOISED`` (0.6) when ``--noise`` moved it, the label getting the rest. With
+``--confidence`` JSON replies also say ``"confidence"``: the same probability.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 import threading
 import time
 from http import HTTPStatus
@@ -35,6 +44,9 @@ from ratings.models import Label
 MODEL = "reference-judge"
 MAX_BODY_BYTES = 2_000_000
 PREFIX = 200  # characters of an answer's text looked for in the prompt
+SURE = 0.9  # the grade's probability when it is the label
+NOISED = 0.6  # ... when --noise moved it off the label
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 
 
 class Faults:
@@ -77,15 +89,19 @@ class Grades:
         self.count = sum(len(v) for v in self.questions.values())
 
     def grade(self, prompt: str) -> int:
+        return self.grade_and_label(prompt)[0]
+
+    def grade_and_label(self, prompt: str) -> tuple[int, int]:
+        """(the grade answered, the pair's label): they differ when --noise moved the grade."""
         question = max(self.ordered, key=lambda q: prompt.rfind(q), default=None)
         if question is None or prompt.rfind(question) < 0:
-            return 0
+            return 0, 0
         found = [(prompt.rfind(text), gain, text) for text, gain in self.questions[question]]
         found = [item for item in found if item[0] >= 0]
         if not found:
-            return 0
+            return 0, 0
         _, gain, text = max(found)
-        return self._noisy(gain, question, text)
+        return self._noisy(gain, question, text), gain
 
     def _noisy(self, gain: int, question: str, answer: str) -> int:
         if not self.noise:
@@ -99,9 +115,53 @@ class Grades:
         return shifted if 0 <= shifted <= 3 else gain - step
 
 
-def reply_content(grade: int, reply: str) -> str:
+def grade_probabilities(grade: int, label: int) -> dict[int, float]:
+    """{grade: probability} at the grade's token (module docstring), the answered grade first."""
+    if grade != label:
+        return {grade: NOISED, label: 1 - NOISED}
+    return {grade: SURE, (grade + 1 if grade < 2 else grade - 1): 1 - SURE}
+
+
+def token_logprobs(content: str, grade: int, label: int, top: int) -> list[dict]:
+    """``choices[0].logprobs.content`` for the reply (module docstring)."""
+    probabilities = grade_probabilities(grade, label)
+    tokens = []
+    seen_grade = False
+    for match in _TOKEN.finditer(content):
+        token = match.group()
+        if (
+            token == str(grade)
+            and not seen_grade
+            and (content.strip() == token or _after_grade(content, match))
+        ):
+            seen_grade = True
+            alternatives = [(str(g), math.log(p)) for g, p in probabilities.items()]
+        else:
+            alternatives = [(token, 0.0)]
+        tokens.append(
+            {
+                "token": token,
+                "logprob": alternatives[0][1],
+                "bytes": list(token.encode()),
+                "top_logprobs": [
+                    {"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in alternatives[:top]
+                ],
+            }
+        )
+    return tokens
+
+
+def _after_grade(content: str, match: re.Match) -> bool:
+    before = content[: match.start()].lower()
+    return before.rstrip(" \"':").endswith("grade")
+
+
+def reply_content(grade: int, reply: str, confidence: float | None = None) -> str:
     if reply == "json":
-        return json.dumps({"reasoning": "Graded from the collection's labels.", "grade": grade})
+        payload: dict[str, object] = {"reasoning": "Graded from the collection's labels.", "grade": grade}
+        if confidence is not None:
+            payload["confidence"] = confidence
+        return json.dumps(payload)
     if reply == "reasoning":
         return f"The reference judge looked the pair up in the collection's labels.\nGrade: {grade}"
     return str(grade)
@@ -112,7 +172,9 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
-def make_handler(*, grades: Grades, faults: Faults, api_key: str, reply: str, verbose: bool) -> type:
+def make_handler(
+    *, grades: Grades, faults: Faults, api_key: str, reply: str, verbose: bool, confidence: bool = False
+) -> type:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True
@@ -185,25 +247,35 @@ def make_handler(*, grades: Grades, faults: Faults, api_key: str, reply: str, ve
                     HTTPStatus.BAD_REQUEST, '"messages" must be a list of messages', "invalid_request_error"
                 )
                 return
+            grade, label = grades.grade_and_label(prompt)
             if faults.malformed:
                 content = "This answer seems somewhat relevant, I think."
             elif faults.out_of_range:
+                grade = label = 7
                 content = reply_content(7, reply)
             else:
-                content = reply_content(grades.grade(prompt), reply)
+                sure = grade_probabilities(grade, label)[grade] if confidence else None
+                content = reply_content(grade, reply, sure)
+            choice: dict[str, Any] = {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+            if payload.get("logprobs") is True:
+                top = payload.get("top_logprobs") or 0
+                if isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= 20:
+                    self._error(
+                        HTTPStatus.BAD_REQUEST, '"top_logprobs" must be from 0 to 20', "invalid_request_error"
+                    )
+                    return
+                choice["logprobs"] = {"content": token_logprobs(content, grade, label, top)}
             self._send(
                 HTTPStatus.OK,
                 {
                     "id": "chatcmpl-reference",
                     "object": "chat.completion",
                     "model": payload.get("model") or MODEL,
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": content},
-                            "finish_reason": "stop",
-                        }
-                    ],
+                    "choices": [choice],
                     "usage": {
                         "prompt_tokens": len(prompt.split()),
                         "completion_tokens": len(content.split()),
@@ -230,6 +302,9 @@ class Command(BaseCommand):
         parser.add_argument("--noise", type=float, default=0.0, help="probability of a grade one step off")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--api-key", default="", help="require this bearer key (else any, or none)")
+        parser.add_argument(
+            "--confidence", action="store_true", help='JSON replies also say "confidence" (0-1)'
+        )
         faults = parser.add_argument_group("fault injection (tests and benchmarks only)")
         faults.add_argument("--latency-ms", type=int, default=0)
         faults.add_argument("--rate-limit-first", type=int, default=0, help="answer the first N with 429")
@@ -256,6 +331,7 @@ class Command(BaseCommand):
             api_key=options["api_key"],
             reply=options["reply"],
             verbose=options["verbosity"] >= 2,
+            confidence=options["confidence"],
         )
         server = Server((options["host"], options["port"]), handler)
         host, port = options["host"], server.server_address[1]
