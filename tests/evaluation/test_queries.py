@@ -120,7 +120,7 @@ def count_queries(client, url: str) -> int:
 # since the previous run in 4 more (that run, the labels' state, both runs' rankings, today's labels); the
 # run and compare pages that follow, for the same two runs, find the figures cached (the labels' state only).
 # The question page reads the raters' notes on its answers in one more.
-EXPECTED = {"dashboard": 15, "run": 9, "run page 2": 9, "question": 7, "progress": 4, "compare": 8}
+EXPECTED = {"dashboard": 15, "run": 9, "run page 2": 9, "question": 8, "progress": 4, "compare": 8}
 
 
 @pytest.mark.parametrize("role", ["trainer", "rater"])

@@ -40,8 +40,20 @@ def _no_nul(value):
     return value
 
 
+class CalibrationSerializer(serializers.Serializer):
+    """How a builtin judge turned its score into stars; empty for an openai-chat judge."""
+
+    thresholds = serializers.ListField(
+        child=serializers.FloatField(), required=False, help_text="Scores from which 1, 2 and 3 stars are given."
+    )
+    labels = serializers.IntegerField(required=False, help_text="Training-question labels it was calibrated on.")
+    signal = serializers.ChoiceField(choices=["bm25-ratio", "propagation-mean"], required=False)
+    fallback = serializers.CharField(required=False, help_text="Why the BM25 ratio alone is used, if it is.")
+
+
 class JudgeSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
+    calibration = CalibrationSerializer()
     collection = serializers.CharField(source="collection.slug")
     base_url = serializers.CharField(help_text="Empty for a builtin judge.")
     has_api_key = serializers.BooleanField(
@@ -109,6 +121,12 @@ class JudgeWriteSerializer(serializers.Serializer):
     human_wins = serializers.BooleanField(required=False)
 
 
+class PairErrorSerializer(serializers.Serializer):
+    question = serializers.IntegerField(help_text="Question id.")
+    answer = serializers.IntegerField(help_text="Answer id.")
+    error = serializers.CharField()
+
+
 class JudgingSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     judge = serializers.IntegerField(source="judge_id")
@@ -116,7 +134,7 @@ class JudgingSerializer(serializers.ModelSerializer):
     selection = serializers.ChoiceField(choices=Selection.choices)
     total = serializers.IntegerField(help_text="Pairs this run judges.")
     tokens = serializers.IntegerField(help_text="Prompt plus completion tokens.")
-    pair_errors = serializers.ListField(child=serializers.DictField(), help_text="The last errors, per pair.")
+    pair_errors = PairErrorSerializer(many=True, help_text="The last errors, per pair.")
 
     class Meta:
         model = Judging
