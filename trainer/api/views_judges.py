@@ -44,9 +44,13 @@ class CalibrationSerializer(serializers.Serializer):
     """How a builtin judge turned its score into stars; empty for an openai-chat judge."""
 
     thresholds = serializers.ListField(
-        child=serializers.FloatField(), required=False, help_text="Scores from which 1, 2 and 3 stars are given."
+        child=serializers.FloatField(),
+        required=False,
+        help_text="Scores from which 1, 2 and 3 stars are given.",
     )
-    labels = serializers.IntegerField(required=False, help_text="Training-question labels it was calibrated on.")
+    labels = serializers.IntegerField(
+        required=False, help_text="Training-question labels it was calibrated on."
+    )
     signal = serializers.ChoiceField(choices=["bm25-ratio", "propagation-mean"], required=False)
     fallback = serializers.CharField(required=False, help_text="Why the BM25 ratio alone is used, if it is.")
 
