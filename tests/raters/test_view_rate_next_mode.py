@@ -32,7 +32,7 @@ def test_rate_next_empty_mode_returns_to_the_usual_queue(client, scenario, rater
     page = client.get(f"{URL}?mode=", follow=True).content.decode()
 
     # The usual queue's first rule (unrated answers in a test question's latest top 10), not "decides".
-    assert "which makes its NDCG@10 uncertain" in page
+    assert "so we cannot tell how well the ranker did on it" in page
     assert "decide whether" not in page
 
 
