@@ -141,6 +141,15 @@ def test_start_run_and_see_progress_then_agreement(trainer_client, judged, built
     body = agreement.content.decode()
     assert "On the 4 pairs both the judge and people rated" in body
     assert "Thomas et al., SIGIR 2024" in body and "Clarke and" in body
+    assert 'data-testid="agreement-empty"' not in body
+
+
+def test_agreement_with_no_pair_rated_by_both_says_what_to_judge(trainer_client, judged, builtin):
+    body = trainer_client.get(f"/c/judged/judges/{builtin.pk}/agreement/").content.decode()
+
+    assert "On the 0 pairs both the judge and people rated" in body
+    assert 'data-testid="agreement-empty">No pair has been rated by both yet' in body
+    assert f'href="/c/judged/judges/{builtin.pk}/#runs"' in body
 
 
 def test_start_run_nothing_to_judge_says_so(trainer_client, judged, builtin):
