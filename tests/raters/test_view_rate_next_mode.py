@@ -25,6 +25,20 @@ def test_rate_next_mode_decide_goes_to_the_deciding_question_and_stays(client, s
     assert client.get(URL)["Location"] == q2
 
 
+def test_rate_page_in_a_mode_says_so_with_the_way_back(client, scenario, rater):
+    client.force_login(rater)
+
+    page = client.get(f"{URL}?mode=decide", follow=True).content.decode()
+    back = client.get(f"{URL}?mode=", follow=True).content.decode()
+
+    assert (
+        '<p class="small" data-testid="queue-mode">You are rating the answers that decide how sure we are of '
+        "the ranker's score." in page.replace("&#x27;", "'")
+    )
+    assert f'<a href="{URL}?mode=">Back to the usual order</a>' in page
+    assert 'data-testid="queue-mode"' not in back
+
+
 def test_rate_next_empty_mode_returns_to_the_usual_queue(client, scenario, rater):
     client.force_login(rater)
     client.get(f"{URL}?mode=decide")
