@@ -102,36 +102,61 @@ def try_it(page) -> None:
     page.get_by_test_id("try-ok").wait_for()
 
 
-# A page, or a page and what to do on it before checking it.
+def shows(*selectors: str) -> Callable:
+    """Wait until the page shows each selector: the page has its real content, not an empty state."""
+
+    def check(page) -> None:
+        for selector in selectors:
+            page.locator(selector).first.wait_for(state="attached")
+
+    return check
+
+
+# A page, or a page and what to do on it (or to find on it) before checking it.
 Step = str | tuple[str, Callable]
 
 
-def trainer_pages(site: Site) -> list[str]:
+def trainer_pages(site: Site) -> list[Step]:
     version = site.ranker.versions.get()
     question = Question.objects.get(collection=site.collection, external_id="q1")
     return [
         reverse("home"),
         reverse("rate-next", args=["tiny"]),
-        reverse("rating-progress", args=["tiny"]),
+        (reverse("rating-progress", args=["tiny"]), shows("[data-testid=disagreements] table")),
         reverse("evaluation:index"),
         reverse("evaluation:dashboard", args=["tiny"]),
-        reverse("evaluation:run", args=[site.second.pk]),
+        (reverse("evaluation:run", args=[site.second.pk]), shows("[data-testid=run-downloads] a")),
         reverse("evaluation:question", args=[site.second.pk, question.pk]),
         reverse("evaluation:compare", args=["tiny"]) + f"?a={site.first.pk}&b={site.second.pk}",
-        reverse("evaluation:compare", args=["tiny"])
-        + f"?run={site.first.pk}&run={site.second.pk}&run={site.third.pk}",
-        reverse("evaluation:certainty", args=["deciding"]),
-        reverse("rate-next", args=["deciding"]) + "?mode=decide",
-        reverse("judges", args=["tiny"]),
-        reverse("judge", args=["tiny", site.judge.pk]),
-        reverse("judge-agreement", args=["tiny", site.judge.pk]),
+        (
+            reverse("evaluation:compare", args=["tiny"])
+            + f"?run={site.first.pk}&run={site.second.pk}&run={site.third.pk}",
+            shows("[data-testid=compare-many]", "[data-testid=matrix] tbody tr"),
+        ),
+        (
+            reverse("evaluation:certainty", args=["deciding"]),
+            shows("[data-testid=probability-better]", "[data-testid=rate-deciding]"),
+        ),
+        (
+            reverse("rate-next", args=["deciding"]) + "?mode=decide",
+            shows("[data-testid=queue-mode]", ".answer-card"),
+        ),
+        (reverse("judges", args=["tiny"]), shows(f"[data-testid=judge-{site.judge.pk}]")),
+        (reverse("judge", args=["tiny", site.judge.pk]), shows("[data-testid=judging-done]")),
+        (
+            reverse("judge-agreement", args=["tiny", site.judge.pk]),
+            shows("[data-testid=confusion]", "[data-testid=systems] tbody tr"),
+        ),
         reverse("ranker-engine-new", args=["tiny"]),
-        reverse("ranker-engine", args=["tiny", site.engine.pk]),
+        (reverse("ranker-engine", args=["tiny", site.engine.pk]), shows("#try-question")),
         (reverse("ranker-engine", args=["tiny", site.engine.pk]), try_it),
         reverse("rankers", args=["tiny"]),
         reverse("ranker-version", args=["tiny", site.ranker.pk, version.pk]),
         reverse("tokens"),
-        reverse("collection-manage", args=["tiny"]),
+        (
+            reverse("collection-manage", args=["tiny"]),
+            shows("form[action$='/manage/import/'] input[type=file]"),
+        ),
         reverse("collection-new"),
         reverse("api-docs"),
         reverse("api-redoc"),
@@ -139,13 +164,16 @@ def trainer_pages(site: Site) -> list[str]:
     ]
 
 
-def rater_pages(site: Site) -> list[str]:
+def rater_pages(site: Site) -> list[Step]:
     question = Question.objects.get(collection=site.collection, external_id="q1")
     return [
         reverse("home"),
         reverse("rate-next", args=["tiny"]),
-        reverse("rate-next", args=["deciding"]) + "?mode=decide",
-        reverse("evaluation:certainty", args=["deciding"]),
+        (
+            reverse("rate-next", args=["deciding"]) + "?mode=decide",
+            shows("[data-testid=queue-mode]", ".answer-card"),
+        ),
+        (reverse("evaluation:certainty", args=["deciding"]), shows("[data-testid=rate-deciding]")),
         reverse("evaluation:dashboard", args=["tiny"]),
         reverse("rating-progress", args=["tiny"]),  # 403: for trainers
         reverse("evaluation:question", args=[site.second.pk, question.pk]),  # 403: test labels
@@ -256,7 +284,7 @@ def test_every_trainer_page_passes_axe_and_fits(browser, live_server, site, widt
     assert problems == {}
     # The pages were the real ones (not a login page or an error in their place).
     assert statuses[live_server.url + "/no-such-page/"] == 404
-    urls = [p for p in paths if isinstance(p, str)]
+    urls = [p if isinstance(p, str) else p[0] for p in paths]
     assert [p for p in urls if statuses.get(live_server.url + p, 200) >= 400] == ["/no-such-page/"]
 
 
