@@ -165,3 +165,17 @@ def test_start_run_nothing_to_judge_says_so(trainer_client, judged, builtin):
 
 def test_rankers_page_links_to_judges(trainer_client, judged):
     assert 'href="/c/judged/judges/"' in trainer_client.get("/c/judged/rankers/").content.decode()
+
+
+def test_start_run_on_test_top_before_any_evaluation_says_where_to_run_one(trainer_client, judged, builtin):
+    response = trainer_client.post(
+        f"/c/judged/judges/{builtin.pk}/judgings/",
+        {"selection": "test-top", "limit": 50, "question_ids": "", "budget_tokens": 0},
+        follow=True,
+    )
+
+    assert not Judging.objects.exists()
+    assert (
+        "selection: No evaluation yet, so the test questions&#x27; top 10 is not known: run one first "
+        "(Run evaluation on the collection&#x27;s dashboard)." in response.content.decode()
+    )
