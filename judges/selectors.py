@@ -90,7 +90,10 @@ def select_pairs(*, judge: Judge, selection: str, limit: int, question_ids: list
         run = latest_run(collection=collection)
         if run is None:
             raise ValidationError(
-                {"selection": "No evaluation yet: run one to know the test questions' top 10."}
+                {
+                    "selection": "No evaluation yet, so the test questions' top 10 is not known: run one "
+                    "first (Run evaluation on the collection's dashboard)."
+                }
             )
         ids = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
         labelled = set(

@@ -456,6 +456,69 @@ def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
+# --- the reasons shown to raters ---------------------------------------------------------------------
+# Raters are not expected to know the measures: a measure's name always comes with plain words saying what
+# it is (tests/raters/test_queue_reasons.py checks every reason below for that).
+
+
+def ndcg_words(k: int) -> str:
+    """NDCG@k named with what it means, for raters."""
+    return f"NDCG@{k}, the score of how well the ranker puts the best answers in its top {k}"
+
+
+def reason_unlabelled(*, count: int, k: int) -> str:
+    return (
+        f"Chosen because {_plural(count, 'answer', 'answers')} in this test question's top {k} "
+        f"{'is' if count == 1 else 'are'} not rated yet, so we cannot tell how well the ranker did on it "
+        f"({ndcg_words(k)})."
+    )
+
+
+def reason_few_raters(*, count: int, target: int, overlap: bool, split: str) -> str:
+    why_target = (
+        f"this question is one of those several people rate, to check that raters agree; each answer "
+        f"gets {_plural(target, 'rater', 'raters')}"
+        if overlap
+        else f"the target is {_plural(target, 'rater', 'raters')} per answer"
+    )
+    split_note = (
+        "Training questions come first: they teach the ranker."
+        if split == Split.TRAIN
+        else "It is a test question: its ratings measure the ranker."
+    )
+    return (
+        f"Chosen because {_plural(count, 'answer needs', 'answers need')} more ratings ({why_target}). "
+        f"{split_note}"
+    )
+
+
+def reason_disagreement(*, count: int) -> str:
+    return (
+        f"Chosen because raters disagree by {DISPUTED_SPREAD} or more stars on "
+        f"{_plural(count, 'answer', 'answers')}; a further opinion settles them."
+    )
+
+
+def reason_judge_disagreement(*, count: int) -> str:
+    return (
+        f"Chosen because a judge (a model) grades {_plural(count, 'answer', 'answers')} "
+        f"{DISPUTED_SPREAD} or more stars apart from people; your rating shows which is right."
+    )
+
+
+def reason_low_ndcg(*, ndcg: float, k: int) -> str:
+    return (
+        f"Chosen because the ranker did worst on this question in the latest evaluation "
+        f"({ndcg_words(k)}: {ndcg:.3f} of at most 1.000); another look at its top answers may show what "
+        "it gets wrong."
+    )
+
+
+REASON_SKIPPED = "You skipped this question earlier. You can still rate its answers."
+REASON_ALL_RATED = "You have rated every answer this question needs. You can still change your ratings."
+REASON_NOT_NEEDED = "This question needs nothing more from you, but you are welcome to rate it."
+
+
 def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, list[int]]:
     """(priority, sort key within the priority, reason, answers to show) of one question for the rater."""
     external_id, split = state.questions[question_id]
@@ -485,44 +548,24 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
 
     k = state.k
     if unlabelled:
-        reason = (
-            f"Chosen because {_plural(len(unlabelled), 'answer', 'answers')} in this test question's top {k} "
-            f"{'is' if len(unlabelled) == 1 else 'are'} unrated, which makes its NDCG@{k} uncertain."
-        )
+        reason = reason_unlabelled(count=len(unlabelled), k=k)
         return PRIORITY_UNLABELLED_IN_TEST, (-len(unlabelled), spread_key), reason, to_show
 
     needing = [a for a in needs_raters if labels.get(a, (0, 0))[0] < target and (question_id, a) not in mine]
     if needing:
-        why_target = (
-            f"this question is in the agreement sample, where each answer gets {target} raters"
-            if state.is_overlap(question_id)
-            else f"the target is {_plural(target, 'rater', 'raters')} per answer"
-        )
-        split_note = (
-            "Training questions come first: they teach the ranker."
-            if split == Split.TRAIN
-            else "It is a test question: its ratings measure the ranker."
-        )
-        reason = (
-            f"Chosen because {_plural(len(needing), 'answer needs', 'answers need')} more ratings "
-            f"({why_target}). {split_note}"
+        reason = reason_few_raters(
+            count=len(needing), target=target, overlap=state.is_overlap(question_id), split=split
         )
         return PRIORITY_FEW_RATERS, (split != Split.TRAIN, spread_key), reason, to_show
 
     disputed_open = [a for a in disputed if (question_id, a) not in mine]
     if disputed_open:
-        reason = (
-            f"Chosen because raters disagree by {DISPUTED_SPREAD} or more stars on "
-            f"{_plural(len(disputed_open), 'answer', 'answers')}; a further opinion settles them."
-        )
+        reason = reason_disagreement(count=len(disputed_open))
         return PRIORITY_DISAGREEMENT, (-len(disputed_open), spread_key), reason, to_show
 
     judged_open = [a for a in state.judge_disputed.get(question_id, []) if (question_id, a) not in mine]
     if judged_open:
-        reason = (
-            f"Chosen because a judge (a model) grades {_plural(len(judged_open), 'answer', 'answers')} "
-            f"{DISPUTED_SPREAD} or more stars apart from people; your rating shows which is right."
-        )
+        reason = reason_judge_disagreement(count=len(judged_open))
         return PRIORITY_JUDGE_DISAGREEMENT, (-len(judged_open), spread_key), reason, to_show
 
     uncertain_open = [a for a in uncertain if (question_id, a) not in mine]
@@ -535,10 +578,7 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
         return PRIORITY_JUDGE_UNCERTAIN, (-len(uncertain_open), spread_key), reason, to_show
 
     if run is not None and run.ndcg is not None and any((question_id, a) not in mine for a in run_top):
-        reason = (
-            f"Chosen because this question scored one of the lowest NDCG@{k} in the latest evaluation "
-            f"({run.ndcg:.3f}); another look at its top answers may show what the ranker gets wrong."
-        )
+        reason = reason_low_ndcg(ndcg=run.ndcg, k=k)
         return PRIORITY_LOW_NDCG, (run.ndcg, spread_key), reason, to_show
 
     return None, (), "", to_show
@@ -598,7 +638,7 @@ def task_for_question(*, collection: Collection, rater: User, question: Question
     state = _load(collection, rater)
     priority, _, reason, to_show = _assess(state, question.pk)
     if question.pk in state.skipped:
-        priority, reason = None, "You skipped this question earlier. You can still rate its answers."
+        priority, reason = None, REASON_SKIPPED
     if not to_show:
         pool = _dedupe(
             state.candidates.get(question.pk, []),
@@ -606,11 +646,9 @@ def task_for_question(*, collection: Collection, rater: User, question: Question
             (a for q, a in state.mine if q == question.pk),
         )
         to_show = pool
-        reason = (
-            reason or "You have rated every answer this question needs. You can still change your ratings."
-        )
+        reason = reason or REASON_ALL_RATED
     elif priority is None:
-        reason = reason or "This question needs nothing more from you, but you are welcome to rate it."
+        reason = reason or REASON_NOT_NEEDED
     return Task(question.pk, priority, reason, shuffled(to_show, rater_id=rater.pk, question_id=question.pk))
 
 
@@ -668,7 +706,10 @@ def mode_reason(*, mode: str, pair: VersionPair | None, k: int, plural: bool = F
             f"Chosen because {these} whether {version_text(pair.challenger)} is better than "
             f"{version_text(pair.champion)}: {their} {settle} that comparison faster than any others."
         )
-    return f"Chosen because {these} how sure we are of the headline NDCG@{k}: {their} {narrow} it most."
+    return (
+        f"Chosen because {these} how sure we are of the ranker's overall score ({ndcg_words(k)}): "
+        f"{their} {narrow} the doubt about it most."
+    )
 
 
 def _mode_pairs(

@@ -393,6 +393,8 @@ def rate_question(request: RatingRequest, collection: Collection, question_id: i
             "star_choices": STAR_CHOICES,
             "session_count": rating_count_since(rater=request.user, collection=collection, since=started),
             "skip_form": SkipForm(),
+            # The mode stays in the session (``_mode``): say so, with the way back to the usual queue.
+            "queue_mode": (request.session.get(f"rate-mode:{collection.pk}") or {}).get("mode", ""),
         },
     )
 

@@ -322,7 +322,12 @@
       if (unratedAtLoad[id] && !counted[id]) {
         counted[id] = true;
         var count = document.getElementById("session-count");
-        if (count) count.textContent = String(parseInt(count.textContent, 10) + 1);
+        if (count) {
+          var total = parseInt(count.textContent, 10) + 1;
+          count.textContent = String(total);
+          var plural = document.getElementById("session-plural");
+          if (plural) plural.textContent = total === 1 ? "" : "s";
+        }
       }
     }
     foldLongAnswer(card);

@@ -2,24 +2,38 @@
 
 axe-core is vendored for the tests only (tests/browser/vendor/, see SOURCE.md) and injected into each
 page; the app never serves it. The pages are those a trainer and a rater reach from the app's links, with
-real data behind them: a collection with ratings, a builtin ranker and two evaluation runs.
+real data behind them: a collection with ratings (two raters 3 stars apart on one answer), a builtin
+ranker and three evaluation runs, a builtin judge that has judged its questions, a search-engine ranker
+answering from ``EngineServer``; and a second collection whose default ranker has a champion and a
+challenger version (the "How sure are we?" page and rating in decide mode).
+
+The main rater and trainer pages are also checked as a browser without JavaScript shows them: the
+server's HTML with its scripts removed and ``<noscript>`` shown (axe itself needs JavaScript to run).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
-from corpus.models import Collection, Question, Role
+from corpus.models import Answer, Collection, Question, Role
 from corpus.services import collection_create, membership_set
 from evaluation.models import EvaluationRun, RunStatus
+from judges.models import Judge, JudgingStatus
+from judges.services import judge_create, judging_run, judging_start
+from rankers.engine_server import EngineServer
 from rankers.models import Ranker
 from rankers.services import ranker_create
+from ratings.services import rating_record
 from tests.evaluation.conftest import load_small_collection
+from tests.evaluation.decide_scenario import Scenario, two_versions
 from tests.evaluation.helpers import evaluate_inline
+from tests.rankers.engine_support import DOCS, es_config
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -33,38 +47,116 @@ class Site:
     ranker: Ranker
     first: EvaluationRun
     second: EvaluationRun
+    third: EvaluationRun
+    judge: Judge
+    engine: Ranker
+    deciding: Scenario
+
+
+@pytest.fixture(scope="module")
+def engine_server():
+    server = EngineServer(DOCS).start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture
-def site(transactional_db, django_user_model, settings, tmp_path) -> Site:
+def site(transactional_db, django_user_model, make_user, engine_server, settings, tmp_path) -> Site:
     settings.MODEL_DIR = tmp_path / "models"
     collection = load_small_collection(collection_create(name="Tiny", slug="tiny"))
     ranker = ranker_create(collection=collection, name="BM25", kind="builtin", is_default=True)
     first = evaluate_inline(ranker)
     second = evaluate_inline(ranker)
-    assert first.status == second.status == RunStatus.SUCCEEDED
+    third = evaluate_inline(ranker)
+    assert first.status == second.status == third.status == RunStatus.SUCCEEDED
+    deciding = two_versions(collection_create(name="Deciding", slug="deciding"), make_user)
     for username, role in (("tina", Role.TRAINER), ("rita", Role.RATER)):
         user = django_user_model.objects.create_user(username=username, password=f"pw-{username}-123")
         membership_set(collection=collection, user=user, role=role)
-    return Site(collection, ranker, first, second)
+        membership_set(collection=deciding.corpus.collection, user=user, role=role)
+    # Rita gives 0 stars where the imported labels say 3: "Where raters disagree" has a row.
+    rita = django_user_model.objects.get(username="rita")
+    q1 = Question.objects.get(collection=collection, external_id="q1")
+    rating_record(
+        rater=rita, question=q1, answer=Answer.objects.get(collection=collection, external_id="a1"), stars=0
+    )
+    judge = judge_create(collection=collection, name="Builtin judge", kind="builtin")
+    judging = judging_start(
+        judge=judge,
+        selection="questions",
+        question_ids=list(
+            Question.objects.filter(collection=collection).values_list("external_id", flat=True)
+        ),
+    )
+    assert judging_run(judging_id=judging.pk, worker="test").status == JudgingStatus.SUCCEEDED
+    engine = ranker_create(
+        collection=collection, name="Elasticsearch", kind="engine", config=es_config(engine_server.url)
+    )
+    return Site(collection, ranker, first, second, third, judge, engine, deciding)
 
 
-def trainer_pages(site: Site) -> list[str]:
+def try_it(page) -> None:
+    """Try it on an engine ranker's page: the answers it returns are shown."""
+    page.get_by_label("Question").fill("boundary layer")
+    page.get_by_test_id("try-button").click()
+    page.get_by_test_id("try-ok").wait_for()
+
+
+def shows(*selectors: str) -> Callable:
+    """Wait until the page shows each selector: the page has its real content, not an empty state."""
+
+    def check(page) -> None:
+        for selector in selectors:
+            page.locator(selector).first.wait_for(state="attached")
+
+    return check
+
+
+# A page, or a page and what to do on it (or to find on it) before checking it.
+Step = str | tuple[str, Callable]
+
+
+def trainer_pages(site: Site) -> list[Step]:
     version = site.ranker.versions.get()
     question = Question.objects.get(collection=site.collection, external_id="q1")
     return [
         reverse("home"),
         reverse("rate-next", args=["tiny"]),
-        reverse("rating-progress", args=["tiny"]),
+        (reverse("rating-progress", args=["tiny"]), shows("[data-testid=disagreements] table")),
         reverse("evaluation:index"),
         reverse("evaluation:dashboard", args=["tiny"]),
-        reverse("evaluation:run", args=[site.second.pk]),
+        (reverse("evaluation:run", args=[site.second.pk]), shows("[data-testid=run-downloads] a")),
         reverse("evaluation:question", args=[site.second.pk, question.pk]),
         reverse("evaluation:compare", args=["tiny"]) + f"?a={site.first.pk}&b={site.second.pk}",
+        (
+            reverse("evaluation:compare", args=["tiny"])
+            + f"?run={site.first.pk}&run={site.second.pk}&run={site.third.pk}",
+            shows("[data-testid=compare-many]", "[data-testid=matrix] tbody tr"),
+        ),
+        (
+            reverse("evaluation:certainty", args=["deciding"]),
+            shows("[data-testid=probability-better]", "[data-testid=rate-deciding]"),
+        ),
+        (
+            reverse("rate-next", args=["deciding"]) + "?mode=decide",
+            shows("[data-testid=queue-mode]", ".answer-card"),
+        ),
+        (reverse("judges", args=["tiny"]), shows(f"[data-testid=judge-{site.judge.pk}]")),
+        (reverse("judge", args=["tiny", site.judge.pk]), shows("[data-testid=judging-done]")),
+        (
+            reverse("judge-agreement", args=["tiny", site.judge.pk]),
+            shows("[data-testid=confusion]", "[data-testid=systems] tbody tr"),
+        ),
+        reverse("ranker-engine-new", args=["tiny"]),
+        (reverse("ranker-engine", args=["tiny", site.engine.pk]), shows("#try-question")),
+        (reverse("ranker-engine", args=["tiny", site.engine.pk]), try_it),
         reverse("rankers", args=["tiny"]),
         reverse("ranker-version", args=["tiny", site.ranker.pk, version.pk]),
         reverse("tokens"),
-        reverse("collection-manage", args=["tiny"]),
+        (
+            reverse("collection-manage", args=["tiny"]),
+            shows("form[action$='/manage/import/'] input[type=file]"),
+        ),
         reverse("collection-new"),
         reverse("api-docs"),
         reverse("api-redoc"),
@@ -72,18 +164,43 @@ def trainer_pages(site: Site) -> list[str]:
     ]
 
 
-def rater_pages(site: Site) -> list[str]:
+def rater_pages(site: Site) -> list[Step]:
     question = Question.objects.get(collection=site.collection, external_id="q1")
     return [
         reverse("home"),
         reverse("rate-next", args=["tiny"]),
+        (
+            reverse("rate-next", args=["deciding"]) + "?mode=decide",
+            shows("[data-testid=queue-mode]", ".answer-card"),
+        ),
+        (reverse("evaluation:certainty", args=["deciding"]), shows("[data-testid=rate-deciding]")),
         reverse("evaluation:dashboard", args=["tiny"]),
         reverse("rating-progress", args=["tiny"]),  # 403: for trainers
         reverse("evaluation:question", args=[site.second.pk, question.pk]),  # 403: test labels
     ]
 
 
-def problems_of(page, url: str, width: int) -> list[str]:
+# The innermost elements reaching past the right edge (what makes the page scroll sideways), by a selector.
+WIDEST = """() => {
+    const width = document.documentElement.clientWidth;
+    const clipped = (e) => {
+        // Simplification: absolutely positioned, it escapes the overflow of unpositioned ancestors.
+        if (["absolute", "fixed"].includes(getComputedStyle(e).position)) return false;
+        for (let a = e.parentElement; a; a = a.parentElement) {
+            if (getComputedStyle(a).overflowX !== "visible") return true;
+        }
+        return false;
+    };
+    const over = [...document.body.querySelectorAll("*")].filter(
+        (e) => e.getBoundingClientRect().right > width + 0.5 && !clipped(e));
+    const name = (e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "")
+        + [...e.classList].map((c) => "." + c).join("");
+    return over.filter((e) => !over.some((o) => o !== e && e.contains(o))).slice(0, 3)
+        .map((e) => `${name(e.parentElement)} > ${name(e)}`).join(", ");
+}"""
+
+
+def problems_of(page, url: str, width: int, action: Callable | None = None) -> list[str]:
     """axe's violations and sideways scrolling of the page at ``url``, in words (none: [])."""
     page.goto(url)
     page.wait_for_load_state("networkidle")
@@ -91,7 +208,10 @@ def problems_of(page, url: str, width: int) -> list[str]:
         page.locator(".opblock").first.wait_for()
     if "/api/redoc/" in url:
         page.locator("[data-section-id^='operation/']").first.wait_for()
-    page.add_script_tag(path=str(AXE))
+    if action is not None:
+        action(page)
+        page.wait_for_load_state("networkidle")
+    page.evaluate(AXE.read_text())
     violations = page.evaluate(
         """async () => (await axe.run()).violations.map(
             (v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`)"""
@@ -99,11 +219,34 @@ def problems_of(page, url: str, width: int) -> list[str]:
     found = [f"axe {v}" for v in violations]
     scroll_width = page.evaluate("document.documentElement.scrollWidth")
     if scroll_width > width:
-        found.append(f"scrolls sideways: {scroll_width} px wide at {width} px")
+        found.append(f"scrolls sideways: {scroll_width} px wide at {width} px: {page.evaluate(WIDEST)}")
     return found
 
 
-def visit(browser, live_server, width: int, height: int, username: str | None, paths: list[str]):
+def without_scripts(route) -> None:
+    """As a browser without JavaScript gets the page: no script runs, ``<noscript>`` content shows."""
+    if route.request.resource_type == "script":
+        route.abort()
+        return
+    if route.request.resource_type != "document":
+        route.continue_()
+        return
+    response = route.fetch()
+    html = re.sub(r"<script\b.*?</script>", "", response.text(), flags=re.DOTALL | re.IGNORECASE)
+    html = re.sub(r"</?noscript>", "", html, flags=re.IGNORECASE)
+    route.fulfill(response=response, body=html)
+
+
+def visit(
+    browser,
+    live_server,
+    width: int,
+    height: int,
+    username: str | None,
+    paths: list[Step],
+    *,
+    javascript: bool = True,
+):
     # axe is injected as a script, which the app's Content-Security-Policy refuses (tests run with
     # DEBUG off): this context ignores the policy, which tests/browser/test_csp.py checks on its own.
     context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True)
@@ -121,11 +264,14 @@ def visit(browser, live_server, width: int, height: int, username: str | None, p
             page.get_by_label("Password").fill(f"pw-{username}-123")
             page.get_by_role("button", name="Log in").click()
             page.wait_for_url(f"{live_server.url}/")
+        if not javascript:
+            page.route("**/*", without_scripts)
         problems = {}
-        for path in paths:
-            found = problems_of(page, live_server.url + path, width)
+        for step in paths:
+            path, action = step if isinstance(step, tuple) else (step, None)
+            found = problems_of(page, live_server.url + path, width, action)
             if found:
-                problems[path] = found
+                problems[path + (" after an action" if action else "")] = found
         return problems, statuses
     finally:
         context.close()
@@ -140,7 +286,8 @@ def test_every_trainer_page_passes_axe_and_fits(browser, live_server, site, widt
     assert problems == {}
     # The pages were the real ones (not a login page or an error in their place).
     assert statuses[live_server.url + "/no-such-page/"] == 404
-    assert [p for p in paths if statuses.get(live_server.url + p, 200) >= 400] == ["/no-such-page/"]
+    urls = [p if isinstance(p, str) else p[0] for p in paths]
+    assert [p for p in urls if statuses.get(live_server.url + p, 200) >= 400] == ["/no-such-page/"]
 
 
 @pytest.mark.parametrize(("width", "height"), WIDTHS)
@@ -159,3 +306,33 @@ def test_login_page_passes_axe_and_fits(browser, live_server, site, width, heigh
 
     assert problems == {}
     assert statuses[live_server.url + reverse("login")] == 200
+
+
+def main_pages(site: Site) -> list[str]:
+    """The pages raters and trainers spend their time on: rating, the dashboard, a question's results."""
+    question = Question.objects.get(collection=site.collection, external_id="q1")
+    return [
+        reverse("rate-next", args=["tiny"]),
+        reverse("rate-question", args=["tiny", question.pk]),
+        reverse("evaluation:dashboard", args=["tiny"]),
+        reverse("evaluation:question", args=[site.second.pk, question.pk]),
+    ]
+
+
+@pytest.mark.parametrize(("width", "height"), WIDTHS)
+def test_main_pages_without_javascript_pass_axe_and_fit(browser, live_server, site, width, height):
+    paths = main_pages(site)
+
+    problems, statuses = visit(browser, live_server, width, height, "tina", paths, javascript=False)
+
+    assert problems == {}
+    assert [statuses.get(live_server.url + p) for p in paths] == [200, 200, 200, 200]
+
+
+@pytest.mark.parametrize(("width", "height"), WIDTHS)
+def test_rating_page_without_javascript_passes_axe_and_fits(browser, live_server, site, width, height):
+    paths = [reverse("rate-next", args=["tiny"]), reverse("rate-next", args=["deciding"]) + "?mode=decide"]
+
+    problems, _ = visit(browser, live_server, width, height, "rita", paths, javascript=False)
+
+    assert problems == {}

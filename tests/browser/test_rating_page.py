@@ -48,6 +48,18 @@ def test_keyboard_only_rates_whole_question_and_reload_keeps_every_rating(page, 
     )
 
 
+def test_session_count_counts_each_new_rating_in_words(page, live_server, scene, rater):
+    open_task(page, live_server)
+    session = page.locator("#session-count").locator("xpath=..")
+    expect(session).to_contain_text("rated or changed 0 answers in this collection")
+
+    page.keyboard.press("2")
+    expect(session).to_contain_text("rated or changed 1 answer in this collection")
+    page.keyboard.press("1")
+
+    expect(session).to_contain_text("rated or changed 2 answers in this collection")
+
+
 def test_keyboard_moves_with_j_k_and_arrows(page, live_server, scene, rater):
     cards = open_task(page, live_server)
     order = card_answer_ids(cards)

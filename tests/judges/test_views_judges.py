@@ -141,6 +141,15 @@ def test_start_run_and_see_progress_then_agreement(trainer_client, judged, built
     body = agreement.content.decode()
     assert "On the 4 pairs both the judge and people rated" in body
     assert "Thomas et al., SIGIR 2024" in body and "Clarke and" in body
+    assert 'data-testid="agreement-empty"' not in body
+
+
+def test_agreement_with_no_pair_rated_by_both_says_what_to_judge(trainer_client, judged, builtin):
+    body = trainer_client.get(f"/c/judged/judges/{builtin.pk}/agreement/").content.decode()
+
+    assert "On the 0 pairs both the judge and people rated" in body
+    assert 'data-testid="agreement-empty">No pair has been rated by both yet' in body
+    assert f'href="/c/judged/judges/{builtin.pk}/#runs"' in body
 
 
 def test_start_run_nothing_to_judge_says_so(trainer_client, judged, builtin):
@@ -156,3 +165,17 @@ def test_start_run_nothing_to_judge_says_so(trainer_client, judged, builtin):
 
 def test_rankers_page_links_to_judges(trainer_client, judged):
     assert 'href="/c/judged/judges/"' in trainer_client.get("/c/judged/rankers/").content.decode()
+
+
+def test_start_run_on_test_top_before_any_evaluation_says_where_to_run_one(trainer_client, judged, builtin):
+    response = trainer_client.post(
+        f"/c/judged/judges/{builtin.pk}/judgings/",
+        {"selection": "test-top", "limit": 50, "question_ids": "", "budget_tokens": 0},
+        follow=True,
+    )
+
+    assert not Judging.objects.exists()
+    assert (
+        "selection: No evaluation yet, so the test questions&#x27; top 10 is not known: run one first "
+        "(Run evaluation on the collection&#x27;s dashboard)." in response.content.decode()
+    )

@@ -171,7 +171,9 @@ def test_next_task_unlabelled_in_latest_evaluation_comes_first(corpus, rater, un
 
     assert (task.question_id, task.priority) == (q["q2"].pk, queue.PRIORITY_UNLABELLED_IN_TEST)
     assert task.reason == (
-        "Chosen because 3 answers in this test question's top 10 are unrated, which makes its NDCG@10 uncertain."
+        "Chosen because 3 answers in this test question's top 10 are not rated yet, so we cannot tell how "
+        "well the ranker did on it (NDCG@10, the score of how well the ranker puts the best answers in its "
+        "top 10)."
     )
     # The ranker's current top 10 (here term overlap: d3, d4) plus the evaluated top 10 (d6).
     assert sorted(task.answer_ids) == sorted([a["d3"].pk, a["d4"].pk, a["d6"].pk])
@@ -187,7 +189,7 @@ def test_next_task_evaluation_unlabelled_counts_only_still_unlabelled(
 
     task = queue.next_task(collection=corpus.collection, rater=rater)
 
-    assert task.reason.startswith("Chosen because 1 answer in this test question's top 10 is unrated")
+    assert task.reason.startswith("Chosen because 1 answer in this test question's top 10 is not rated yet")
 
 
 def test_next_task_disagreement_offered_for_a_further_opinion(corpus, rater, make_user):
@@ -223,9 +225,9 @@ def test_next_task_lowest_ndcg_last_and_worst_first(corpus, rater, make_user, un
 
     assert (task.question_id, task.priority) == (q4.pk, queue.PRIORITY_LOW_NDCG)
     assert task.reason.startswith(
-        "Chosen because this question scored one of the lowest NDCG@10 in the latest "
+        "Chosen because the ranker did worst on this question in the latest evaluation "
     )
-    assert "(0.250)" in task.reason
+    assert ": 0.250 of at most 1.000)" in task.reason
     rate(rater, q4, (a["d6"], 3))
     assert queue.next_task(collection=corpus.collection, rater=rater).question_id == q["q2"].pk
 
@@ -243,7 +245,7 @@ def test_next_task_overlap_sample_wants_more_raters(corpus, rater, make_user):
     task = queue.next_task(collection=corpus.collection, rater=rater)
 
     assert task.priority == queue.PRIORITY_FEW_RATERS
-    assert "this question is in the agreement sample, where each answer gets 3 raters" in task.reason
+    assert "to check that raters agree; each answer gets 3 raters" in task.reason
     rate(rater, q["q1"], (a["d1"], 2), (a["d2"], 0))
     rate(rater, q["q2"], (a["d3"], 3), (a["d4"], 1))
     rate(rater, q["q3"], (a["d5"], 3), (a["d2"], 1))

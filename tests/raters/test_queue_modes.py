@@ -54,7 +54,7 @@ def test_mode_pairs_decide_headline_without_challenger(corpus, versions, rater):
 
     # Only the champion's unrated answer can move its headline.
     assert [p.answer_id for p in pairs] == [corpus.a["d5"].pk]
-    assert "headline NDCG@10" in pairs[0].reason
+    assert "how sure we are of the ranker's overall score (NDCG@10," in pairs[0].reason
 
 
 def test_next_mode_task_shows_the_deciding_answers_of_the_question(corpus, versions, rater):

@@ -21,6 +21,7 @@ def test_home_lists_collections_with_progress_and_start_button(client, corpus, r
         in html
     )
     assert "Training progress" not in html
+    assert "Judges" not in html
 
 
 def test_home_trainer_sees_progress_link(client, corpus, trainer):
@@ -29,6 +30,7 @@ def test_home_trainer_sees_progress_link(client, corpus, trainer):
     html = client.get(reverse("home")).content.decode()
 
     assert f'<a href="{reverse("rating-progress", args=["tiny"])}">Training progress</a>' in html
+    assert f'<a href="{reverse("judges", args=["tiny"])}">Judges</a>' in html
 
 
 def test_home_only_own_collections(client, corpus, outsider):

@@ -25,6 +25,20 @@ def test_rate_next_mode_decide_goes_to_the_deciding_question_and_stays(client, s
     assert client.get(URL)["Location"] == q2
 
 
+def test_rate_page_in_a_mode_says_so_with_the_way_back(client, scenario, rater):
+    client.force_login(rater)
+
+    page = client.get(f"{URL}?mode=decide", follow=True).content.decode()
+    back = client.get(f"{URL}?mode=", follow=True).content.decode()
+
+    assert (
+        '<p class="small" data-testid="queue-mode">You are rating the answers that decide how sure we are of '
+        "the ranker's score." in page.replace("&#x27;", "'")
+    )
+    assert f'<a href="{URL}?mode=">Back to the usual order</a>' in page
+    assert 'data-testid="queue-mode"' not in back
+
+
 def test_rate_next_empty_mode_returns_to_the_usual_queue(client, scenario, rater):
     client.force_login(rater)
     client.get(f"{URL}?mode=decide")
@@ -32,7 +46,7 @@ def test_rate_next_empty_mode_returns_to_the_usual_queue(client, scenario, rater
     page = client.get(f"{URL}?mode=", follow=True).content.decode()
 
     # The usual queue's first rule (unrated answers in a test question's latest top 10), not "decides".
-    assert "which makes its NDCG@10 uncertain" in page
+    assert "so we cannot tell how well the ranker did on it" in page
     assert "decide whether" not in page
 
 
