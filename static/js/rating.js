@@ -211,6 +211,10 @@
     foldLongAnswer(c);
   });
   clampQuestion();
+  // Measured again once styles and fonts have settled (a slow stylesheet can make the first measure see
+  // no overflow) and when the width changes; it adds the button once, when the question overflows.
+  window.addEventListener("load", clampQuestion);
+  window.addEventListener("resize", clampQuestion);
   setCurrent(cards()[0], false);
   setLayout();
   if (ONE_AT_A_TIME.addEventListener) ONE_AT_A_TIME.addEventListener("change", setLayout);
