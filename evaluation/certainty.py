@@ -109,10 +109,17 @@ def _state_key(collection: Collection, version: RankerVersion) -> str:
     return "certainty:rankings:" + hashlib.sha256(state.encode()).hexdigest()
 
 
+class RankingsUnavailable(Exception):
+    """The version has no run covering the test questions and cannot rank them now."""
+
+
 def version_rankings(
     *, collection: Collection, version: RankerVersion, question_ids: list[int]
 ) -> dict[int, list[str]]:
-    """{test question id: answer external ids, best first, top k} for the version (see the module doc)."""
+    """{test question id: answer external ids, best first, top k} for the version (see the module doc).
+
+    Raises RankingsUnavailable when the rankings are neither in a run nor to be had from the ranker now:
+    figures computed from empty rankings would read as a real 0.000."""
     k = _k(collection)
     run = (
         EvaluationRun.objects.filter(ranker_version=version, status=RunStatus.SUCCEEDED)
@@ -138,8 +145,9 @@ def version_rankings(
             ):
                 cached[q] = backend.rank(RankQuery(external_id=external_id, text=text), k).ids[:k]
             cache.set(key, cached, RANKINGS_CACHE_SECONDS)
-        except (RankerError, OSError, ValueError):
+        except (RankerError, OSError, ValueError) as exc:
             logger.warning("version %s cannot rank the test questions now", version.pk, exc_info=True)
+            raise RankingsUnavailable(str(exc)) from exc
     for q in question_ids:
         result.setdefault(q, cached.get(q, []))
     return result
@@ -252,11 +260,16 @@ class ComparisonCertainty:
 class Certainty:
     headline: HeadlineCertainty | None
     comparison: ComparisonCertainty | None
+    # Set when a version could not rank the test questions: no figures then, and this says why.
+    unavailable: str = ""
 
 
 def certainty(*, collection: Collection, pair: VersionPair) -> Certainty:
     """Both answers for the pair of versions (the headline is the champion's)."""
-    state = _state_for(collection, pair)
+    try:
+        state = _state_for(collection, pair)
+    except RankingsUnavailable as exc:
+        return Certainty(None, None, unavailable=str(exc) or "the ranker did not answer")
     if state.n_questions == 0:
         return Certainty(None, None)
     k = state.arrays.k
@@ -330,8 +343,11 @@ class DecidingPair:
 def deciding_pairs(*, collection: Collection, pair: VersionPair) -> list[DecidingPair]:
     """Unrated test pairs by the expected reduction of the doubt a rating brings, largest first: on the
     difference between challenger and champion when there is a challenger, else on the champion's
-    headline. Pairs with no effect are left out."""
-    state = _state_for(collection, pair)
+    headline. Pairs with no effect are left out (and all of them when a version cannot rank now)."""
+    try:
+        state = _state_for(collection, pair)
+    except RankingsUnavailable:
+        return []
     if state.n_questions == 0:
         return []
     values = pair_values(state.arrays, state.probs, challenger=None if pair.challenger is None else 1)
@@ -464,7 +480,7 @@ def panel(
     if pair is None:
         return None
     result = certainty(collection=collection, pair=pair)
-    if result.headline is None:
+    if result.headline is None and not result.unavailable:
         return None
     versions = list(RankerVersion.objects.filter(ranker=ranker).order_by("-created_at", "-id"))
     return Panel(result, pair, versions)

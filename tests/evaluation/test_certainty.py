@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from evaluation.certainty import probability_text, settle_text, version_pair
+from evaluation.certainty import certainty, deciding_pairs, panel, probability_text, settle_text, version_pair
 from rankers.models import Ranker, RankerKind, RankerVersion
 from tests.evaluation.decide_scenario import two_versions
 
@@ -43,3 +43,20 @@ def test_settle_text_counts_and_plurals():
     assert settle_text(1) == "About 1 more rating would settle this."
     assert settle_text(1234) == "About 1,234 more ratings would settle this."
     assert settle_text(0).startswith("More ratings would not change this much")
+
+
+def test_certainty_without_rankings_says_so_instead_of_zero_bounds(collection, make_user):
+    scenario = two_versions(collection, make_user)
+    # A new version with no run: the ranker (nothing listens on port 9) must rank live, and cannot.
+    v5 = RankerVersion.objects.create(ranker=scenario.ranker, label="v5")
+
+    result = certainty(collection=collection, pair=version_pair(ranker=scenario.ranker, challenger_id=v5.pk))
+    shown = panel(collection=collection, ranker=scenario.ranker, challenger_id=v5.pk)
+
+    assert (result.headline, result.comparison) == (None, None)
+    assert result.unavailable != ""
+    assert shown is not None and shown.certainty.unavailable == result.unavailable
+    assert (
+        deciding_pairs(collection=collection, pair=version_pair(ranker=scenario.ranker, challenger_id=v5.pk))
+        == []
+    )

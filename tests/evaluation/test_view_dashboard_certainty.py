@@ -10,6 +10,7 @@ import pytest
 from django.urls import reverse
 
 from corpus.models import Role
+from rankers.models import RankerVersion
 from tests.evaluation.decide_scenario import two_versions
 from tests.evaluation.test_views import login, text
 
@@ -84,3 +85,16 @@ def test_certainty_page_without_a_ranker_says_so(client, collection, trainer):
     page = text(login(client, trainer).get(reverse("evaluation:certainty", args=["tiny"])))
 
     assert "Nothing to say yet" in page
+
+
+def test_dashboard_certainty_without_rankings_says_why_not_zero(client, scenario, make_user):
+    trainer = make_user("tina", collection=scenario.corpus.collection, role=Role.TRAINER)
+    # v5 has no run, and its ranker (nothing listens on port 9) cannot rank now.
+    v5 = RankerVersion.objects.create(ranker=scenario.ranker, label="v5")
+
+    page = text(
+        login(client, trainer).get(reverse("evaluation:certainty", args=["tiny"]), {"challenger": v5.pk})
+    )
+
+    assert 'data-testid="certainty-unavailable">No figures now: service could not rank the test' in page
+    assert "headline-bounds" not in page
