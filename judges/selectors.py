@@ -362,6 +362,9 @@ def system_scores(
     for (q, a), stars in judge.items():
         if (q, a) not in humans and a in external:
             by_question[q]["f"][external[a]] = stars
+    # With no pair rated by both, "the judge's grade on the same pairs" would repeat people's headline
+    # and read as a measured +0.000: it is None instead.
+    shared = any(pair in humans for pair in judge)
     result = []
     for run in runs:
         rows = list(
@@ -378,7 +381,7 @@ def system_scores(
             SystemScore(
                 run,
                 _headline(run, rankings, labels["h"]),
-                _headline(run, rankings, labels["s"]),
+                _headline(run, rankings, labels["s"]) if shared else None,
                 _headline(run, rankings, labels["f"]),
             )
         )

@@ -167,3 +167,15 @@ def test_review_the_judge_comes_to_people_in_the_queue(judged, make_user):
     assert task.priority == queue.PRIORITY_JUDGE_DISAGREEMENT
     assert judged.a("a1").pk in task.answer_ids
     assert "a judge (a model) grades 1 answer 2 or more stars apart from people" in task.reason
+
+
+def test_agreement_without_common_pairs_has_no_same_pairs_ndcg(judged, runs):
+    judge = judge_create(collection=judged.collection, name="New", kind="builtin")
+
+    figures = agreement(judge=judge)
+
+    # Nothing rated by both: the "judge's grade on the same pairs" column is no measurement (not +0.000).
+    assert [(s.human is not None, s.judge_same_pairs, s.difference) for s in figures.systems] == [
+        (True, None, None),
+        (True, None, None),
+    ]
