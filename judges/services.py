@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from celery import current_app
@@ -29,11 +29,12 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from corpus.models import Answer, Collection, Question, Split
 from evaluation.broker import BrokerUnreachable, broker_check
+from evaluation.heartbeat import stale_jobs_take_over
 from judges import builtin
 from judges.certainty import grade_probability, json_confidence, threshold_distance
 from judges.client import RETRIES, ChatClient, JudgeError, JudgeRefused, JudgeUnavailable
@@ -686,21 +687,13 @@ def _save_counts(judging_id: int, counts: _Counts) -> None:
 def judgings_resume(*, worker: str = "", since: datetime | None = None) -> list[int]:
     """Take over runs whose worker is gone; returns the ids to queue again (as trainings do: back to
     QUEUED, or FAILED with the reason after JUDGING_MAX_ATTEMPTS claims; a lost QUEUED run is queued again)."""
-    now = timezone.now()
-    stale = now - timedelta(seconds=settings.JUDGING_STALE_SECONDS)
-    gone = Q(heartbeat_at__lt=stale)
-    if worker and since is not None:
-        gone |= Q(claimed_by=worker, started_at__lt=since)
-    running = Judging.objects.filter(gone, status=JudgingStatus.RUNNING)
-    Judging.objects.filter(pk__in=running.filter(attempts__gte=JUDGING_MAX_ATTEMPTS).values("pk")).update(
-        status=JudgingStatus.FAILED,
-        finished_at=now,
-        error=f"The worker running this judging stopped {JUDGING_MAX_ATTEMPTS} times; giving up. "
+    return stale_jobs_take_over(
+        Judging,
+        stale_seconds=settings.JUDGING_STALE_SECONDS,
+        max_attempts=JUDGING_MAX_ATTEMPTS,
+        give_up=f"The worker running this judging stopped {JUDGING_MAX_ATTEMPTS} times; giving up. "
         "What was judged is kept; resume to judge the rest.",
+        requeue={},
+        worker=worker,
+        since=since,
     )
-    ids = list(running.filter(attempts__lt=JUDGING_MAX_ATTEMPTS).values_list("pk", flat=True))
-    Judging.objects.filter(pk__in=ids, status=JudgingStatus.RUNNING).update(
-        status=JudgingStatus.QUEUED, claimed_by=""
-    )
-    lost = Judging.objects.filter(status=JudgingStatus.QUEUED, created_at__lt=stale).exclude(pk__in=ids)
-    return ids + list(lost.values_list("pk", flat=True))

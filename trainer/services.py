@@ -30,7 +30,7 @@ from corpus.services import (
     questions_upsert,
 )
 from evaluation.broker import BrokerUnreachable, broker_check
-from evaluation.heartbeat import heartbeat
+from evaluation.heartbeat import heartbeat, stale_jobs_take_over
 from evaluation.models import RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start, versions_compare
 from rankers.config import validate_ranker_config
@@ -453,24 +453,16 @@ def trainings_resume(*, worker: str = "", since: datetime | None = None) -> list
     or FAILED with the reason after TRAINING_MAX_ATTEMPTS claims, so none stays running forever.
     A QUEUED job nobody claimed for that long (its message lost) is queued again.
     """
-    now = timezone.now()
-    stale = now - timedelta(seconds=settings.TRAINING_STALE_SECONDS)
-    gone = Q(heartbeat_at__lt=stale)
-    if worker and since is not None:
-        gone |= Q(claimed_by=worker, started_at__lt=since)
-    running = Training.objects.filter(gone, status=TrainingStatus.RUNNING)
-    Training.objects.filter(pk__in=running.filter(attempts__gte=TRAINING_MAX_ATTEMPTS).values("pk")).update(
-        status=TrainingStatus.FAILED,
-        finished_at=now,
-        error=f"The worker running this training stopped {TRAINING_MAX_ATTEMPTS} times; giving up. "
+    return stale_jobs_take_over(
+        Training,
+        stale_seconds=settings.TRAINING_STALE_SECONDS,
+        max_attempts=TRAINING_MAX_ATTEMPTS,
+        give_up=f"The worker running this training stopped {TRAINING_MAX_ATTEMPTS} times; giving up. "
         "Check the worker's log, then train again.",
+        requeue={"phase": TrainingPhase.QUEUED, "progress": 0.0},
+        worker=worker,
+        since=since,
     )
-    ids = list(running.filter(attempts__lt=TRAINING_MAX_ATTEMPTS).values_list("pk", flat=True))
-    Training.objects.filter(pk__in=ids, status=TrainingStatus.RUNNING).update(
-        status=TrainingStatus.QUEUED, phase=TrainingPhase.QUEUED, progress=0.0, claimed_by=""
-    )
-    lost = Training.objects.filter(status=TrainingStatus.QUEUED, created_at__lt=stale).exclude(pk__in=ids)
-    return ids + list(lost.values_list("pk", flat=True))
 
 
 def auto_trainings_start() -> list[Training]:
