@@ -49,7 +49,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import re
 import sys
 import tempfile
 import time
@@ -66,9 +65,8 @@ import django  # noqa: E402
 
 django.setup()
 
-from corpus.formats import AnswerRecord, JudgmentRecord, QuestionRecord  # noqa: E402
 from corpus.models import Collection, Split  # noqa: E402
-from corpus.services import collection_create, split_for  # noqa: E402
+from corpus.services import split_for  # noqa: E402
 from evaluation.metrics.stats import paired_randomization_test  # noqa: E402
 from evaluation.uncertainty import (  # noqa: E402
     JudgingArrays,
@@ -81,12 +79,16 @@ from evaluation.uncertainty import (  # noqa: E402
 )
 from evaluation.uncertainty.improvement import sampled_means  # noqa: E402
 from rankers.backends import RankQuery  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ranker import original_cranfield as cranfield_225  # noqa: E402
+
 from rankers.builtin import BuiltinBackend  # noqa: E402
 from rankers.index import build_index  # noqa: E402
 from rankers.models import RankerVersion  # noqa: E402
 from raters.queue import term_overlap_ranking  # noqa: E402
 from ratings.selectors import labels_by_question  # noqa: E402
-from trainer.services import collection_import, demo_collection_load  # noqa: E402
+from trainer.services import demo_collection_load  # noqa: E402
 
 K = 10
 CHECK_EVERY = 10
@@ -122,35 +124,8 @@ def demo_edition() -> Collection:
 
 
 def original_cranfield(directory: Path) -> Collection:
-    """All 225 original queries (``cranqrel`` codes 1 → 3 stars, 2 → 2, 3 → 1, 4 and −1 → 0)."""
-    text = (directory / "cran.all.1400").read_text()
-    answers = []
-    for block in re.split(r"^\.I ", text, flags=re.M)[1:]:
-        doc_id, rest = block.split("\n", 1)
-        fields = dict(re.findall(r"^\.([TABW])\n(.*?)(?=^\.[TABW]\n|\Z)", rest, flags=re.M | re.S))
-        answers.append(
-            AnswerRecord(
-                doc_id.strip(), " ".join(fields.get("T", "").split()), " ".join(fields.get("W", "").split())
-            )
-        )
-    queries = re.split(r"^\.I ", (directory / "cran.qry").read_text(), flags=re.M)[1:]
-    questions = [
-        QuestionRecord(str(n), " ".join(q.split("\n", 1)[1].replace(".W\n", "").split()))
-        for n, q in enumerate(queries, start=1)
-    ]
-    judgments = {}
-    for line in (directory / "cranqrel").read_text().split("\n"):
-        if line.strip():
-            qid, doc, code = line.split()
-            judgments[(qid, doc)] = max(4 - int(code), 0) if int(code) > 0 else 0
-    collection = collection_create(name="bench judging 225", slug="bench-judging-225")
-    collection_import(
-        collection=collection,
-        answers=answers,
-        questions=questions,
-        judgments=[JudgmentRecord(q, d, s) for (q, d), s in judgments.items()],
-    )
-    return collection
+    """All 225 original queries (bench_ranker's reader), under this bench's own slug (the split hashes it)."""
+    return cranfield_225(directory, name="bench judging 225", slug="bench-judging-225")
 
 
 @dataclass

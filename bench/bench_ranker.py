@@ -150,7 +150,9 @@ def demo_edition() -> Collection:
     return collection
 
 
-def original_cranfield(directory: Path) -> Collection:
+def original_cranfield(
+    directory: Path, *, name: str = "bench cranfield 225", slug: str = "bench-cranfield-225"
+) -> Collection:
     """All 225 original queries; split by the app's own rule (stable hash of slug and id, 30% test).
 
     ``cranqrel`` codes: 1 (complete answer) → 3 stars, 2 → 2, 3 → 1, 4 and -1 → 0.
@@ -176,7 +178,7 @@ def original_cranfield(directory: Path) -> Collection:
             qid, doc, code = line.split()
             code = int(code)
             judgments[(qid, doc)] = max(4 - code, 0) if code > 0 else 0
-    collection = collection_create(name="bench cranfield 225", slug="bench-cranfield-225")
+    collection = collection_create(name=name, slug=slug)
     collection_import(
         collection=collection,
         answers=answers,
