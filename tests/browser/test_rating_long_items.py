@@ -76,7 +76,11 @@ def test_question_stays_in_view_while_rating_the_last_answer(page, live_server, 
 
 def test_long_question_clamped_with_a_button_showing_all_of_it(page, live_server, long_items):
     page.set_viewport_size({"width": 1280, "height": 800})
-    open_first_task(page, live_server)
+    # The long question itself: "Start rating" may serve either question first (the queue's order).
+    long_question = long_items[1][0]
+    log_in(page, live_server, next_path=f"/c/long/rate/{long_question.pk}/")
+    expect(page.locator(".answer-card")).to_have_count(6)
+    expect(page.locator("#rating-form")).to_have_attribute("data-ready", "true")
     toggle = page.get_by_role("button", name="Show the whole question")
     heading = page.locator("#question-heading")
     clamped = heading.bounding_box()["height"]
