@@ -65,6 +65,8 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.core.management import call_command  # noqa: E402
+
 from corpus.models import Collection, Split  # noqa: E402
 from corpus.services import split_for  # noqa: E402
 from evaluation.metrics.stats import paired_randomization_test  # noqa: E402
@@ -76,6 +78,7 @@ from evaluation.uncertainty import (  # noqa: E402
     pair_values,
     relevance_probabilities,
     sample_stars,
+    verdict_shares,
 )
 from evaluation.uncertainty.improvement import sampled_means  # noqa: E402
 from rankers.backends import RankQuery  # noqa: E402
@@ -286,6 +289,18 @@ def estimates(w: World, labels: np.ndarray, estimator: str, seed: int) -> tuple[
     return per_question, float(sampled_means(draws)[:, 0].mean())
 
 
+def settled_verdict(w: World, labels: np.ndarray, estimator: str, seed: int) -> str:
+    """The verdict when at least 95% of the completions of the unrated labels agree on it, else ""
+    (:func:`evaluation.uncertainty.verdict_shares`, the certainty page's "Verdict")."""
+    current = with_labels(w.arrays, labels)
+    if estimator == "zero" or not current.unknown.any():
+        draws = ndcg_for_labels(current, np.nan_to_num(labels, nan=0.0))[None]
+    else:
+        probs = relevance_probabilities(current, extra_counts=w.prior)
+        draws = ndcg_for_labels(current, sample_stars(current, probs, DRAWS, np.random.default_rng(seed)))
+    return verdict_shares(draws[:, 1] - draws[:, 0], n_permutations=PERMUTATIONS, seed=0).settled
+
+
 def verdict(ndcg: np.ndarray) -> str:
     keep = ~np.isnan(ndcg).any(axis=0)
     d = ndcg[1, keep] - ndcg[0, keep]
@@ -313,6 +328,7 @@ def ratings_needed(w: World, order: np.ndarray, objective: str, estimator: str, 
     truth_ndcg = ndcg_for_labels(w.arrays, w.truth)
     target_verdict, target_headline = verdict(truth_ndcg), headline(truth_ndcg)
     target_difference = difference(truth_ndcg)
+    target_settled = settled_verdict(w, w.truth, estimator, seed) if objective == "settled" else ""
     checkpoints = list(range(0, w.pool_size, CHECK_EVERY)) + [w.pool_size]
     labels = np.full(w.pool_size, np.nan)
     settled_since = None
@@ -320,8 +336,13 @@ def ratings_needed(w: World, order: np.ndarray, objective: str, estimator: str, 
     for n in checkpoints:
         labels[order[done:n]] = w.truth[order[done:n]]
         done = n
-        ndcg, estimate = estimates(w, labels, estimator, seed)
-        if objective == "verdict":
+        if objective == "settled":
+            ok = settled_verdict(w, labels, estimator, seed) == target_settled
+        else:
+            ndcg, estimate = estimates(w, labels, estimator, seed)
+        if objective == "settled":
+            pass
+        elif objective == "verdict":
             ok = verdict(ndcg) == target_verdict
         elif objective == "difference":
             ok = abs(difference(ndcg) - target_difference) <= DIFFERENCE_TOLERANCE
@@ -342,7 +363,10 @@ def spread(values: list[int]) -> str:
     return f"{int(np.median(values)):>4} ({min(values)}–{max(values)})"
 
 
-def run_edition(edition: Edition, seeds: int) -> dict:
+OBJECTIVES = ("settled", "verdict", "difference", "headline")
+
+
+def run_edition(edition: Edition, seeds: int, objectives: tuple[str, ...] = OBJECTIVES) -> dict:
     results: dict = {}
     print(f"\n## {edition.name}: {len(edition.test)} test questions\n")
     print("| champion → challenger | pool | all-labels Δ NDCG@10 | verdict | headline |")
@@ -358,9 +382,11 @@ def run_edition(edition: Edition, seeds: int) -> dict:
         print(
             f"| {champion} → {challenger} | {w.pool_size} | {diff:+.3f} | {verdict(truth)} (p = {p:.3f}) | {headline(truth):.3f} |"
         )
-    for objective in ("verdict", "difference", "headline"):
+    for objective in objectives:
         for estimator in ("zero", "predicted"):
-            letter = {"verdict": "a", "difference": "a'", "headline": "b"}[objective]
+            letter = {"settled": "a", "verdict": "a, unsettled", "difference": "a'", "headline": "b"}[
+                objective
+            ]
             print(f"\n### ({letter}) {objective}, estimator {estimator}: ratings needed")
             print("median over seeds (range)\n")
             print("| champion → challenger | " + " | ".join(STRATEGIES) + " | decide / pooling |")
@@ -399,8 +425,12 @@ def main() -> None:
         "--cranfield-original", type=Path, help="directory with cran.all.1400, cran.qry, cranqrel"
     )
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument(
+        "--objectives", default=",".join(OBJECTIVES), help=f"comma-separated, of {', '.join(OBJECTIVES)}"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
+    call_command("migrate", verbosity=0)
     # A run that was killed leaves its collections behind; these slugs belong to this bench.
     Collection.objects.filter(slug__startswith="bench-judging-").delete()
     collections = []
@@ -412,7 +442,7 @@ def main() -> None:
             collections.append(original_cranfield(args.cranfield_original))
             editions.append(rank_edition(collections[-1], "Cranfield original (225 questions)"))
         for edition in editions:
-            run_edition(edition, args.seeds)
+            run_edition(edition, args.seeds, tuple(args.objectives.split(",")))
     finally:
         for collection in collections:
             collection.delete()

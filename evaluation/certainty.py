@@ -7,6 +7,9 @@
 * **Is the challenger better?** The probability that the challenger's mean NDCG@k beats the
   champion's, given today's labels, the predicted relevance of the unrated pairs and the choice of test
   questions (:func:`evaluation.uncertainty.probability_of_improvement`).
+* **The verdict once every answer is rated** (:func:`evaluation.uncertainty.verdict_shares`): the
+  compare page's verdict (paired randomization test, p < 0.05) under ``VERDICT_DRAWS`` draws of the
+  unrated pairs' stars; settled when at least 95% of the draws agree.
 * **About N more ratings would settle this** (:func:`evaluation.uncertainty.ratings_to_settle`): the
   headline is settled when the doubt due to unrated answers (standard deviation, first-order) is at
   most ``HEADLINE_TARGET`` = 0.01, half the ±0.02 the figure is read to; the comparison when that doubt
@@ -33,14 +36,19 @@ from corpus.models import Answer, Collection, Question
 from corpus.selectors import test_questions
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus
 from evaluation.uncertainty import (
+    SETTLED_SHARE,
+    VERDICTS,
     JudgingArrays,
     judging_arrays,
     mean_bounds,
     ndcg_bounds,
+    ndcg_for_labels,
     pair_values,
     probability_of_improvement,
     ratings_to_settle,
     relevance_probabilities,
+    sample_stars,
+    verdict_shares,
 )
 from rankers.backends import RankerError, RankQuery, get_backend
 from rankers.models import Ranker, RankerVersion
@@ -50,6 +58,7 @@ from ratings.models import Label
 logger = logging.getLogger(__name__)
 
 HEADLINE_TARGET = 0.01
+VERDICT_DRAWS = 200
 COMPARISON_FLOOR = 0.005
 RANKINGS_CACHE_SECONDS = 60 * 60
 MAX_K = 20
@@ -254,6 +263,10 @@ class ComparisonCertainty:
     question_sd: float
     ratings_to_settle: int
     questions: int
+    #: Share of the completions of the unrated labels ending in each verdict (``VERDICTS`` order).
+    verdict_shares: tuple[float, float, float] = (0.0, 1.0, 0.0)
+    #: The verdict at least 95% of them give, or "" (not settled yet).
+    verdict: str = ""
 
 
 @dataclass(frozen=True)
@@ -293,6 +306,11 @@ def certainty(*, collection: Collection, pair: VersionPair) -> Certainty:
     if pair.challenger is not None:
         result = probability_of_improvement(state.arrays, state.probs, challenger=1, champion=0)
         values = pair_values(state.arrays, state.probs)
+        draws = ndcg_for_labels(
+            state.arrays,
+            sample_stars(state.arrays, state.probs, VERDICT_DRAWS, np.random.default_rng(0)),
+        )
+        verdicts = verdict_shares(draws[:, 1] - draws[:, 0])
         target = max(0.5 * max(abs(result.expected_difference), result.question_sd), COMPARISON_FLOOR)
         comparison = ComparisonCertainty(
             champion=version_text(pair.champion),
@@ -306,6 +324,8 @@ def certainty(*, collection: Collection, pair: VersionPair) -> Certainty:
             question_sd=result.question_sd,
             ratings_to_settle=ratings_to_settle(values, target) if not math.isnan(target) else 0,
             questions=result.questions,
+            verdict_shares=verdicts.shares,
+            verdict=verdicts.settled,
         )
     return Certainty(headline, comparison)
 
@@ -463,6 +483,29 @@ class Panel:
     @property
     def comparison_settle(self) -> str:
         return settle_text(self.certainty.comparison.ratings_to_settle) if self.certainty.comparison else ""
+
+    @property
+    def verdict(self) -> str:
+        """ "Real improvement, settled" or "Not settled yet: real improvement in 62%, within noise in 38%"."""
+        c = self.certainty.comparison
+        if c is None:
+            return ""
+        if c.verdict:
+            return f"{c.verdict.capitalize()}, settled"
+        parts = [
+            f"{name} in {probability_text(share)}"
+            for name, share in sorted(zip(VERDICTS, c.verdict_shares, strict=True), key=lambda v: -v[1])
+            if share > 0
+        ]
+        return "Not settled yet: " + ", ".join(parts)
+
+    @property
+    def settled_share(self) -> str:
+        return probability_text(SETTLED_SHARE)
+
+    @property
+    def verdict_draws(self) -> int:
+        return VERDICT_DRAWS
 
     @property
     def rate_query(self) -> str:

@@ -37,7 +37,7 @@ __all__ = [
 Verdict = Literal["real improvement", "within noise", "real drop"]
 
 #: Random draws per vectorised block (bounds memory: block rows x questions).
-_BLOCK_ELEMENTS = 4_000_000
+BLOCK_ELEMENTS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def _check_confidence(confidence: float) -> float:
 def _bootstrap_means(values: NDArray[np.float64], n_resamples: int, rng: np.random.Generator) -> NDArray:
     n = values.size
     means = np.empty(n_resamples, dtype=np.float64)
-    block = max(1, _BLOCK_ELEMENTS // n)
+    block = max(1, BLOCK_ELEMENTS // n)
     for start in range(0, n_resamples, block):
         stop = min(n_resamples, start + block)
         idx = rng.integers(0, n, size=(stop - start, n))
@@ -164,7 +164,7 @@ def _randomization_p(diff: NDArray[np.float64], n_permutations: int, rng: np.ran
     tolerance = 1e-9 * max(1.0, float(np.abs(diff).sum()))
     total = float(diff.sum())
     at_least = 0
-    block = max(1, _BLOCK_ELEMENTS // n)
+    block = max(1, BLOCK_ELEMENTS // n)
     for start in range(0, n_permutations, block):
         rows = min(block, n_permutations - start)
         # A random bit per (permutation, question): bit 1 keeps the sign, bit 0 flips it, so the

@@ -6,7 +6,17 @@ import math
 
 import pytest
 
-from evaluation.certainty import certainty, deciding_pairs, panel, probability_text, settle_text, version_pair
+from evaluation.certainty import (
+    Certainty,
+    ComparisonCertainty,
+    Panel,
+    certainty,
+    deciding_pairs,
+    panel,
+    probability_text,
+    settle_text,
+    version_pair,
+)
 from rankers.models import Ranker, RankerKind, RankerVersion
 from tests.evaluation.decide_scenario import two_versions
 
@@ -60,3 +70,45 @@ def test_certainty_without_rankings_says_so_instead_of_zero_bounds(collection, m
         deciding_pairs(collection=collection, pair=version_pair(ranker=scenario.ranker, challenger_id=v5.pk))
         == []
     )
+
+
+def _comparison(shares: tuple[float, float, float], verdict: str) -> ComparisonCertainty:
+    return ComparisonCertainty(
+        champion="version v3",
+        challenger="version v4",
+        champion_id=1,
+        challenger_id=2,
+        k=10,
+        probability=0.8,
+        expected_difference=0.02,
+        label_sd=0.01,
+        question_sd=0.01,
+        ratings_to_settle=12,
+        questions=40,
+        verdict_shares=shares,
+        verdict=verdict,
+    )
+
+
+def test_panel_verdict_settled_and_not_settled_texts(collection, make_user):
+    scenario = two_versions(collection, make_user)
+    pair = version_pair(ranker=scenario.ranker)
+
+    def shown(shares, verdict):
+        return Panel(Certainty(None, _comparison(shares, verdict)), pair, []).verdict
+
+    assert shown((0.97, 0.03, 0.0), "real improvement") == "Real improvement, settled"
+    assert shown((0.62, 0.375, 0.005), "") == (
+        "Not settled yet: real improvement in 62%, within noise in 38%, real drop in 1%"
+    )
+    assert shown((0.0, 0.3, 0.7), "") == "Not settled yet: real drop in 70%, within noise in 30%"
+
+
+def test_certainty_verdict_with_one_test_question_is_within_noise_settled(collection, make_user):
+    # One question: the sign-flip test can never reject (p = 1), whatever d6 and d5 turn out to be.
+    scenario = two_versions(collection, make_user)
+
+    comparison = certainty(collection=collection, pair=version_pair(ranker=scenario.ranker)).comparison
+
+    assert comparison is not None
+    assert (comparison.verdict_shares, comparison.verdict) == ((0.0, 1.0, 0.0), "within noise")

@@ -35,6 +35,8 @@ def test_dashboard_certainty_headline_bounds_by_hand(client, scenario, make_user
     assert re.search(r'data-testid="probability-better">\d{1,3}%<', page)
     assert "Probability that version v4 scores a higher NDCG@10 than version v3" in page
     assert re.search(r'data-testid="comparison-settle">About \d+ more ratings? would settle this.<', page)
+    assert 'data-testid="verdict">Within noise, settled<' in page
+    assert "for each of 200 ways the unrated answers could turn out" in page
     link = f"/c/tiny/rate/?mode=decide&amp;champion={scenario.v3.pk}&amp;challenger={scenario.v4.pk}"
     assert f'data-testid="rate-deciding" href="{link}"' in page
 
@@ -98,3 +100,19 @@ def test_dashboard_certainty_without_rankings_says_why_not_zero(client, scenario
 
     assert 'data-testid="certainty-unavailable">No figures now: service could not rank the test' in page
     assert "headline-bounds" not in page
+
+
+def test_certainty_page_says_its_title_once(client, scenario, make_user):
+    trainer = make_user("tina", collection=scenario.corpus.collection, role=Role.TRAINER)
+
+    page = text(login(client, trainer).get(reverse("evaluation:certainty", args=["tiny"])))
+    partial = text(
+        login(client, trainer).get(reverse("evaluation:certainty", args=["tiny"]), HTTP_HX_REQUEST="true")
+    )
+
+    assert '<h1 id="page-heading">How sure are we? ' in page
+    assert "How sure are we?</h2>" not in page
+    assert '<h2>How sure are we of the headline?</h2>' in page
+    # Inside the dashboard the card keeps its own heading, one level down.
+    assert '<h2 id="certainty-heading">How sure are we?</h2>' in partial
+    assert "<h3>How sure are we of the headline?</h3>" in partial
