@@ -112,7 +112,7 @@ def test_certainty_page_says_its_title_once(client, scenario, make_user):
 
     assert '<h1 id="page-heading">How sure are we? ' in page
     assert "How sure are we?</h2>" not in page
-    assert '<h2>How sure are we of the headline?</h2>' in page
+    assert "<h2>How sure are we of the headline?</h2>" in page
     # Inside the dashboard the card keeps its own heading, one level down.
     assert '<h2 id="certainty-heading">How sure are we?</h2>' in partial
     assert "<h3>How sure are we of the headline?</h3>" in partial
