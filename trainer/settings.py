@@ -330,4 +330,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # httpx logs every request's URL at INFO, and a search engine's URL carries the question's text
+    # (Solr's ?q=): raters' questions don't belong in the server log. Errors still come through.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }

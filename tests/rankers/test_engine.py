@@ -73,6 +73,15 @@ def test_engine_solr_preset_ranks_with_query_parameters(engine):
     }
 
 
+def test_engine_solr_question_text_stays_out_of_the_log(engine, caplog):
+    # httpx logs each request's URL at INFO; a Solr URL carries the question's text.
+    with caplog.at_level("DEBUG", logger="rankers"):
+        backend(solr_config(engine.url)).rank(QUESTION, 10)
+
+    assert engine.requests[0].query.startswith("q=boundary+layer")
+    assert not [r for r in caplog.records if "boundary" in r.getMessage()]
+
+
 def test_engine_query_string_carries_any_question_exactly(engine):
     backend(solr_config(engine.url)).rank(RankQuery("q", NASTY), 3)
 
