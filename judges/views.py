@@ -64,8 +64,7 @@ def _judge_url(judge: Judge) -> str:
 
 
 def _errors(exc: ValidationError) -> str:
-    if hasattr(exc, "message_dict"):
-        return " ".join(f"{field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items())
+    # The services' messages are whole sentences; their field names ("selection: ...") read as code.
     return " ".join(exc.messages)
 
 
@@ -192,7 +191,11 @@ def judging_start_view(request: HttpRequest, slug: str, judge_id: int) -> HttpRe
     form = JudgingForm(request.POST)
     if not form.is_valid():
         messages.error(
-            request, " ".join(f"{f}: {' '.join(str(m) for m in e)}" for f, e in form.errors.items())
+            request,
+            " ".join(
+                f"{form[f].label if f in form.fields else 'Run'}: {' '.join(str(m) for m in e)}"
+                for f, e in form.errors.items()
+            ),
         )
         return _see_other(_judge_url(judge) + "#runs")
     try:

@@ -176,6 +176,6 @@ def test_start_run_on_test_top_before_any_evaluation_says_where_to_run_one(train
 
     assert not Judging.objects.exists()
     assert (
-        "selection: No evaluation yet, so the test questions&#x27; top 10 is not known: run one first "
+        '<li class="message error">No evaluation yet, so the test questions&#x27; top 10 is not known: run one first '
         "(Run evaluation on the collection&#x27;s dashboard)." in response.content.decode()
     )
