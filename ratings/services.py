@@ -158,8 +158,15 @@ def rating_record(
     if note is not None:
         cleaned = validate_note(note)
         with transaction.atomic():
+            before = (
+                Rating.objects.filter(rater=rater, question=question, answer=answer)
+                .values_list("stars", flat=True)
+                .first()
+            )
             rating_record(rater=rater, question=question, answer=answer, stars=value, source=source)
-            return rating_note_set(rater=rater, question=question, answer=answer, note=cleaned)
+            # One save, one step back: a new rating or a change of stars already has its undo (removing
+            # the rating, or the history row that keeps the old note too), so the note adds none.
+            return _note_set(rater, question, answer, cleaned, history=before == value)
     if connection.vendor == "postgresql":
         if connection.in_atomic_block:
             # Part of the caller's transaction: a failure must roll all of it back, as before.
@@ -343,12 +350,15 @@ def rating_note_set(*, rater: User, question: Question, answer: Answer, note: ob
     note keeps the rating's previous state in its history (stars unchanged), so undo takes it back like
     a change of stars; the label does not depend on notes and is left alone.
     """
-    cleaned = validate_note(note)
+    return _note_set(rater, question, answer, validate_note(note), history=True)
+
+
+def _note_set(rater: User, question: Question, answer: Answer, cleaned: str, *, history: bool) -> Rating:
     _lock_pair(question.pk, answer.pk)
     rating = Rating.objects.filter(rater=rater, question=question, answer=answer).first()
     if rating is None:
         raise ValidationError({"note": "Rate the answer before adding a note to the rating."})
-    if rating.note != cleaned:
+    if rating.note != cleaned and history:
         RatingHistory.objects.create(
             rating=rating,
             previous_stars=rating.stars,
@@ -356,6 +366,7 @@ def rating_note_set(*, rater: User, question: Question, answer: Answer, note: ob
             previous_note=rating.note,
             new_stars=rating.stars,
         )
+    if rating.note != cleaned:
         rating.note = cleaned
         rating.save(update_fields=["note", "updated_at"])
     rating.rater, rating.question, rating.answer = rater, question, answer

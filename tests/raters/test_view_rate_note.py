@@ -156,3 +156,26 @@ def test_rate_question_plain_form_note_alone_keeps_the_stars(client, corpus, rat
         (d1, 3, ""),
         (d2, 1, "too short"),
     }
+
+
+def test_rating_record_stars_and_note_in_one_save_is_one_undo_step(corpus, rater):
+    q1, d1 = corpus.q["q1"], corpus.a["d1"]
+    rating_record(rater=rater, question=q1, answer=d1, stars=2, note="first")
+    rating_record(rater=rater, question=q1, answer=d1, stars=3, note="changed my mind")
+
+    assert list(RatingHistory.objects.values_list("previous_stars", "new_stars", "previous_note")) == [
+        (2, 3, "first")
+    ]
+    undone = rating_undo(rater=rater, question=q1, answer=d1)
+    assert (undone.stars, undone.note) == (2, "first")
+    assert rating_undo(rater=rater, question=q1, answer=d1) is None  # the first save: the rating goes
+
+
+def test_rating_record_same_stars_new_note_keeps_the_old_note_in_history(corpus, rater):
+    q1, d1 = corpus.q["q1"], corpus.a["d1"]
+    rating_record(rater=rater, question=q1, answer=d1, stars=2, note="first")
+    rating_record(rater=rater, question=q1, answer=d1, stars=2, note="second")
+
+    assert list(RatingHistory.objects.values_list("previous_stars", "new_stars", "previous_note")) == [
+        (2, 2, "first")
+    ]
