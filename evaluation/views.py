@@ -427,7 +427,8 @@ def compare(request: HttpRequest, *, collection: Collection, role: str) -> HttpR
     losers first. Or 2 to 6 runs (``run`` repeated): the per-question NDCG@k matrix and every pair's
     winners, losers and significance with Holm's correction (``selectors.runs_compare``)."""
     runs = [
-        (str(pk), f"{created:%Y-%m-%d %H:%M} · {name} {version or ''} · {RunStatus(status).label}")
+        # The run's number first: two runs started in the same minute read the same otherwise.
+        (str(pk), f"Run {pk} · {created:%Y-%m-%d %H:%M} · {name} {version or ''} · {RunStatus(status).label}")
         for pk, created, name, version, status in EvaluationRun.objects.filter(collection=collection)
         .order_by("-created_at", "-id")
         .values_list("pk", "created_at", "ranker__name", "ranker_version__label", "status")[:200]

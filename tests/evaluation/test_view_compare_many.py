@@ -112,3 +112,13 @@ def test_dashboard_lets_trainers_choose_runs_to_compare(client, trainer, rater, 
         'data-testid="history-select"'
         not in client.get(reverse("evaluation:dashboard", args=["tiny"])).content.decode()
     )
+
+
+def test_compare_pickers_name_each_run_by_its_number(client, trainer, three_runs):
+    # The three runs were made within the same minute: only the number tells them apart.
+    client.force_login(trainer)
+
+    labels = [label for _, label in client.get(URL).context["runs"]]
+
+    assert [label.split(" · ")[0] for label in labels] == [f"Run {r.pk}" for r in reversed(three_runs)]
+    assert len(set(labels)) == 3
