@@ -303,6 +303,21 @@ def settled_verdict(w: World, labels: np.ndarray, estimator: str, seed: int) -> 
     return verdict_shares(draws[:, 1] - draws[:, 0], n_permutations=PERMUTATIONS, seed=0).settled
 
 
+def settled_sign(w: World, labels: np.ndarray, estimator: str, seed: int) -> str:
+    """Which version is ahead on these questions, "+" or "−", when at least 95% of the completions of the
+    unrated labels agree, else "" (minimal test collections' criterion: the sign of the difference)."""
+    current = with_labels(w.arrays, labels)
+    if estimator == "zero" or not current.unknown.any():
+        draws = ndcg_for_labels(current, np.nan_to_num(labels, nan=0.0))[None]
+    else:
+        probs = relevance_probabilities(current, extra_counts=w.prior)
+        draws = ndcg_for_labels(current, sample_stars(current, probs, DRAWS, np.random.default_rng(seed)))
+    d = draws[:, 1] - draws[:, 0]
+    means = np.where(~np.isnan(d), d, 0.0).sum(axis=1) / np.maximum((~np.isnan(d)).sum(axis=1), 1)
+    ahead = float((means > 0).mean())
+    return "+" if ahead >= 0.95 else "−" if ahead <= 0.05 else ""
+
+
 def verdict(ndcg: np.ndarray) -> str:
     keep = ~np.isnan(ndcg).any(axis=0)
     d = ndcg[1, keep] - ndcg[0, keep]
@@ -331,6 +346,7 @@ def ratings_needed(w: World, order: np.ndarray, objective: str, estimator: str, 
     target_verdict, target_headline = verdict(truth_ndcg), headline(truth_ndcg)
     target_difference = difference(truth_ndcg)
     target_settled = settled_verdict(w, w.truth, estimator, seed) if objective == "settled" else ""
+    target_sign = settled_sign(w, w.truth, estimator, seed)
     checkpoints = list(range(0, w.pool_size, CHECK_EVERY)) + [w.pool_size]
     labels = np.full(w.pool_size, np.nan)
     settled_since = None
@@ -340,9 +356,11 @@ def ratings_needed(w: World, order: np.ndarray, objective: str, estimator: str, 
         done = n
         if objective == "settled":
             ok = settled_verdict(w, labels, estimator, seed) == target_settled
+        elif objective == "sign":
+            ok = settled_sign(w, labels, estimator, seed) == target_sign
         else:
             ndcg, estimate = estimates(w, labels, estimator, seed)
-        if objective == "settled":
+        if objective in ("settled", "sign"):
             pass
         elif objective == "verdict":
             ok = verdict(ndcg) == target_verdict
@@ -365,7 +383,7 @@ def spread(values: list[int]) -> str:
     return f"{int(np.median(values)):>4} ({min(values)}–{max(values)})"
 
 
-OBJECTIVES = ("settled", "verdict", "difference", "headline")
+OBJECTIVES = ("settled", "verdict", "sign", "difference", "headline")
 
 
 def run_edition(edition: Edition, seeds: int, objectives: tuple[str, ...] = OBJECTIVES) -> dict:
