@@ -27,13 +27,19 @@ Per edition (the R&R demo, 150 questions, ``trainer.services.demo_collection_loa
   - ``zero``: as scored today, unrated = not relevant;
   - ``predicted``: each question's NDCG@10 is its mean over 64 draws of the unrated pairs' stars from
     the relevance model (the dashboard's estimate).
-  (a) **verdict**: paired randomization test (2,000 sign flips) on per-question NDCG@10: "better" /
-  "worse" when p < 0.05, else "within noise"; (a') **difference**: the mean difference within ±0.01 of
-  its all-labels value (a verdict whose all-labels p is near 0.05 flips on any noise; this says how
-  fast each strategy learns the difference itself); (b) **headline**: the champion's mean NDCG@10.
-* **Ratings needed** = the first checkpoint from which the verdict equals the all-labels verdict (resp.
-  the headline stays within ±0.02 of its all-labels value) at every later checkpoint, so a lucky early
-  agreement does not count. Medians over the seeds and version pairs, with the range over seeds.
+  (a) **verdict, settled** (the certainty page's "Verdict once every answer is rated",
+  :func:`evaluation.uncertainty.verdict_shares`): the compare page's verdict (paired randomization test,
+  10,000 sign flips, p < 0.05: "real improvement" / "real drop", else "within noise") worked out for
+  each of 64 draws of the unrated pairs' stars (the zero estimator: one draw, unrated = 0); the verdict
+  when at least 95% of the draws agree, else "not settled yet", which equals no all-labels verdict.
+  (a, unsettled): the earlier rule, the same test on the per-question means of the draws; it let a
+  strategy that learns nothing "agree" from 0 ratings with an all-labels "within noise".
+  (a, sign): which version is ahead on these questions (the sign of the mean difference), settled at
+  95% of the draws: the criterion of minimal test collections (Carterette et al. 2006).
+  (a') **difference**: the mean difference within ±0.01 of its all-labels value.
+  (b) **headline**: the champion's mean NDCG@10 within ±0.02 of its all-labels value.
+* **Ratings needed** = the first checkpoint from which the conclusion equals the all-labels one at every
+  later checkpoint, so a lucky early agreement does not count. Medians over the seeds and version pairs, with the range over seeds.
 
 Goal (issue 13): ``decide`` needs at most half the ratings of depth-10 pooling for both (a) and (b).
 
