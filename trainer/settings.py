@@ -175,7 +175,8 @@ if REDIS_URL:
 else:
     # Embedded: a broker on the filesystem, shared by the web process and the worker process.
     _BROKER_DIR = VAR_DIR / "broker"
-    CELERY_BROKER_URL = "filesystem://"
+    # A hostname kombu ignores for this transport, but warns about ("No hostname was supplied") without.
+    CELERY_BROKER_URL = "filesystem://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_BROKER_DIR / "queue"),
         "data_folder_out": str(_BROKER_DIR / "queue"),

@@ -32,7 +32,7 @@ def test_settings_embedded_defaults_use_sqlite_and_filesystem_broker(tmp_path):
     assert result.returncode == 0, result.stderr
     assert '"engine": "django.db.backends.sqlite3"' in result.stdout
     assert f'"name": "{tmp_path}/rank-trainer.sqlite3"' in result.stdout
-    assert '"broker": "filesystem://"' in result.stdout
+    assert '"broker": "filesystem://localhost/"' in result.stdout
     assert "FileBasedCache" in result.stdout
 
 
