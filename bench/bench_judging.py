@@ -390,6 +390,7 @@ def spread(values: list[int]) -> str:
 
 
 OBJECTIVES = ("settled", "verdict", "sign", "difference", "headline")
+LETTERS = {"settled": "a", "verdict": "a, unsettled", "sign": "a, sign", "difference": "a'", "headline": "b"}
 
 
 def run_edition(edition: Edition, seeds: int, objectives: tuple[str, ...] = OBJECTIVES) -> dict:
@@ -413,9 +414,7 @@ def run_edition(edition: Edition, seeds: int, objectives: tuple[str, ...] = OBJE
         )
     for objective in objectives:
         for estimator in ("zero", "predicted"):
-            letter = {"settled": "a", "verdict": "a, unsettled", "difference": "a'", "headline": "b"}[
-                objective
-            ]
+            letter = LETTERS[objective]
             print(f"\n### ({letter}) {objective}, estimator {estimator}: ratings needed")
             print("median over seeds (range)\n")
             print("| champion → challenger | " + " | ".join(STRATEGIES) + " | decide / pooling |")
