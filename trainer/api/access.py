@@ -9,12 +9,25 @@
 
 from __future__ import annotations
 
+from django.db.models import OuterRef, QuerySet, Subquery
 from rest_framework.exceptions import NotFound, PermissionDenied
 
-from corpus.models import Collection, Role
-from corpus.permissions import collection_role
+from corpus.models import Collection, Membership, Role
+from corpus.permissions import collection_role, role_from_membership
 from rankers.models import Ranker
 from trainer.models import ApiToken
+
+# The token user's membership role in the token's collection (None: not a member), read with the token
+# (``with_member_role``, used by ``authentication.py``): the commonest check, a token acting in its own
+# collection, then needs no statement of its own.
+MEMBER_ROLE = "member_role_now"
+
+
+def with_member_role(tokens: QuerySet[ApiToken]) -> QuerySet[ApiToken]:
+    membership = Membership.objects.filter(
+        user_id=OuterRef("user_id"), collection_id=OuterRef("collection_id")
+    )
+    return tokens.annotate(**{MEMBER_ROLE: Subquery(membership.values("role")[:1])})
 
 
 def token_of(request) -> ApiToken | None:
@@ -22,8 +35,11 @@ def token_of(request) -> ApiToken | None:
 
 
 def caller_role(request, collection: Collection) -> str | None:
-    user_role = collection_role(user=request.user, collection=collection)
     token = token_of(request)
+    if token is not None and token.collection_id == collection.pk and hasattr(token, MEMBER_ROLE):
+        user_role = role_from_membership(user=request.user, membership_role=getattr(token, MEMBER_ROLE))
+    else:
+        user_role = collection_role(user=request.user, collection=collection)
     if token is None or user_role is None:
         return user_role
     if token.collection_id != collection.pk:

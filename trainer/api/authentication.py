@@ -16,6 +16,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed, Throttled
 
+from trainer.api.access import with_member_role
 from trainer.models import ApiToken
 
 KEYWORD = "Token"
@@ -51,7 +52,7 @@ class ApiTokenAuthentication(BaseAuthentication):
         except UnicodeDecodeError:
             key = ""
         token = (
-            ApiToken.objects.select_related("user", "collection")
+            with_member_role(ApiToken.objects.select_related("user", "collection"))
             .filter(key_hash=ApiToken.hash_key(key), revoked=False)
             .first()
         )
