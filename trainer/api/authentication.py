@@ -16,7 +16,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed, Throttled
 
-from trainer.api.access import with_member_role
+from trainer.api.access import token_by_hash
 from trainer.models import ApiToken
 
 KEYWORD = "Token"
@@ -51,11 +51,7 @@ class ApiTokenAuthentication(BaseAuthentication):
             key = parts[1].decode("ascii")
         except UnicodeDecodeError:
             key = ""
-        token = (
-            with_member_role(ApiToken.objects.select_related("user", "collection"))
-            .filter(key_hash=ApiToken.hash_key(key), revoked=False)
-            .first()
-        )
+        token = token_by_hash(ApiToken.hash_key(key))
         if token is None or not token.user.is_active:
             _count_failure(failures_key)
             raise AuthenticationFailed("Invalid or revoked token.")
