@@ -21,6 +21,7 @@ The cache is not a dependency: when it can't be reached, requests are allowed (a
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -56,6 +57,14 @@ end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {0, tostring(tonumber(oldest[2]) + period - now)}
 """
+
+
+@functools.lru_cache(maxsize=4)
+def _sliding_window_script(backend: Any) -> Any:
+    """The script bound to a client of the cache's primary (every write goes there), made once per cache
+    backend: a new redis-py client and script object per request cost about as much CPU as the call.
+    (redis-py clients are thread-safe; each call takes a connection from the backend's pool.)"""
+    return backend.get_client(write=True).register_script(_SLIDING_WINDOW)
 
 
 class SlidingWindowThrottle(throttling.SimpleRateThrottle):
@@ -106,8 +115,7 @@ class SlidingWindowThrottle(throttling.SimpleRateThrottle):
         self, cache: RedisCache, key: str, now: float, budget_key: str | None
     ) -> tuple[bool, float]:
         full_key = cache.make_and_validate_key(key)
-        client: Any = cache._cache.get_client(full_key, write=True)
-        script = client.register_script(_SLIDING_WINDOW)
+        script = _sliding_window_script(cache._cache)
         keys, args = [full_key], [repr(now), self.duration, self.num_requests, uuid.uuid4().hex]
         if budget_key is not None:
             keys.append(cache.make_and_validate_key(budget_key))
