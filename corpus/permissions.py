@@ -20,7 +20,18 @@ def collection_role(*, user: User | AnonymousUser, collection: Collection) -> st
     if user.is_superuser:
         return Role.TRAINER
     # Views that check many collections should prefetch; a single check is one indexed query.
-    return Membership.objects.filter(user=user, collection=collection).values_list("role", flat=True).first()
+    membership = Membership.objects.filter(user=user, collection=collection).values_list("role", flat=True)
+    return role_from_membership(user=user, membership_role=membership.first())
+
+
+def role_from_membership(*, user: User | AnonymousUser, membership_role: str | None) -> str | None:
+    """``collection_role`` when the user's membership role in the collection (None: not a member) was
+    already read with something else, e.g. with an API token (``trainer.api.access``)."""
+    if not user.is_authenticated or not user.is_active:
+        return None
+    if user.is_superuser:
+        return Role.TRAINER
+    return membership_role
 
 
 def can_rate(*, user: User | AnonymousUser, collection: Collection) -> bool:

@@ -61,6 +61,10 @@ class Rating(models.Model):
     certainty = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Not a column: on a rating returned by ``ratings.services.rating_record`` (or ``ratings_record``), its
+    # pair's label as that save left it, (gain, rater count), or None when the pair has no label. The save
+    # computes it anyway, so a caller that shows it (the API) needs no second read.
+    saved_label: tuple[int, int] | None
 
     class Meta:
         constraints = [

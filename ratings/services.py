@@ -163,10 +163,12 @@ def rating_record(
                 .values_list("stars", flat=True)
                 .first()
             )
-            rating_record(rater=rater, question=question, answer=answer, stars=value, source=source)
+            saved = rating_record(rater=rater, question=question, answer=answer, stars=value, source=source)
             # One save, one step back: a new rating or a change of stars already has its undo (removing
             # the rating, or the history row that keeps the old note too), so the note adds none.
-            return _note_set(rater, question, answer, cleaned, history=before == value)
+            rating = _note_set(rater, question, answer, cleaned, history=before == value)
+            rating.saved_label = saved.saved_label  # a note leaves the label as it is
+            return rating
     if connection.vendor == "postgresql":
         if connection.in_atomic_block:
             # Part of the caller's transaction: a failure must roll all of it back, as before.
@@ -194,7 +196,8 @@ def _rating_record_orm(rater: User, question: Question, answer: Answer, value: i
         )
         rating.stars, rating.source = value, source
         rating.save(update_fields=["stars", "source", "updated_at"])
-    labels_recompute(pairs=[(question.pk, answer.pk)])
+    label = _labels_write_python({(question.pk, answer.pk)}).get((question.pk, answer.pk))
+    rating.saved_label = (label.gain, label.rater_count) if label else None
     return rating
 
 
@@ -219,7 +222,8 @@ def _rating_record_postgresql(
 
     1. take the pair's advisory lock (held to the end of the transaction);
     2. insert the rating, or update it and write its history row if the stars changed, returning the row;
-    3. recompute the pair's label (``_labels_recompute_sql``).
+    3. recompute the pair's label (``_labels_recompute_sql``), returning it (``Rating.saved_label``: the API
+       answers with it, and reading it again would be one more round trip).
 
     Sent as one simple-protocol query (Django's psycopg cursor binds parameters client-side), PostgreSQL
     runs the statements in order in one transaction: the implicit one of a multi-statement query when
@@ -262,7 +266,7 @@ def _rating_record_postgresql(
         value, now, value,
         value,
     ]  # fmt: skip
-    labels_sql, labels_params = _labels_recompute_sql({(question.pk, answer.pk)})
+    labels_sql, labels_params = _labels_recompute_sql({(question.pk, answer.pk)}, returning_labels=True)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT pg_advisory_xact_lock(%s);\n{write};\n{labels_sql}",
@@ -270,8 +274,11 @@ def _rating_record_postgresql(
         )
         cursor.nextset()
         row = cursor.fetchone()
+        cursor.nextset()
+        label = cursor.fetchone()  # (question, answer, gain, rater count), or None: the pair has no label
     rating = Rating.from_db(connection.alias, _RATING_COLUMNS, row)
     rating.rater, rating.question, rating.answer = rater, question, answer
+    rating.saved_label = (label[2], label[3]) if label else None
     return rating
 
 
@@ -435,6 +442,11 @@ def counted_stars(
 def _labels_recompute_python(wanted: set[Pair]) -> int:
     """Any database: read the pairs' ratings, keep those that count (``counted_stars``), aggregate with
     ``aggregate_stars``, upsert, delete the unrated."""
+    return len(_labels_write_python(wanted))
+
+
+def _labels_write_python(wanted: set[Pair]) -> dict[Pair, Label]:
+    """``_labels_recompute_python``'s work; returns the labels written, by pair."""
     trust = {
         user_id: (counts, human_wins)
         for user_id, counts, human_wins in JudgeAccount.objects.values_list("user_id", "counts", "human_wins")
@@ -478,7 +490,7 @@ def _labels_recompute_python(wanted: set[Pair]) -> int:
     unrated = wanted - labelled
     for q, a in unrated:
         Label.objects.filter(question_id=q, answer_id=a).delete()
-    return len(labels)
+    return {(label.question_id, label.answer_id): label for label in labels}
 
 
 def _labels_recompute_postgresql(wanted: set[Pair]) -> int:
@@ -497,10 +509,17 @@ def _labels_recompute_postgresql(wanted: set[Pair]) -> int:
     return written
 
 
-def _labels_recompute_sql(wanted: set[Pair]) -> tuple[str, list[Any]]:
-    """The statement of ``_labels_recompute_postgresql`` and its parameters; it returns (written, removed)."""
+def _labels_recompute_sql(wanted: set[Pair], *, returning_labels: bool = False) -> tuple[str, list[Any]]:
+    """The statement of ``_labels_recompute_postgresql`` and its parameters; it returns (written, removed),
+    or with ``returning_labels`` the labels written: (question, answer, gain, rater count) rows."""
     question_ids, answer_ids = zip(*wanted, strict=True)
     label, rating, judge = Label._meta.db_table, Rating._meta.db_table, JudgeAccount._meta.db_table
+    # PostgreSQL runs a data-modifying CTE (``removed``) to completion whether the final SELECT reads it or not.
+    result = (
+        "SELECT * FROM written"
+        if returning_labels
+        else "SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM removed)"
+    )
     sql = f"""
         WITH wanted(question_id, answer_id) AS (SELECT * FROM unnest(%s::bigint[], %s::bigint[])),
         pair_ratings AS (
@@ -535,7 +554,7 @@ def _labels_recompute_sql(wanted: set[Pair]) -> tuple[str, list[Any]]:
                 gain = EXCLUDED.gain, rater_count = EXCLUDED.rater_count, mean_stars = EXCLUDED.mean_stars,
                 disagreement = EXCLUDED.disagreement, judge_count = EXCLUDED.judge_count,
                 updated_at = EXCLUDED.updated_at
-            RETURNING 1
+            RETURNING question_id, answer_id, gain, rater_count
         ),
         removed AS (
             DELETE FROM {label} l USING wanted w
@@ -545,7 +564,7 @@ def _labels_recompute_sql(wanted: set[Pair]) -> tuple[str, list[Any]]:
               )
             RETURNING 1
         )
-        SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM removed)
+        {result}
     """
     return sql, [list(question_ids), list(answer_ids), timezone.now()]
 

@@ -3,7 +3,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from corpus.models import Answer, Role
-from ratings.models import Label, Rating, RatingHistory, Skip
+from ratings import services
+from ratings.models import JudgeAccount, Label, Rating, RatingHistory, Skip
 from ratings.services import question_skip, rating_record, rating_undo
 
 pytestmark = pytest.mark.django_db
@@ -128,6 +129,39 @@ def test_rating_record_returns_the_stored_row(corpus, rater):
         stored.updated_at,
     )
     assert (rating.rater, rating.question, rating.answer) == (rater, q, a)
+
+
+@pytest.fixture(params=["postgresql", "orm"])
+def write_path(request, monkeypatch):
+    """rating_record's one query string (PostgreSQL), or the ORM path other databases take."""
+    if request.param == "orm":
+        monkeypatch.setattr(
+            services, "_rating_record_postgresql", lambda *args: services._rating_record_orm(*args)
+        )
+    return request.param
+
+
+def test_rating_record_returns_the_label_it_left(corpus, rater, make_user, write_path):
+    q, a = corpus.q["q1"], corpus.a["d1"]
+    other = make_user("ann", collection=corpus.collection, role=Role.RATER)
+    rating_record(rater=other, question=q, answer=a, stars=3)
+
+    first = rating_record(rater=rater, question=q, answer=a, stars=0)
+    noted = rating_record(rater=rater, question=q, answer=a, stars=2, note="close")
+
+    # 3 and 0: the median of two is their mean rounded down, 1; then 3 and 2: 2.
+    assert (first.saved_label, noted.saved_label) == ((1, 2), (2, 2))
+    assert label_of(q, a)[:2] == (2, 2)
+
+
+def test_rating_record_of_an_uncounted_judge_alone_leaves_no_label(corpus, make_user, write_path):
+    judge = make_user("judge-bot")
+    JudgeAccount.objects.create(user=judge, collection=corpus.collection, counts=False)
+
+    rating = rating_record(rater=judge, question=corpus.q["q1"], answer=corpus.a["d1"], stars=3)
+
+    assert rating.saved_label is None
+    assert Label.objects.count() == 0
 
 
 def test_rating_record_same_stars_again_changes_nothing(corpus, rater):

@@ -156,3 +156,31 @@ def test_api_schema_and_docs_are_served(collection, rater):
         "503",
     }
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_api_token_by_hash_loads_what_the_orm_loads(collection, rater):
+    from trainer.api.access import MEMBER_ROLE, token_by_hash
+
+    token, key = api_token_create(collection=collection, user=rater, days=30)
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=token.created_at)
+    expected = ApiToken.objects.select_related("user", "collection").get(pk=token.pk)
+
+    found = token_by_hash(ApiToken.hash_key(key))
+
+    assert found is not None
+    for got, want in (
+        (found, expected),
+        (found.user, expected.user),
+        (found.collection, expected.collection),
+    ):
+        fields = [f.attname for f in type(want)._meta.concrete_fields]
+        assert {f: getattr(got, f) for f in fields} == {f: getattr(want, f) for f in fields}
+        assert got._state.adding is False
+    assert (getattr(found, MEMBER_ROLE), found.revoked, found.expires_at.tzinfo is not None) == (
+        "rater",
+        False,
+        True,
+    )
+    assert token_by_hash(ApiToken.hash_key("wrong")) is None
+    api_token_revoke(token=token)
+    assert token_by_hash(ApiToken.hash_key(key)) is None

@@ -129,3 +129,38 @@ def test_api_trainer_token_of_user_demoted_to_rater_acts_as_rater(api_data, call
         client.post("/api/collections/tiny/questions/", [{"id": "q", "text": "t"}], format="json").status_code
         == 403
     )
+
+
+def test_api_token_of_user_removed_from_collection_sees_nothing_there(api_data, caller, trainer, collection):
+    from corpus.models import Membership
+
+    client = caller("trainer_token")
+    Membership.objects.filter(user=trainer, collection=collection).delete()
+
+    response = client.post(
+        "/api/collections/tiny/ratings/", {"question_id": "q1", "answer_id": "a1", "stars": 1}, format="json"
+    )
+
+    assert (response.status_code, response.json()) == (
+        404,
+        {"detail": "No collection 'tiny' here that you can see."},
+    )
+    assert client.get("/api/collections/").json()["results"] == []
+
+
+def test_api_trainer_token_of_superuser_non_member_acts_as_trainer(api_data, collection, make_user):
+    from rest_framework.test import APIClient
+
+    from trainer.services import api_token_create
+
+    admin = make_user("admin", is_superuser=True)
+    _, key = api_token_create(collection=collection, user=admin, role="trainer")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+
+    response = client.post(
+        "/api/collections/tiny/ratings/", {"question_id": "q2", "answer_id": "a1", "stars": 1}, format="json"
+    )
+
+    # Trainer: the label of a test question is shown.
+    assert (response.status_code, response.json()["ratings"][0]["label"]) == (201, 1)

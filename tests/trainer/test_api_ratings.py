@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import psycopg.errors
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connection
 
 from ratings import services
 from ratings.models import Label, Rating, RatingSource
@@ -206,3 +206,19 @@ def test_api_ratings_note_too_long_names_item_and_field_and_stores_nothing(api_d
     assert response.status_code == 400
     assert response.json() == {"1": {"note": ["Ensure this field has no more than 500 characters."]}}
     assert Rating.objects.count() == before
+
+
+def test_api_ratings_one_rating_query_count(api_data, caller, django_assert_num_queries):
+    client = caller("rater_token")
+    client.post(URL, {"question_id": "q1", "answer_id": "a3", "stars": 1}, format="json")  # last_used_at set
+
+    # The token (with its user, collection and the user's membership role there), the question and the
+    # answer (one statement), then on PostgreSQL the service's one query string: pair lock, rating upsert
+    # with history, label recompute returning the label. The ORM path elsewhere (SQLite): savepoint,
+    # rating read, update, history, label ratings read, judges read, label upsert, release. A service
+    # posts one request per rating: keep it lean.
+    with django_assert_num_queries(3 if connection.vendor == "postgresql" else 10):
+        response = client.post(URL, {"question_id": "q1", "answer_id": "a3", "stars": 2}, format="json")
+
+    assert response.status_code == 201
+    assert response.json()["ratings"][0]["label"] == 2

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core.cache import cache
+from django.utils import timezone
 from rest_framework.test import APIClient
 
+from trainer.models import ApiToken
 from trainer.services import api_token_create
 
 pytestmark = pytest.mark.django_db
@@ -68,3 +72,114 @@ def test_api_invalid_tokens_from_one_address_get_429_with_retry_after(collection
     other = APIClient(REMOTE_ADDR="10.0.0.8")
     other.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert other.get("/api/collections/").status_code == 200
+
+
+@pytest.fixture
+def blocked_address(collection, rater, settings, monkeypatch):
+    """10.0.0.7 has spent its invalid-token budget (5) this minute; the clock stands still at :10."""
+    from trainer.api import token_budget
+
+    settings.API_INVALID_TOKENS_PER_MINUTE = 5
+    monkeypatch.setattr(token_budget, "timer", lambda: 1_800_000_010.0)
+    client = APIClient(REMOTE_ADDR="10.0.0.7")
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-real-key")
+    assert [client.get("/api/collections/").status_code for _ in range(5)] == [401] * 5
+    return client
+
+
+def _answer(response) -> tuple:
+    return response.status_code, response.json(), dict(response.headers)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("get", "/api/collections/", None),
+        ("post", "/api/collections/tiny/ratings/", {"question_id": "q1", "answer_id": "a1", "stars": 2}),
+    ],
+)
+def test_api_blocked_address_gets_the_same_429_for_a_valid_key(
+    blocked_address, collection, rater, method, path, body
+):
+    _, key = api_token_create(collection=collection, user=rater)
+    valid = APIClient(REMOTE_ADDR="10.0.0.7")
+    valid.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+
+    invalid_answer = _answer(getattr(blocked_address, method)(path, body, format="json"))
+    valid_answer = _answer(getattr(valid, method)(path, body, format="json"))
+
+    assert valid_answer == invalid_answer
+    assert invalid_answer[:2] == (
+        429,
+        {"detail": "Too many invalid tokens from this address. Expected available in 50 seconds."},
+    )
+    assert invalid_answer[2]["Retry-After"] == "50"
+
+
+def test_api_blocked_address_gets_429_for_an_expired_key(blocked_address, collection, rater):
+    token, key = api_token_create(collection=collection, user=rater)
+    ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() - timedelta(days=1))
+    client = APIClient(REMOTE_ADDR="10.0.0.7")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+
+    assert client.get("/api/collections/").status_code == 429
+
+
+def test_api_blocked_address_gets_429_for_a_valid_key_on_a_view_without_throttles(
+    blocked_address, collection, rater, monkeypatch
+):
+    """The budget is checked in the throttle's round trip only where a throttle carries it."""
+    from trainer.api.views import RatingCreateView
+
+    monkeypatch.setattr(RatingCreateView, "throttle_classes", [])
+    _, key = api_token_create(collection=collection, user=rater)
+    client = APIClient(REMOTE_ADDR="10.0.0.7")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+
+    response = client.post(
+        "/api/collections/tiny/ratings/", {"question_id": "q1", "answer_id": "a1", "stars": 2}, format="json"
+    )
+
+    assert (response.status_code, response.json()) == (
+        429,
+        {"detail": "Too many invalid tokens from this address. Expected available in 50 seconds."},
+    )
+
+
+def test_api_blocked_address_gets_429_for_a_valid_key_before_a_stricter_permission(
+    blocked_address, collection, rater, monkeypatch
+):
+    """A permission that refuses (403) runs before the throttles: then the budget is checked first."""
+    from rest_framework.permissions import BasePermission
+
+    from trainer.api.views import RatingCreateView
+
+    class Never(BasePermission):
+        def has_permission(self, request, view):
+            return False
+
+    monkeypatch.setattr(RatingCreateView, "permission_classes", [Never])
+    _, key = api_token_create(collection=collection, user=rater)
+    client = APIClient(REMOTE_ADDR="10.0.0.7")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+
+    response = client.post(
+        "/api/collections/tiny/ratings/", {"question_id": "q1", "answer_id": "a1", "stars": 2}, format="json"
+    )
+
+    assert response.status_code == 429
+
+
+def test_api_valid_key_budget_checked_in_the_throttles_round_trip(collection, rater, monkeypatch):
+    """The hot path (a service posting ratings) reads no budget of its own: the user throttle's script does."""
+    from trainer.api import token_budget
+
+    def separate_read(budget_key):
+        raise AssertionError("a separate cache read of the budget")
+
+    monkeypatch.setattr(token_budget, "check", separate_read)
+    _, key = api_token_create(collection=collection, user=rater)
+    client = APIClient(REMOTE_ADDR="10.0.0.7")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+
+    assert client.get("/api/collections/").status_code == 200

@@ -129,3 +129,14 @@ def test_redis_up_healthz_ok(db):
 
     assert response.status_code == 200
     assert response.json() == {"status": "ok", "database": "ok", "broker": "ok", "cache": "ok"}
+
+
+def test_redis_down_invalid_token_is_401(redis_down, collection):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-real-key")
+
+    response = client.get("/api/collections/")
+
+    assert (response.status_code, response.json()) == (401, {"detail": "Invalid or revoked token."})

@@ -329,17 +329,12 @@ class RatingCreateView(GenericAPIView):
             source=RatingSource.API,
             notes=[i.get("note") for i in items],
         )
-        labels = {
-            (q, a): (gain, count)
-            for q, a, gain, count in Label.objects.filter(
-                question__in=[questions[i["question_id"]] for i in items],
-                answer__in=[answers[i["answer_id"]] for i in items],
-            ).values_list("question_id", "answer_id", "gain", "rater_count")
-        }
+        # Each rating's label as its save left it (in a list, a later rating of the same pair can't follow:
+        # repeated pairs are refused above); the save computed it, so it is not read again.
         recorded = []
         for item, rating in zip(items, stored, strict=True):
             question = questions[item["question_id"]]
-            gain, rater_count = labels[(question.pk, answers[item["answer_id"]].pk)]
+            gain, rater_count = rating.saved_label or (None, 0)
             # The label includes the other raters' stars: a rater rating a test question doesn't see it.
             shown = gain if can_see_labels(role=role, split=question.split) else None
             recorded.append({**item, "note": rating.note, "label": shown, "rater_count": rater_count})
