@@ -306,11 +306,11 @@ def certainty(*, collection: Collection, pair: VersionPair) -> Certainty:
     if pair.challenger is not None:
         result = probability_of_improvement(state.arrays, state.probs, challenger=1, champion=0)
         values = pair_values(state.arrays, state.probs)
-        draws = ndcg_for_labels(
+        completions = ndcg_for_labels(
             state.arrays,
             sample_stars(state.arrays, state.probs, VERDICT_DRAWS, np.random.default_rng(0)),
         )
-        verdicts = verdict_shares(draws[:, 1] - draws[:, 0])
+        verdicts = verdict_shares(completions[:, 1] - completions[:, 0])
         target = max(0.5 * max(abs(result.expected_difference), result.question_sd), COMPARISON_FLOOR)
         comparison = ComparisonCertainty(
             champion=version_text(pair.champion),

@@ -171,15 +171,46 @@ def test_api_blocked_address_gets_429_for_a_valid_key_before_a_stricter_permissi
 
 
 def test_api_valid_key_budget_checked_in_the_throttles_round_trip(collection, rater, monkeypatch):
-    """The hot path (a service posting ratings) reads no budget of its own: the user throttle's script does."""
+    """The hot path (a service posting ratings) reads no budget of its own: the user throttle's script does.
+    A view that does not opt in has authentication read it at once."""
     from trainer.api import token_budget
 
-    def separate_read(budget_key):
-        raise AssertionError("a separate cache read of the budget")
-
-    monkeypatch.setattr(token_budget, "check", separate_read)
+    separate_reads = []
+    check = token_budget.check
+    monkeypatch.setattr(token_budget, "check", lambda key: (separate_reads.append(key), check(key)))
     _, key = api_token_create(collection=collection, user=rater)
     client = APIClient(REMOTE_ADDR="10.0.0.7")
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    body = {"question_id": "q1", "answer_id": "a1", "stars": 2}
 
+    assert client.post("/api/collections/tiny/ratings/", body, format="json").status_code == 400  # no q1 here
+    assert separate_reads == []
     assert client.get("/api/collections/").status_code == 200
+    assert len(separate_reads) == 1
+
+
+def _api_views():
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    def walk(patterns):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns)
+            elif isinstance(pattern, URLPattern) and hasattr(pattern.callback, "view_class"):
+                yield pattern.callback.view_class
+
+    return set(walk(get_resolver().url_patterns))
+
+
+def test_api_views_leaving_the_budget_to_the_throttle_cannot_answer_before_it():
+    """An opted-in view's own steps must not run code that answers before the throttles (say a 403 that
+    tells a blocked address its key is valid)."""
+    from rest_framework.views import APIView
+
+    from trainer.api.token_budget import STEPS
+
+    opted_in = [view for view in _api_views() if getattr(view, "token_budget_in_throttle", False)]
+
+    assert opted_in  # the ratings endpoint, at least
+    for view in opted_in:
+        assert [step for step in STEPS if getattr(view, step) is not getattr(APIView, step)] == [], view

@@ -6,11 +6,11 @@ and an invalid one get the same 429 (same detail, same ``Retry-After``).
 
 Checking the budget is a cache read, and every token request needs the check. An invalid token is
 counted (``failure_count``) and refused with the 429 when that count is over the budget. A valid one
-(the hot path, a service posting ratings) is not checked by authentication: it leaves the check
-pending (``defer``) and the user throttle does it in the same Redis round trip as its own window
-(``trainer.api.throttling``). Authentication checks at once instead (``check``) when the view could
-answer anything else before its throttles run, or has no throttle that carries the check
-(``deferrable``), so every token endpoint keeps the rule.
+on the hot path (a service posting ratings: views that opt in with ``token_budget_in_throttle``) is
+not checked by authentication: it leaves the check pending (``defer``) and the user throttle does it in
+the same Redis round trip as its own window (``trainer.api.throttling``). Everywhere else, and on an
+opted-in view that could answer before its throttles run (``deferrable``), authentication checks at
+once (``check``), so every token endpoint keeps the rule.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ PENDING = "_invalid_token_budget_key"
 # Permissions a valid token always passes: with only these, nothing but the throttles can answer
 # between authentication and the view, so deferring the check to the throttle changes no answer.
 _PASSED_BY_A_VALID_TOKEN = (IsAuthenticated, AllowAny)
-# APIView's steps around authentication and the throttles; a view that overrides one could answer first.
-_STEPS = ("dispatch", "initial", "check_permissions", "get_permissions", "check_throttles", "get_throttles")
+# APIView's steps around authentication and the throttles; an opted-in view must not override any.
+STEPS = ("dispatch", "initial", "check_permissions", "get_permissions", "check_throttles", "get_throttles")
 
 timer = time.time
 
@@ -72,15 +72,11 @@ def check(budget_key: str) -> None:
 
 
 def deferrable(view: Any) -> bool:
-    """Whether a throttle of ``view`` (an APIView, or None) carries the check, and nothing can answer
-    before it does."""
-    # (Imported here: rest_framework.views reads the throttle settings, and trainer.api.throttling imports
-    # this module.)
-    from rest_framework.views import APIView
-
-    if view is None:
-        return False
-    if any(getattr(type(view), step) is not getattr(APIView, step) for step in _STEPS):
+    """Whether ``view`` (an APIView, or None) leaves the check to its throttle: it opts in
+    (``token_budget_in_throttle``, the hot path), has a throttle that carries the check, and no permission
+    a valid token can fail. (An opted-in view must not override the APIView steps around the throttles
+    either, so that nothing answers before them: ``tests/trainer/test_login_limits.py`` checks each.)"""
+    if view is None or not getattr(view, "token_budget_in_throttle", False):
         return False
     return all(p in _PASSED_BY_A_VALID_TOKEN for p in view.permission_classes) and any(
         getattr(t, "carries_token_budget", False) for t in view.throttle_classes

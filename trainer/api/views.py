@@ -293,6 +293,8 @@ class AnswerListView(GenericAPIView):
 class RatingCreateView(GenericAPIView):
     parser_classes = [JSONParser]  # bodies are JSON (lists included, which forms can't express)
     serializer_class = s.RatingSerializer
+    # The hot path: a valid token's invalid-token budget is read in the throttle's round trip.
+    token_budget_in_throttle = True
 
     @extend_schema(
         summary="Rate answers (one rating or a list; all or nothing), as the signed-in or token user",
