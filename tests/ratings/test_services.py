@@ -199,3 +199,28 @@ def test_rating_record_in_a_failed_outer_transaction_stores_nothing(corpus, rate
 
     assert Rating.objects.count() == 0
     assert Label.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rating_record_prepares_its_statements_once_per_connection(
+    corpus, make_user, django_assert_num_queries
+):
+    from django.db import connection
+
+    rater = make_user("ray", collection=corpus.collection, role=Role.RATER)
+    q1, d1 = corpus.q["q1"], corpus.a["d1"]
+    connection.close()
+
+    with django_assert_num_queries(2):  # a new connection: PREPARE (both statements), then the save
+        rating_record(rater=rater, question=q1, answer=d1, stars=1)
+    with django_assert_num_queries(1):
+        rating_record(rater=rater, question=q1, answer=d1, stars=2)
+    # A rolled-back transaction keeps them (prepared statements belong to the session, not the transaction).
+    with pytest.raises(RuntimeError), transaction.atomic():
+        rating_record(rater=rater, question=q1, answer=d1, stars=3)
+        raise RuntimeError
+    with django_assert_num_queries(1):
+        saved = rating_record(rater=rater, question=q1, answer=d1, stars=3)
+
+    assert (saved.stars, saved.saved_label) == (3, (3, 1))
+    assert list(RatingHistory.objects.values_list("previous_stars", "new_stars")) == [(1, 2), (2, 3)]

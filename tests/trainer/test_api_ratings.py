@@ -213,7 +213,7 @@ def test_api_ratings_one_rating_query_count(api_data, caller, django_assert_num_
     client.post(URL, {"question_id": "q1", "answer_id": "a3", "stars": 1}, format="json")  # last_used_at set
 
     # The token (with its user, collection and the user's membership role there), the question and the
-    # answer (one statement), then on PostgreSQL the service's one query string: pair lock, rating upsert
+    # answer (one statement), then on PostgreSQL the service's one query string: pair lock, (prepared) rating upsert
     # with history, label recompute returning the label. The ORM path elsewhere (SQLite): savepoint,
     # rating read, update, history, label ratings read, judges read, label upsert, release. A service
     # posts one request per rating: keep it lean.
