@@ -254,22 +254,20 @@ def _write_statement() -> str:
     """
 
 
-def _prepare_hot_statements() -> None:
+def _prepare_hot_statements(cursor: Any) -> None:
     """PREPARE ``_WRITE`` and ``_LABELS`` on this thread's database connection unless it has them.
 
     Prepared statements outlive transactions (a rollback keeps them) and end with the session, so they are
     tracked by the driver's connection object: a new connection (``CONN_MAX_AGE``, a dropped one) prepares
     again. A connection is recorded only once its PREPARE has succeeded."""
-    connection.ensure_connection()
-    raw = connection.connection
+    raw = connection.connection  # open: ``cursor`` is one of its cursors
     if getattr(connection, "_rank_trainer_prepared", None) is raw:
         return
     labels = _labels_statement("$1", "$2", "$3", returning_labels=True)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"PREPARE {_WRITE}(bigint, bigint, bigint, smallint, varchar, timestamptz) AS {_write_statement()};\n"
-            f"PREPARE {_LABELS}(bigint[], bigint[], timestamptz) AS {labels}"
-        )
+    cursor.execute(
+        f"PREPARE {_WRITE}(bigint, bigint, bigint, smallint, varchar, timestamptz) AS {_write_statement()};\n"
+        f"PREPARE {_LABELS}(bigint[], bigint[], timestamptz) AS {labels}"
+    )
     connection._rank_trainer_prepared = raw  # type: ignore[attr-defined]
 
 
@@ -292,9 +290,9 @@ def _rating_record_postgresql(
     statements 2 and 3 run after the lock is held and see every rating committed before it was granted,
     exactly like the separate statements they replace.
     """
-    _prepare_hot_statements()
     now = timezone.now()
     with connection.cursor() as cursor:
+        _prepare_hot_statements(cursor)
         cursor.execute(
             f"SELECT pg_advisory_xact_lock(%s);\nEXECUTE {_WRITE}(%s, %s, %s, %s, %s, %s);\n"
             f"EXECUTE {_LABELS}(%s, %s, %s)",
