@@ -297,27 +297,26 @@ def estimates(w: World, labels: np.ndarray, estimator: str, seed: int) -> tuple[
     return per_question, float(sampled_means(draws)[:, 0].mean())
 
 
+def completions(w: World, labels: np.ndarray, estimator: str, seed: int) -> np.ndarray:
+    """(S, 2, Q) NDCG@10 per draw of the unrated labels (``zero``, or nothing unrated: one draw, unrated = 0)."""
+    current = with_labels(w.arrays, labels)
+    if estimator == "zero" or not current.unknown.any():
+        return ndcg_for_labels(current, np.nan_to_num(labels, nan=0.0))[None]
+    probs = relevance_probabilities(current, extra_counts=w.prior)
+    return ndcg_for_labels(current, sample_stars(current, probs, DRAWS, np.random.default_rng(seed)))
+
+
 def settled_verdict(w: World, labels: np.ndarray, estimator: str, seed: int) -> str:
     """The verdict when at least 95% of the completions of the unrated labels agree on it, else ""
     (:func:`evaluation.uncertainty.verdict_shares`, the certainty page's "Verdict")."""
-    current = with_labels(w.arrays, labels)
-    if estimator == "zero" or not current.unknown.any():
-        draws = ndcg_for_labels(current, np.nan_to_num(labels, nan=0.0))[None]
-    else:
-        probs = relevance_probabilities(current, extra_counts=w.prior)
-        draws = ndcg_for_labels(current, sample_stars(current, probs, DRAWS, np.random.default_rng(seed)))
+    draws = completions(w, labels, estimator, seed)
     return verdict_shares(draws[:, 1] - draws[:, 0], n_permutations=PERMUTATIONS, seed=0).settled
 
 
 def settled_sign(w: World, labels: np.ndarray, estimator: str, seed: int) -> str:
     """Which version is ahead on these questions, "+" or "−", when at least 95% of the completions of the
     unrated labels agree, else "" (minimal test collections' criterion: the sign of the difference)."""
-    current = with_labels(w.arrays, labels)
-    if estimator == "zero" or not current.unknown.any():
-        draws = ndcg_for_labels(current, np.nan_to_num(labels, nan=0.0))[None]
-    else:
-        probs = relevance_probabilities(current, extra_counts=w.prior)
-        draws = ndcg_for_labels(current, sample_stars(current, probs, DRAWS, np.random.default_rng(seed)))
+    draws = completions(w, labels, estimator, seed)
     d = draws[:, 1] - draws[:, 0]
     means = np.where(~np.isnan(d), d, 0.0).sum(axis=1) / np.maximum((~np.isnan(d)).sum(axis=1), 1)
     ahead = float((means > 0).mean())
