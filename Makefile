@@ -40,7 +40,7 @@ check-services:
 # Debian packages the tests drive: chromium (browser tests) and docker-compose (the compose file is
 # validated; no Docker engine is needed). Installed with apt-get when run as root, else named.
 browser-deps:
-	@missing=""; test -x /usr/bin/chromium || missing="chromium"; \
+	@missing=""; test -x /usr/bin/chromium || missing=" chromium"; \
 	  command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || missing="$$missing docker-compose"; \
 	  if [ -n "$$missing" ]; then \
 	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

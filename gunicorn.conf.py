@@ -10,9 +10,15 @@ the interpreter lock). See bench/README.md, "Rating saves under load".
 """
 
 from trainer.env import env_int
+from trainer.warmup import web_worker_warm_up
 
 worker_class = "trainer.gunicorn_worker.ThreadWorker"
 workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
 threads = env_int("WEB_THREADS", 4, minimum=1)
 # A connection waits in the kernel only until the worker accepts it (at once), so this bounds a burst.
 backlog = 2048
+
+
+def post_worker_init(worker) -> None:
+    # Runs in each worker once it has loaded the app, before it accepts a request (trainer/warmup.py).
+    web_worker_warm_up()

@@ -1,19 +1,24 @@
-"""Rating saves under load, through the real stack: gunicorn workers, PostgreSQL, labels updated.
+"""Rating saves under load, through the real stack: gunicorn workers, PostgreSQL, Redis, labels updated.
 
 Creates its own PostgreSQL database (dropped and recreated each run), a synthetic collection and N raters,
-starts gunicorn on loopback, logs every rater in through the login page, then sends ratings open-loop at a
-fixed rate (each request starts on schedule whether or not earlier ones finished, so a slow server cannot
-hide its queueing) through the endpoint the rating page uses: the htmx POST to
-``/c/<slug>/rate/<question>/answers/<answer>/``, which returns the answer's card.
+starts gunicorn on loopback, logs every rater in through the login page and gives each an API token, then
+sends ratings open-loop at fixed rates (each request starts on schedule whether or not earlier ones
+finished, so a slow server cannot hide its queueing) through the rating page's htmx save
+(``/c/<slug>/rate/<question>/answers/<answer>/``) and/or the API (``POST /api/collections/<slug>/ratings/``).
 
-Reference in the same run: ``GET /healthz`` (one ``SELECT 1`` through the same gunicorn and PostgreSQL) at the
-same rate, so the ratio shows what the rating save itself costs over a bare request. CPU per request is split
-between the gunicorn workers, PostgreSQL, this load generator and the rest of the machine (from /proc).
+Each measured phase follows ``--warmup`` seconds of the same saves at the same rate, reported apart: a
+worker thread's first save opens its database connection and prepares its statements, which is not what
+a server under steady load does per save (the warm-up's own p99 is in the JSON, ``warmup_p99_ms``).
+
+Reference in the same run: a static file through the same gunicorn (no database) at the same rate, so the
+ratio shows what the save itself costs over a bare request. CPU per request is split between the gunicorn
+workers, PostgreSQL, this load generator and the rest of the machine (from /proc). Runs of slow requests
+(``slow_spells_over_50_ms``) tell a stall (everything waits together) from a lack of capacity.
 
 Afterwards it checks that the database holds exactly the ratings sent (one row per rater and pair, with the
 stars sent) and that every pair's label matches the ratings sent for it.
 
-    .venv/bin/python bench/bench_ratings.py --rate 200 --duration 20 --raters 40 --workers 3
+    .venv/bin/python bench/bench_ratings.py --redis-url redis://127.0.0.1:6379/5 --rates 100,200,400
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import random
@@ -30,6 +36,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -60,6 +67,9 @@ def parse_args() -> argparse.Namespace:
     )
     p.add_argument("--duration", type=float, default=10.0, help="seconds of load per phase")
     p.add_argument("--reference-duration", type=float, default=5.0, help="seconds of the reference per rate")
+    p.add_argument(
+        "--warmup", type=float, default=1.0, help="seconds of saves before each measured phase (not counted)"
+    )
     p.add_argument("--raters", type=int, default=40)
     p.add_argument("--questions", type=int, default=100)
     p.add_argument(
@@ -89,13 +99,25 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--port", type=int, default=0, help="0 picks a free port")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--json", type=Path, help="also write the results here")
+    p.add_argument(
+        "--commit-without-flush",
+        action="store_true",
+        help="diagnosis only, never production: this database's commits don't wait for the WAL's flush "
+        "(synchronous_commit = off), to tell the disk's stalls from the server's own latency",
+    )
+    p.add_argument(
+        "--fsync-probe",
+        type=Path,
+        help="a directory on PostgreSQL's disk: during each phase, time an 8 KB write + fdatasync there every "
+        "20 ms and list the ones over 50 ms (every save's commit waits for such a flush of the WAL)",
+    )
     return p.parse_args()
 
 
 # --- database and app setup ----------------------------------------------------------------------
 
 
-def recreate_database(url: str) -> None:
+def recreate_database(url: str, *, commit_without_flush: bool = False) -> None:
     import psycopg
 
     base, _, name = url.rstrip("/").rpartition("/")
@@ -104,6 +126,8 @@ def recreate_database(url: str) -> None:
     with psycopg.connect(base.replace("postgres://", "postgresql://") + "/postgres", autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         conn.execute(f"CREATE DATABASE {name}")
+        if commit_without_flush:
+            conn.execute(f"ALTER DATABASE {name} SET synchronous_commit = off")
 
 
 def app_environment(args: argparse.Namespace, var_dir: Path) -> dict[str, str]:
@@ -284,10 +308,24 @@ class Sample:
     status: int
     error: str = ""
     retry_after: bool = False
+    scheduled: float = 0.0  # loop time the request was due to start
 
 
 async def open_loop(rate: float, duration: float, send) -> tuple[list[Sample], float, float]:
-    """Start request i at t0 + i/rate for ``duration`` seconds. Returns samples, elapsed, worst start lag."""
+    """Start request i at t0 + i/rate for ``duration`` seconds. Returns samples, elapsed, worst start lag.
+
+    The generator's own garbage collector is off meanwhile: a full collection of this process (Django
+    and the plan loaded) pauses it for ~80 ms, which would add to every latency measured across it.
+    """
+    gc.collect()
+    gc.disable()
+    try:
+        return await _open_loop(rate, duration, send)
+    finally:
+        gc.enable()
+
+
+async def _open_loop(rate: float, duration: float, send) -> tuple[list[Sample], float, float]:
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     tasks, worst_lag, i = [], 0.0, 0
@@ -305,6 +343,69 @@ async def open_loop(rate: float, duration: float, send) -> tuple[list[Sample], f
 def is_shed(sample: Sample) -> bool:
     """Refused at once for lack of capacity, with a Retry-After: nothing was stored."""
     return sample.status in (429, 503) and sample.retry_after and not sample.error
+
+
+class FsyncProbe:
+    """Times an 8 KB write + ``fdatasync`` every 20 ms in a thread: how long the disk makes a commit wait."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / f"rt-bench-fsync-probe-{os.getpid()}"
+        self.flushes: list[tuple[float, float]] = []  # (monotonic start, seconds)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            while not self._stop.wait(0.02):
+                os.pwrite(fd, b"x" * 8192, 0)
+                started = time.monotonic()
+                os.fdatasync(fd)
+                self.flushes.append((started, time.monotonic() - started))
+        finally:
+            os.close(fd)
+            self.path.unlink(missing_ok=True)
+
+    def __enter__(self) -> FsyncProbe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self, t0: float) -> dict:
+        """Flushes over 50 ms, as (seconds since ``t0``, ms); and the slowest."""
+        slow = [(round(at - t0, 2), round(1000 * d, 1)) for at, d in self.flushes if d > 0.05]
+        worst = max((d for _, d in self.flushes), default=0.0)
+        return {"flushes": len(self.flushes), "worst_ms": round(1000 * worst, 1), "over_50_ms": slow}
+
+
+def slow_spells(samples: list[Sample], slower_than: float = 0.05, gap: float = 0.05) -> list[dict]:
+    """Runs of requests slower than ``slower_than`` seconds that started within ``gap`` of each other.
+
+    A p99 set by a few spells (every request of a stretch of time waiting together) points at a stall
+    (a collection, a checkpoint, the scheduler); slow requests spread over the phase point at capacity.
+    """
+    if not samples:
+        return []
+    t0 = min(s.scheduled for s in samples)
+    slow = sorted((s.scheduled - t0, s.latency) for s in samples if s.latency > slower_than)
+    spells: list[list[tuple[float, float]]] = []
+    for start, latency in slow:
+        if spells and start - spells[-1][-1][0] <= gap:
+            spells[-1].append((start, latency))
+        else:
+            spells.append([(start, latency)])
+    return [
+        {
+            "at_s": round(spell[0][0], 2),
+            "requests": len(spell),
+            "spanning_ms": round(1000 * (spell[-1][0] - spell[0][0]), 1),
+            "worst_ms": round(1000 * max(latency for _, latency in spell), 1),
+        }
+        for spell in spells
+    ]
 
 
 def summarise(name: str, samples: list[Sample], elapsed: float, ok_status: int = 200) -> dict:
@@ -330,6 +431,7 @@ def summarise(name: str, samples: list[Sample], elapsed: float, ok_status: int =
         "max_ms": pct(ok, 100),
         "shed_p99_ms": pct(shed, 99),
         "answered_p99_ms": pct(answered, 99),
+        "slow_spells_over_50_ms": slow_spells(samples),
     }
 
 
@@ -434,6 +536,7 @@ class Plan:
 
     saves: list[tuple[str, float, Rater, int, int, int]] = field(default_factory=list)
     outcome: dict[int, Sample] = field(default_factory=dict)
+    warmup: set[int] = field(default_factory=set)  # indices of saves sent before the measured phase
 
 
 def make_plan(
@@ -442,10 +545,13 @@ def make_plan(
     plan, used = Plan(), dict.fromkeys((r.username for r in raters), 0)
     for rate in rates:
         for endpoint in endpoints:
-            for i in range(int(rate * args.duration)):
+            warmup = int(rate * args.warmup)
+            for i in range(warmup + int(rate * args.duration)):
                 rater = raters[i % len(raters)]
                 question, answer, stars = rater.plan[used[rater.username]]
                 used[rater.username] += 1
+                if i < warmup:
+                    plan.warmup.add(len(plan.saves))
                 plan.saves.append((endpoint, rate, rater, question, answer, stars))
     return plan
 
@@ -495,11 +601,23 @@ async def run_load(
         try:
             status, response = await asyncio.wait_for(raw_request(port, request), args.timeout)
         except (OSError, TimeoutError) as exc:
-            return Sample(loop.time() - scheduled, 0, type(exc).__name__)
+            return Sample(loop.time() - scheduled, 0, type(exc).__name__, scheduled=scheduled)
         error = ""
         if status in (200, 201) and check and check not in response:
             error = f"{status} without {check.decode()!r}"
-        return Sample(loop.time() - scheduled, status, error, has_retry_after(response))
+        return Sample(loop.time() - scheduled, status, error, has_retry_after(response), scheduled)
+
+    async def send(endpoint: str, rate: float, indices: list[int]) -> tuple[list[Sample], float, float]:
+        """The saves ``plan.saves[k]`` for k in ``indices``, open-loop at ``rate``; outcomes into the plan."""
+        requests = [request_for(endpoint, *plan.saves[k][2:]) for k in indices]
+        check = b'data-state="saved"' if endpoint == "htmx" else b'"recorded":1'
+
+        async def save(i: int, scheduled: float) -> Sample:
+            sample = await exchange(requests[i], scheduled, check)
+            plan.outcome[indices[i]] = sample
+            return sample
+
+        return await open_loop(rate, (len(requests) - 0.5) / rate, save)
 
     results = []
     for rate in sorted({r for _, r, *_ in plan.saves}):
@@ -514,23 +632,22 @@ async def run_load(
         ref = summarise("reference", samples, elapsed)
         ref.update(per_request(cpu0, cpu_split(master_pid), len(samples)))
         for endpoint in dict.fromkeys(e for e, r, *_ in plan.saves if r == rate):
-            indices = [k for k, (e, r, *_) in enumerate(plan.saves) if (e, r) == (endpoint, rate)]
-            requests = [request_for(endpoint, *plan.saves[k][2:]) for k in indices]
-            check = b'data-state="saved"' if endpoint == "htmx" else b'"recorded":1'
-
-            async def save(
-                i: int, scheduled: float, requests=requests, indices=indices, check=check
-            ) -> Sample:
-                sample = await exchange(requests[i], scheduled, check)
-                plan.outcome[indices[i]] = sample
-                return sample
-
+            ok_status = 200 if endpoint == "htmx" else 201
+            phase = [k for k, (e, r, *_) in enumerate(plan.saves) if (e, r) == (endpoint, rate)]
+            warmup_p99 = None
+            if warmup := [k for k in phase if k in plan.warmup]:
+                await drain(port, args.timeout)
+                warm_samples, warm_elapsed, _ = await send(endpoint, rate, warmup)
+                warmup_p99 = summarise("warmup", warm_samples, warm_elapsed, ok_status)["p99_ms"]
             await drain(port, args.timeout)
             cpu0 = cpu_split(master_pid)
-            duration = len(requests) / rate
-            samples, elapsed, lag = await open_loop(rate, duration - 0.5 / rate, save)
-            result = summarise(endpoint, samples, elapsed, 200 if endpoint == "htmx" else 201)
+            with FsyncProbe(args.fsync_probe) if args.fsync_probe else contextlib.nullcontext() as probe:
+                samples, elapsed, lag = await send(endpoint, rate, [k for k in phase if k not in plan.warmup])
+            result = summarise(endpoint, samples, elapsed, ok_status)
+            if probe:
+                result["disk_flushes"] = probe.summary(min(s.scheduled for s in samples))
             result.update(per_request(cpu0, cpu_split(master_pid), len(samples)))
+            result["warmup_p99_ms"] = warmup_p99
             result["offered_per_s"] = rate
             result["reference_p50_ms"], result["reference_p99_ms"] = ref["p50_ms"], ref["p99_ms"]
             result["reference_cpu_ms"] = ref["gunicorn_cpu_ms_per_request"]
@@ -613,7 +730,7 @@ def main() -> None:
     os.environ.clear()
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
-    recreate_database(args.database_url)
+    recreate_database(args.database_url, commit_without_flush=args.commit_without_flush)
     if args.redis_url:
         flush_redis(args.redis_url)
     import django
@@ -629,7 +746,7 @@ def main() -> None:
     }
 
     rng = random.Random(args.seed)
-    per_rater = int(sum(rates) * args.duration * len(endpoints) / len(names)) + 1
+    per_rater = int(sum(rates) * (args.warmup + args.duration) * len(endpoints) / len(names)) + 1
     pairs = [(q, a) for q in questions for a in answers]
     if per_rater > len(pairs):
         raise SystemExit(f"each rater needs {per_rater} distinct pairs but there are only {len(pairs)}")
@@ -666,6 +783,7 @@ def main() -> None:
         "load_average_after": list(os.getloadavg()),
         "gunicorn": f"{args.workers} workers, config {args.gunicorn_config or 'of the tree'}, threads {args.threads or 'of the config'}",
         "duration_s": args.duration,
+        "commit_without_flush": args.commit_without_flush,
         "raters": len(raters),
         "results": results,
         "verification": check,

@@ -11,9 +11,15 @@ pytestmark = [pytest.mark.browser]
 
 
 def failed_requests(page) -> list[str]:
+    """Every response of 400 or more and every request that failed, except those the browser aborted
+    because the page navigated away (the favicon of a page left at once): those say nothing of the
+    server."""
     failures: list[str] = []
     page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-    page.on("requestfailed", lambda r: failures.append(f"failed {r.url}"))
+    page.on(
+        "requestfailed",
+        lambda r: None if r.failure == "net::ERR_ABORTED" else failures.append(f"failed {r.url}: {r.failure}"),
+    )
     return failures
 
 

@@ -269,9 +269,10 @@ def test_rate_answer_save_query_count(client, corpus, rater, django_assert_num_q
 
     # Session, user, answer (with its collection, the question check and the membership role); then on
     # PostgreSQL the service's one query string: pair lock, rating upsert with history, label recompute. The
-    # ORM path elsewhere (SQLite): savepoint, rating read, insert, label ratings read, label upsert, release.
+    # ORM path elsewhere (SQLite): savepoint, rating read, insert, the judges' accounts (whether a judge's
+    # rating counts in the label), label ratings read, label upsert, release.
     # The save is the hot path (one request per star clicked): keep it lean.
-    with django_assert_num_queries(4 if connection.vendor == "postgresql" else 9):
+    with django_assert_num_queries(4 if connection.vendor == "postgresql" else 10):
         response = client.post(url(corpus), {"stars": "2"}, **HTMX)
 
     assert response.status_code == 200
