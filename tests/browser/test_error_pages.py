@@ -18,7 +18,9 @@ def failed_requests(page) -> list[str]:
     page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     page.on(
         "requestfailed",
-        lambda r: None if r.failure == "net::ERR_ABORTED" else failures.append(f"failed {r.url}: {r.failure}"),
+        lambda r: (
+            None if r.failure == "net::ERR_ABORTED" else failures.append(f"failed {r.url}: {r.failure}")
+        ),
     )
     return failures
 
