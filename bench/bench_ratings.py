@@ -111,7 +111,10 @@ def parse_args() -> argparse.Namespace:
         help="a directory on PostgreSQL's disk: during each phase, time an 8 KB write + fdatasync there every "
         "20 ms and list the ones over 50 ms (every save's commit waits for such a flush of the WAL)",
     )
-    return p.parse_args()
+    args = p.parse_args()
+    if args.fsync_probe and not args.fsync_probe.is_dir():
+        p.error(f"--fsync-probe: {args.fsync_probe} is not a directory")
+    return args
 
 
 # --- database and app setup ----------------------------------------------------------------------
@@ -353,20 +356,23 @@ class FsyncProbe:
         self.flushes: list[tuple[float, float]] = []  # (monotonic start, seconds)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        self._fd = -1
 
     def _run(self) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             while not self._stop.wait(0.02):
-                os.pwrite(fd, b"x" * 8192, 0)
+                os.pwrite(self._fd, b"x" * 8192, 0)
                 started = time.monotonic()
-                os.fdatasync(fd)
+                os.fdatasync(self._fd)
                 self.flushes.append((started, time.monotonic() - started))
         finally:
-            os.close(fd)
+            os.close(self._fd)
             self.path.unlink(missing_ok=True)
 
     def __enter__(self) -> FsyncProbe:
+        # Opened here, not in the thread, so a directory that cannot be written stops the bench at once
+        # instead of reporting a phase with 0 flushes.
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         self._thread.start()
         return self
 
