@@ -443,6 +443,42 @@ def settle_text(n: int) -> str:
     return f"About {n:,} more rating{'s' if n != 1 else ''} would settle this."
 
 
+def expected_difference_text(value: float) -> str:
+    """An expected difference as the pages show it: +0.013, −0.013 (a true minus), or – when unknown."""
+    if math.isnan(value):
+        return "–"
+    rounded = round(value, 3) or 0.0
+    return f"{rounded:+.3f}".replace("-", "−")
+
+
+def verdict_text(*, verdict: str, shares: tuple[float, ...]) -> str:
+    """ "Real improvement, settled" or "Not settled yet: real improvement in 62%, within noise in 38%"."""
+    if verdict:
+        return f"{verdict.capitalize()}, settled"
+    parts = [
+        f"{name} in {probability_text(share)}"
+        for name, share in sorted(zip(VERDICTS, shares, strict=True), key=lambda v: -v[1])
+        if share > 0
+    ]
+    return "Not settled yet: " + ", ".join(parts)
+
+
+def comparison_json(c: ComparisonCertainty) -> dict:
+    """The figures a decision keeps (``RankerVersion.comparison["predicted"]``); NaN becomes None, which
+    PostgreSQL's jsonb cannot hold otherwise."""
+
+    def finite(value: float) -> float | None:
+        return None if math.isnan(value) else float(value)
+
+    return {
+        "probability": finite(c.probability),
+        "expected_difference": finite(c.expected_difference),
+        "verdict": c.verdict,
+        "verdict_shares": [float(share) for share in c.verdict_shares],
+        "ratings_to_settle": c.ratings_to_settle,
+    }
+
+
 @dataclass(frozen=True)
 class Panel:
     """The dashboard's two answers with the versions a trainer may pick and the link to rate."""
@@ -475,10 +511,7 @@ class Panel:
     @property
     def expected_difference(self) -> str:
         c = self.certainty.comparison
-        if c is None or math.isnan(c.expected_difference):
-            return "–"
-        rounded = round(c.expected_difference, 3) or 0.0
-        return f"{rounded:+.3f}".replace("-", "−")
+        return expected_difference_text(c.expected_difference) if c else "–"
 
     @property
     def comparison_settle(self) -> str:
@@ -488,16 +521,7 @@ class Panel:
     def verdict(self) -> str:
         """ "Real improvement, settled" or "Not settled yet: real improvement in 62%, within noise in 38%"."""
         c = self.certainty.comparison
-        if c is None:
-            return ""
-        if c.verdict:
-            return f"{c.verdict.capitalize()}, settled"
-        parts = [
-            f"{name} in {probability_text(share)}"
-            for name, share in sorted(zip(VERDICTS, c.verdict_shares, strict=True), key=lambda v: -v[1])
-            if share > 0
-        ]
-        return "Not settled yet: " + ", ".join(parts)
+        return verdict_text(verdict=c.verdict, shares=c.verdict_shares) if c else ""
 
     @property
     def settled_share(self) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from evaluation.certainty import expected_difference_text, probability_text, settle_text, verdict_text
 from rankers.models import RankerKind, RankerVersion
 from trainer.models import Training, TrainingStatus
 
@@ -123,6 +124,67 @@ def method_text(method: str, kind: str) -> str:
 
 
 @dataclass(frozen=True)
+class Predicted:
+    """The same comparison counting the unrated answers in either version's top k, their stars predicted
+    from the ratings so far (``RankerVersion.comparison["predicted"]``, from
+    :func:`evaluation.certainty.comparison_json`). The plain comparison scores an unrated answer 0, which
+    favours a version trained on the ratings: it ranks rated answers first."""
+
+    probability: float | None
+    expected_difference: float | None
+    verdict: str
+    verdict_shares: tuple[float, ...]
+    ratings_to_settle: int | None
+
+    @classmethod
+    def of(cls, data: object) -> Predicted | None:
+        if not isinstance(data, dict):
+            return None
+        shares = data.get("verdict_shares")
+        if not (
+            isinstance(shares, list) and len(shares) == 3 and all(_number(v) is not None for v in shares)
+        ):
+            return None
+        to_settle = data.get("ratings_to_settle")
+        return cls(
+            probability=_number(data.get("probability")),
+            expected_difference=_number(data.get("expected_difference")),
+            verdict=str(data.get("verdict") or ""),
+            verdict_shares=tuple(float(v) for v in shares),
+            ratings_to_settle=to_settle
+            if isinstance(to_settle, int) and not isinstance(to_settle, bool)
+            else None,
+        )
+
+    @property
+    def probability_text(self) -> str:
+        return probability_text(math.nan if self.probability is None else self.probability)
+
+    @property
+    def difference_text(self) -> str:
+        return expected_difference_text(
+            math.nan if self.expected_difference is None else self.expected_difference
+        )
+
+    @property
+    def verdict_text(self) -> str:
+        return verdict_text(verdict=self.verdict, shares=self.verdict_shares)
+
+    @property
+    def settle_text(self) -> str:
+        return "" if self.ratings_to_settle is None else settle_text(self.ratings_to_settle)
+
+    def clause(self, challenger: str) -> str:
+        """One sentence for a decision's reason: P(v2 better) 74%, expected difference +0.013; ..."""
+        verdict = self.verdict_text
+        return (
+            f"Counting the unrated answers (stars predicted from the ratings so far): P({challenger} better) "
+            f"{self.probability_text}, expected difference {self.difference_text}; verdict once every answer "
+            f"is rated: {verdict[0].lower()}{verdict[1:]}."
+        )
+
+
+@dataclass(frozen=True)
 class Comparison:
     """A version's evaluation against the champion of its time (``RankerVersion.comparison``)."""
 
@@ -136,6 +198,8 @@ class Comparison:
     p_value: float | None
     verdict: str
     champion: str
+    champion_id: int | None = None
+    predicted: Predicted | None = None
 
     @classmethod
     def of(cls, data: object, *, k: int) -> Comparison | None:
@@ -153,6 +217,8 @@ class Comparison:
             p_value=_number(data.get("p_value")),
             verdict=str(data.get("verdict") or ""),
             champion=str(data.get("champion") or ""),
+            champion_id=data["champion_id"] if isinstance(data.get("champion_id"), int) else None,
+            predicted=Predicted.of(data.get("predicted")),
         )
 
     @property

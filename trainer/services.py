@@ -30,6 +30,7 @@ from corpus.services import (
     questions_upsert,
 )
 from evaluation.broker import BrokerUnreachable, broker_check
+from evaluation.certainty import VersionPair, certainty, comparison_json
 from evaluation.heartbeat import heartbeat, stale_jobs_take_over
 from evaluation.models import RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start, versions_compare
@@ -41,7 +42,7 @@ from rankers.services import next_version_label, version_promote
 from ratings.services import ratings_import
 from trainer.learner import train
 from trainer.models import ACTIVE_TRAINING, ApiToken, Training, TrainingPhase, TrainingStatus
-from trainer.ranker_display import comparison_text
+from trainer.ranker_display import Predicted, comparison_text
 from trainer.selectors import Readiness, auto_training_due, training_readiness
 
 logger = logging.getLogger(__name__)
@@ -409,13 +410,21 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
 
     Returns (decision, reason): "promoted", "kept" or "manual". The figures are kept on the version.
     """
-    ranker = Ranker.objects.select_related("champion").get(pk=version.ranker_id)
+    ranker = Ranker.objects.select_related("champion", "collection").get(pk=version.ranker_id)
     champion = ranker.champion
     if champion is None:
         version_promote(version=version, changed_by=None, reason="The ranker had no champion yet.")
         return "promoted", "The ranker had no champion yet."
     comparison = versions_compare(challenger=version, champion=champion)
     figures = {**comparison.as_json(), "champion": champion.label, "champion_id": champion.pk}
+    # The test below scores unrated answers 0, which favours the new version (trained on the ratings, it
+    # ranks rated answers first): the decision also says what counting them as predicted gives.
+    predicted = certainty(collection=ranker.collection, pair=VersionPair(champion, version)).comparison
+    predicted_said = ""
+    if predicted is not None:
+        figures["predicted"] = comparison_json(predicted)
+        shown = Predicted.of(figures["predicted"])
+        predicted_said = f" {shown.clause(version.label)}" if shown else ""
     version.comparison = figures
     version.save(update_fields=["comparison"])
     k = comparison.k
@@ -431,7 +440,7 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
     said = f"{version.label} vs {champion.label} on {comparison.questions} test questions: {figures_said}"
     policy = ranker.promotion_policy
     if policy == PromotionPolicy.MANUAL:
-        return "manual", f"{said}. The policy is manual: a trainer decides."
+        return "manual", f"{said}.{predicted_said} The policy is manual: a trainer decides."
     if policy == PromotionPolicy.BETTER:
         promote = comparison.verdict == "better"
         rule = "promoted only if significantly better (p < 0.05)"
@@ -439,8 +448,11 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
         promote = comparison.verdict != "worse"
         rule = "promoted unless significantly worse (p < 0.05)"
     if not promote:
-        return "kept", f"{said}: {comparison.verdict}. Kept {champion.label}; a new version is {rule}."
-    reason = f"{said}: {comparison.verdict}. Promoted by the policy: {rule}."
+        return (
+            "kept",
+            f"{said}: {comparison.verdict}.{predicted_said} Kept {champion.label}; a new version is {rule}.",
+        )
+    reason = f"{said}: {comparison.verdict}.{predicted_said} Promoted by the policy: {rule}."
     version_promote(version=version, changed_by=None, reason=reason, figures=figures)
     return "promoted", reason
 

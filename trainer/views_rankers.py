@@ -24,6 +24,7 @@ from corpus.models import Collection
 from corpus.permissions import can_manage, can_rate
 from evaluation.selectors import runs_for_ranker
 from rankers.models import ChampionChange, Ranker, RankerKind, RankerVersion
+from rankers.selectors import default_ranker
 from rankers.services import ranker_training_settings_set, version_promote
 from trainer.forms import TrainingSettingsForm
 from trainer.ranker_display import TrainingView, VersionDetails, VersionView, features_of
@@ -241,6 +242,8 @@ def version_detail(request: HttpRequest, slug: str, ranker_id: int, version_id: 
             "version": version,
             "view": view,
             "comparison": view.comparison,
+            # The certainty page and the deciding queue speak of the default ranker's versions only.
+            "is_default_ranker": getattr(default_ranker(collection=collection), "pk", None) == ranker.pk,
             "details": VersionDetails.of(version),
             "features": features_of(version),
             "runs": list(runs_for_ranker(ranker=ranker).filter(ranker_version=version)[:VERSION_RUNS_SHOWN]),

@@ -11,6 +11,7 @@ from evaluation.certainty import (
     ComparisonCertainty,
     Panel,
     certainty,
+    comparison_json,
     deciding_pairs,
     panel,
     probability_text,
@@ -112,3 +113,29 @@ def test_certainty_verdict_with_one_test_question_is_within_noise_settled(collec
 
     assert comparison is not None
     assert (comparison.verdict_shares, comparison.verdict) == ((0.0, 1.0, 0.0), "within noise")
+
+
+def test_comparison_json_keeps_the_decision_figures_and_nan_as_none():
+    c = ComparisonCertainty(
+        champion="version v1",
+        challenger="version v2",
+        champion_id=1,
+        challenger_id=2,
+        k=10,
+        probability=math.nan,
+        expected_difference=-0.0127,
+        label_sd=0.01,
+        question_sd=0.02,
+        ratings_to_settle=35,
+        questions=0,
+        verdict_shares=(0.25, 0.75, 0.0),
+        verdict="",
+    )
+
+    assert comparison_json(c) == {
+        "probability": None,
+        "expected_difference": -0.0127,
+        "verdict": "",
+        "verdict_shares": [0.25, 0.75, 0.0],
+        "ratings_to_settle": 35,
+    }

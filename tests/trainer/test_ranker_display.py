@@ -1,6 +1,6 @@
 """Figures of the ranker pages in words: one format, no empty interval ("+0.000 to +0.000")."""
 
-from trainer.ranker_display import comparison_text, difference_text, signed_text
+from trainer.ranker_display import Predicted, comparison_text, difference_text, signed_text
 
 
 def test_signed_text_difference_rounding_to_zero_is_plus_zero():
@@ -40,3 +40,30 @@ def test_comparison_text_with_an_interval():
 def test_difference_text_without_interval_keeps_the_p_value():
     assert difference_text(0.0, 0.0, 0.0, 1.0) == "+0.000 (p = 1.000)"
     assert difference_text(0.082, 0.051, 0.114, 0.0001) == "+0.082 (95% CI +0.051 to +0.114, p < 0.001)"
+
+
+def test_predicted_of_unknown_figures_shows_dashes_and_malformed_is_none():
+    shown = Predicted.of(
+        {
+            "probability": None,
+            "expected_difference": None,
+            "verdict": "",
+            "verdict_shares": [0.0, 1.0, 0.0],
+            "ratings_to_settle": None,
+        }
+    )
+
+    assert (shown.probability_text, shown.difference_text, shown.settle_text) == ("–", "–", "")
+    assert shown.clause("v3") == (
+        "Counting the unrated answers (stars predicted from the ratings so far): P(v3 better) –, "
+        "expected difference –; verdict once every answer is rated: not settled yet: within noise in 100%."
+    )
+    assert [Predicted.of(bad) for bad in (None, [], {"verdict_shares": [1.0, 0.0]})] == [None, None, None]
+
+
+def test_predicted_expected_difference_rounding_to_zero_is_plus_zero_with_a_true_minus_otherwise():
+    def text(value: float) -> str:
+        shares = [0.0, 1.0, 0.0]
+        return Predicted.of({"expected_difference": value, "verdict_shares": shares}).difference_text
+
+    assert [text(v) for v in (-0.0004, 0.0127, -0.0127)] == ["+0.000", "+0.013", "−0.013"]

@@ -9,11 +9,13 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from corpus.services import collection_create
+from evaluation.certainty import VersionPair, certainty, comparison_json
 from rankers.models import ChampionChange, PromotionPolicy, RankerVersion
 from rankers.services import ranker_create, version_promote
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
 from tests.rankers.rankers_support import learnable_collection
 from trainer.models import Training, TrainingPhase, TrainingStatus
+from trainer.ranker_display import Predicted
 from trainer.services import (
     TRAINING_MAX_ATTEMPTS,
     TrainingConflict,
@@ -123,6 +125,30 @@ def test_training_run_promotes_a_significantly_better_version(learnable_ranker):
         "better",
     )
     assert "Promoted by the policy: promoted only if significantly better (p < 0.05)." in done.decision_reason
+
+
+def test_training_run_decision_keeps_the_comparison_counting_unrated_answers(learnable_ranker):
+    v1 = learnable_ranker.champion
+    training = Training.objects.create(ranker=learnable_ranker)
+
+    done = training_run(training_id=training.pk, worker="w")
+
+    # The same figures as the certainty page gives for this pair, worked out again after the decision.
+    again = certainty(collection=learnable_ranker.collection, pair=VersionPair(v1, done.version)).comparison
+    predicted = done.version.comparison["predicted"]
+    assert predicted == comparison_json(again)
+    assert set(predicted) == {
+        "probability",
+        "expected_difference",
+        "verdict",
+        "verdict_shares",
+        "ratings_to_settle",
+    }
+    shown = Predicted.of(predicted)
+    assert shown.clause("v2") in done.decision_reason
+    assert done.decision_reason.index("Counting the unrated answers") < done.decision_reason.index(
+        "Promoted by"
+    )
 
 
 def test_training_run_manual_policy_keeps_the_champion(learnable_ranker):

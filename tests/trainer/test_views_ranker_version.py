@@ -7,7 +7,8 @@ import re
 
 from django.urls import reverse
 
-from rankers.models import RankerVersion
+from rankers.models import Ranker, RankerVersion
+from rankers.services import ranker_create
 from tests.trainer.rankers_views_support import *  # noqa: F403 - fixtures
 from tests.trainer.rankers_views_support import assert_authz
 
@@ -204,3 +205,76 @@ def test_ranker_version_first_version_says_its_method_once_and_no_bare_dash(clie
         "none; a model announced by a service is trained elsewhere)."
     )
     assert "from it: –" not in text
+
+
+def _predicted(rankers, **predicted) -> None:
+    rankers.v2.comparison = {
+        **rankers.v2.comparison,
+        "champion_id": rankers.v1.pk,
+        "predicted": {
+            "probability": 0.7351,
+            "expected_difference": 0.0127,
+            "verdict": "",
+            "verdict_shares": [0.4, 0.6, 0.0],
+            "ratings_to_settle": 35,
+            **predicted,
+        },
+    }
+    rankers.v2.save()
+
+
+def _inline_text(body: str, name: str) -> str:
+    """The element's text as a browser shows it: its inline tags (strong, span) add no space."""
+    element = re.search(rf'<(\w+)[^>]*data-testid="{name}"[^>]*>.*?</\1>', body, re.S).group(0)
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", element)).strip())
+
+
+def _hrefs(body: str, name: str) -> list[str]:
+    return [html.unescape(h) for h in re.findall(rf'href="([^"]*)" data-testid="{name}"', body)]
+
+
+def test_ranker_version_predicted_not_settled_links_certainty_and_deciding_queue(client, rankers, trainer):
+    _predicted(rankers)
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, rankers.v2)).content.decode()
+
+    assert _inline_text(body, "predicted") == (
+        "Counting the unrated answers in either version’s top 10, their stars predicted from the ratings so far: "
+        "probability that v2 is better 74% (expected difference +0.013). Verdict once every answer is rated: "
+        "Not settled yet: within noise in 60%, real improvement in 40%. About 35 more ratings would settle this."
+    )
+    pair = f"champion={rankers.v1.pk}&challenger={rankers.v2.pk}"
+    assert _hrefs(body, "certainty-link") == [f"/evaluation/c/tiny/certainty/?{pair}"]
+    assert _hrefs(body, "rate-deciding") == [f"/c/tiny/rate/?mode=decide&{pair}"]
+
+
+def test_ranker_version_predicted_settled_has_no_rating_link(client, rankers, trainer):
+    _predicted(rankers, verdict="real improvement", verdict_shares=[0.97, 0.03, 0.0], ratings_to_settle=0)
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, rankers.v2)).content.decode()
+
+    assert _testid(body, "predicted-verdict") == "Real improvement, settled"
+    assert "More ratings would not change this much" in _testid(body, "predicted")
+    assert _hrefs(body, "rate-deciding") == []
+
+
+def test_ranker_version_predicted_of_a_ranker_not_the_default_has_no_links(client, rankers, trainer):
+    _predicted(rankers)
+    other = ranker_create(collection=rankers.collection, name="Other", kind="builtin")
+    Ranker.objects.filter(pk=other.pk).update(is_default=True)
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, rankers.v2)).content.decode()
+
+    assert _testid(body, "predicted-probability") == "74%"
+    assert (_hrefs(body, "certainty-link"), _hrefs(body, "rate-deciding")) == ([], [])
+
+
+def test_ranker_version_without_predicted_figures_says_nothing_of_them(client, rankers, trainer):
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, rankers.v2)).content.decode()
+
+    assert 'data-testid="predicted"' not in body
