@@ -73,7 +73,30 @@ def api_data(collection, rater, trainer) -> ApiData:
         config={"url": "http://127.0.0.1:9/", "auth_header": "k"},
     )
     builtin = ranker_create(collection=collection, name="Built-in", kind="builtin", is_default=True)
-    version = RankerVersion.objects.create(ranker=ranker, label="v1")
+    # A comparison as a training's decision keeps it, so the schema test checks its documented shape.
+    comparison = {
+        "k": 10,
+        "questions": 2,
+        "challenger_ndcg": 0.9,
+        "champion_ndcg": 0.8,
+        "difference": 0.1,
+        "ci_low": 0.0,
+        "ci_high": 0.2,
+        "p_value": 0.5,
+        "improved": 1,
+        "worsened": 0,
+        "verdict": "within noise",
+        "champion": "v0",
+        "champion_id": 1,
+        "predicted": {
+            "probability": None,
+            "expected_difference": 0.013,
+            "verdict": "",
+            "verdict_shares": [0.07, 0.93, 0.0],
+            "ratings_to_settle": 299,
+        },
+    }
+    version = RankerVersion.objects.create(ranker=ranker, label="v1", comparison=comparison)
     run = evaluation_start(ranker=ranker, ranker_version=version, trigger=RunTrigger.API, created_by=trainer)
     builtin_v2 = RankerVersion.objects.create(ranker=builtin, label="v2", method="bm25")
     training = Training.objects.create(

@@ -247,6 +247,38 @@ COMPARISON_SCHEMA = {
         "verdict": {"type": "string", "enum": ["better", "within noise", "worse"]},
         "champion": {"type": "string", "description": "Label of the champion compared with."},
         "champion_id": {"type": "integer"},
+        "predicted": {
+            "type": "object",
+            "description": "The same comparison counting the unrated answers in either version's top k, their "
+            "stars predicted from the ratings so far (the certainty page's figures at the decision; the test "
+            "above scores them 0). Kept by decisions since this field exists.",
+            "properties": {
+                "probability": {
+                    "type": "number",
+                    "nullable": True,
+                    "description": "P(this version's NDCG@k is higher than the champion's).",
+                },
+                "expected_difference": {"type": "number", "nullable": True},
+                "verdict": {
+                    "type": "string",
+                    "enum": ["", "real improvement", "within noise", "real drop"],
+                    "description": "The verdict once every answer is rated, if at least 95% of the ways the "
+                    "unrated answers could turn out give it; empty: not settled yet.",
+                },
+                "verdict_shares": {
+                    "type": "array",
+                    "items": {"type": "number"},
+                    "minItems": 3,
+                    "maxItems": 3,
+                    "description": "Shares of those ways giving a real improvement, within noise, a real drop.",
+                },
+                "ratings_to_settle": {
+                    "type": "integer",
+                    "description": "About how many more ratings would settle it.",
+                },
+            },
+            "additionalProperties": False,
+        },
     },
     "additionalProperties": False,
 }
