@@ -17,6 +17,7 @@ class RankerKind(models.TextChoices):
 
 class PromotionPolicy(models.TextChoices):
     BETTER = "better", "Promote only if significantly better (p < 0.05)"
+    SETTLED = "settled", "Promote only if significantly better, also counting the unrated answers (settled)"
     NOT_WORSE = "not-worse", "Promote unless significantly worse (p < 0.05)"
     MANUAL = "manual", "Never automatically: a trainer promotes"
 

@@ -34,6 +34,7 @@ from evaluation.certainty import VersionPair, certainty, comparison_json
 from evaluation.heartbeat import heartbeat, stale_jobs_take_over
 from evaluation.models import RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start, versions_compare
+from evaluation.uncertainty.verdicts import REAL_IMPROVEMENT
 from rankers.config import validate_ranker_config
 from rankers.fitting import model_file_write, rated_file_write
 from rankers.index import load_index
@@ -419,12 +420,14 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
     figures = {**comparison.as_json(), "champion": champion.label, "champion_id": champion.pk}
     # The test below scores unrated answers 0, which favours the new version (trained on the ratings, it
     # ranks rated answers first): the decision also says what counting them as predicted gives.
-    predicted = certainty(collection=ranker.collection, pair=VersionPair(champion, version)).comparison
-    predicted_said = ""
+    counted = certainty(collection=ranker.collection, pair=VersionPair(champion, version))
+    predicted = counted.comparison
     if predicted is not None:
         figures["predicted"] = comparison_json(predicted)
         shown = Predicted.of(figures["predicted"])
         predicted_said = f" {shown.clause(version.label)}" if shown else ""
+    else:
+        predicted_said = f" The unrated answers could not be counted: {counted.unavailable or 'no test question to count them on'}."
     version.comparison = figures
     version.save(update_fields=["comparison"])
     k = comparison.k
@@ -444,6 +447,16 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
     if policy == PromotionPolicy.BETTER:
         promote = comparison.verdict == "better"
         rule = "promoted only if significantly better (p < 0.05)"
+    elif policy == PromotionPolicy.SETTLED:
+        # Better by the test, and still better whatever the unrated answers turn out to be (at least
+        # SETTLED_SHARE of the completions of their labels): no credit for ranking rated answers first.
+        promote = (
+            comparison.verdict == "better" and predicted is not None and predicted.verdict == REAL_IMPROVEMENT
+        )
+        rule = (
+            "promoted only if significantly better (p < 0.05) and settled as a real improvement "
+            "counting the unrated answers"
+        )
     else:
         promote = comparison.verdict != "worse"
         rule = "promoted unless significantly worse (p < 0.05)"

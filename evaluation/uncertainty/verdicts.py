@@ -29,9 +29,17 @@ from numpy.typing import NDArray
 
 from evaluation.metrics.stats import BLOCK_ELEMENTS
 
-__all__ = ["SETTLED_SHARE", "VERDICTS", "VerdictShares", "randomization_p_values", "verdict_shares"]
+__all__ = [
+    "REAL_IMPROVEMENT",
+    "SETTLED_SHARE",
+    "VERDICTS",
+    "VerdictShares",
+    "randomization_p_values",
+    "verdict_shares",
+]
 
-VERDICTS = ("real improvement", "within noise", "real drop")
+REAL_IMPROVEMENT = "real improvement"
+VERDICTS = (REAL_IMPROVEMENT, "within noise", "real drop")
 SETTLED_SHARE = 0.95
 
 

@@ -8,10 +8,12 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from corpus.models import Split
 from corpus.services import collection_create
 from evaluation.certainty import VersionPair, certainty, comparison_json
 from rankers.models import ChampionChange, PromotionPolicy, RankerVersion
 from rankers.services import ranker_create, version_promote
+from ratings.models import Label, Rating
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
 from tests.rankers.rankers_support import learnable_collection
 from trainer.models import Training, TrainingPhase, TrainingStatus
@@ -149,6 +151,55 @@ def test_training_run_decision_keeps_the_comparison_counting_unrated_answers(lea
     assert done.decision_reason.index("Counting the unrated answers") < done.decision_reason.index(
         "Promoted by"
     )
+
+
+def test_training_run_settled_policy_promotes_a_version_the_unrated_answers_cannot_overturn(learnable_ranker):
+    learnable_ranker.promotion_policy = PromotionPolicy.SETTLED
+    learnable_ranker.save()
+
+    done = training_run(training_id=Training.objects.create(ranker=learnable_ranker).pk, worker="w")
+
+    learnable_ranker.refresh_from_db()
+    assert (done.decision, learnable_ranker.champion.label) == ("promoted", "v2")
+    assert (done.version.comparison["verdict"], done.version.comparison["predicted"]["verdict"]) == (
+        "better",
+        "real improvement",
+    )
+    assert done.decision_reason.endswith(
+        "Promoted by the policy: promoted only if significantly better (p < 0.05) and settled as a real "
+        "improvement counting the unrated answers."
+    )
+
+
+def _unrate_test_distractors(collection) -> int:
+    """Forget the ratings of the test questions' 0-star answers. The plain comparison scores them 0
+    either way, so it does not change; the prediction no longer knows they are wrong."""
+    zero = Label.objects.filter(question__collection=collection, question__split=Split.TEST, gain=0)
+    pairs = list(zero.values_list("question_id", "answer_id"))
+    for question_id, answer_id in pairs:
+        Rating.objects.filter(question_id=question_id, answer_id=answer_id).delete()
+    zero.delete()
+    return len(pairs)
+
+
+@pytest.mark.parametrize(
+    ("policy", "decision", "champion"),
+    [(PromotionPolicy.BETTER, "promoted", "v2"), (PromotionPolicy.SETTLED, "kept", "v1")],
+)
+def test_training_run_settled_policy_keeps_a_version_better_only_while_unrated_answers_score_zero(
+    learnable_ranker, policy, decision, champion
+):
+    assert _unrate_test_distractors(learnable_ranker.collection) > 0
+    learnable_ranker.promotion_policy = policy
+    learnable_ranker.save()
+
+    done = training_run(training_id=Training.objects.create(ranker=learnable_ranker).pk, worker="w")
+
+    learnable_ranker.refresh_from_db()
+    assert (done.decision, learnable_ranker.champion.label) == (decision, champion)
+    predicted = done.version.comparison["predicted"]
+    assert (done.version.comparison["verdict"], predicted["verdict"]) == ("better", "within noise")
+    assert Predicted.of(predicted).clause("v2") in done.decision_reason
 
 
 def test_training_run_manual_policy_keeps_the_champion(learnable_ranker):

@@ -55,6 +55,22 @@ def test_ranker_settings_saves_and_redirects(client, rankers, trainer):
     assert "<dd>after 50 new training labels; every 24 hours</dd>" in body
 
 
+def test_ranker_settings_offers_and_saves_the_settled_policy(client, rankers, trainer):
+    client.force_login(trainer)
+    form_page = client.get(reverse("rankers", args=["tiny"])).content.decode()
+    assert 'value="settled"' in form_page
+
+    response = client.post(_url(rankers.ranker), _form(rankers.ranker, policy="settled"))
+
+    assert response.status_code == 303
+    rankers.ranker.refresh_from_db()
+    assert rankers.ranker.promotion_policy == PromotionPolicy.SETTLED
+    body = client.get(response["Location"]).content.decode()
+    assert (
+        "<dd>Promote only if significantly better, also counting the unrated answers (settled)</dd>" in body
+    )
+
+
 def test_ranker_settings_empty_numbers_turn_automatic_training_off(client, rankers, trainer):
     rankers.ranker.auto_train_labels, rankers.ranker.auto_train_hours = 10, 6
     rankers.ranker.save()
