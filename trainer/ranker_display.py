@@ -455,7 +455,7 @@ class TrainingView:
 
     @property
     def outcome(self) -> str:
-        """Promoted v2: … / Kept v1: … / v2 waits for a trainer: … / Training failed: …"""
+        """Promoted v2: … / v2 not promoted: … / v2 waits for a trainer: … / Training failed: …"""
         training = self.training
         if training.status == TrainingStatus.FAILED:
             return f"Training failed: {training.error or 'no reason recorded.'}"
@@ -467,10 +467,8 @@ class TrainingView:
         if training.decision == "promoted":
             return f"Promoted {label}: {reason}"
         if training.decision == "kept":
-            kept = ""
-            if version is not None and isinstance(version.comparison, dict):
-                kept = str(version.comparison.get("champion") or "")
-            return f"Kept {kept or 'the champion'}: {reason}"
+            # The reason itself says which version was kept ("… Kept v1; a new version is …").
+            return f"{label} not promoted: {reason}"
         if training.decision == "manual":
             return f"{label} waits for a trainer to promote it: {reason}"
         return f"Trained {label}." + (f" {reason}" if reason else "")

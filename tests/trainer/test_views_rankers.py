@@ -123,7 +123,8 @@ def test_rankers_page_after_training_says_decision_and_links_version(client, ran
         progress=1.0,
         version=rankers.v2,
         decision="kept",
-        decision_reason="v2 vs v1 on 45 test questions: within noise.",
+        decision_reason="v2 vs v1 on 45 test questions: within noise. Kept v1; a new version is promoted only if "
+        "significantly better (p < 0.05).",
         finished_at=timezone.now().replace(year=2026, month=11, day=2, hour=10, minute=30),
     )
     client.force_login(trainer)
@@ -132,7 +133,8 @@ def test_rankers_page_after_training_says_decision_and_links_version(client, ran
 
     outcome = re.search(r'<p class="outcome" data-testid="training-outcome">.*?</p>', body, re.S).group(0)
     assert _text(outcome) == (
-        "Last training, finished 2026-11-02 10:30: Kept v1: v2 vs v1 on 45 test questions: within noise. Show v2"
+        "Last training, finished 2026-11-02 10:30: v2 not promoted: v2 vs v1 on 45 test questions: within noise. "
+        "Kept v1; a new version is promoted only if significantly better (p &lt; 0.05). Show v2"
     )
     assert f'href="/c/tiny/rankers/{rankers.ranker.pk}/versions/{rankers.v2.pk}/">Show v2</a>' in outcome
 
