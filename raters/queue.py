@@ -712,6 +712,25 @@ def mode_reason(*, mode: str, pair: VersionPair | None, k: int, plural: bool = F
     )
 
 
+def mode_summary(
+    *, collection: Collection, mode: str, champion_id: object = None, challenger_id: object = None
+) -> str:
+    """What a rater in this queue mode is rating, naming the versions the mode compares (the same pair as
+    its picks' reasons: :func:`evaluation.certainty.version_pair`)."""
+    if mode == MODE_UNSURE:
+        return "You are rating the training questions the ranker is least sure of."
+    ranker = default_ranker(collection=collection)
+    pair = (
+        version_pair(ranker=ranker, champion_id=champion_id, challenger_id=challenger_id) if ranker else None
+    )
+    if pair is not None and pair.challenger is not None:
+        return (
+            f"You are rating the answers that decide whether {version_text(pair.challenger)} is better than "
+            f"{version_text(pair.champion)}."
+        )
+    return "You are rating the answers that decide how sure we are of the ranker's score."
+
+
 def _mode_pairs(
     collection: Collection, rater: User, mode: str, champion_id: object, challenger_id: object
 ) -> tuple[list[PairTask], VersionPair | None]:

@@ -381,6 +381,7 @@ def rate_question(request: RatingRequest, collection: Collection, question_id: i
             cards.append(Card(answers[answer_id], stars, note=note))
     rated = sum(1 for card in cards if card.stars is not None)
     started = _session_started(request)
+    mode = request.session.get(f"rate-mode:{collection.pk}")
     return render(
         request,
         "raters/rate.html",
@@ -394,7 +395,7 @@ def rate_question(request: RatingRequest, collection: Collection, question_id: i
             "session_count": rating_count_since(rater=request.user, collection=collection, since=started),
             "skip_form": SkipForm(),
             # The mode stays in the session (``_mode``): say so, with the way back to the usual queue.
-            "queue_mode": (request.session.get(f"rate-mode:{collection.pk}") or {}).get("mode", ""),
+            "queue_mode": queue.mode_summary(collection=collection, **mode) if mode else "",
         },
     )
 

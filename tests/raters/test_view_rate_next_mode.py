@@ -31,12 +31,35 @@ def test_rate_page_in_a_mode_says_so_with_the_way_back(client, scenario, rater):
     page = client.get(f"{URL}?mode=decide", follow=True).content.decode()
     back = client.get(f"{URL}?mode=", follow=True).content.decode()
 
+    # The same pair as the pick's reason: the champion and the newest other version.
     assert (
-        '<p class="small" data-testid="queue-mode">You are rating the answers that decide how sure we are of '
-        "the ranker's score." in page.replace("&#x27;", "'")
+        '<p class="small" data-testid="queue-mode">You are rating the answers that decide whether version v4 '
+        "is better than version v3." in page
     )
+    assert "decide whether version v4 is better than version v3" in page.split('id="task-reason"')[1]
     assert f'<a href="{URL}?mode=">Back to the usual order</a>' in page
     assert 'data-testid="queue-mode"' not in back
+
+
+def test_rate_page_in_decide_mode_without_a_challenger_names_the_headline(client, scenario, rater):
+    client.force_login(rater)
+    page = client.get(f"{URL}?mode=decide&champion={scenario.v3.pk}&challenger=0", follow=True)
+
+    assert (
+        '<p class="small" data-testid="queue-mode">You are rating the answers that decide how sure we are of '
+        "the ranker&#x27;s score." in page.content.decode()
+    )
+
+
+def test_rate_page_in_unsure_mode_says_so(client, scenario, rater):
+    client.force_login(rater)
+
+    page = client.get(f"{URL}?mode=unsure", follow=True).content.decode()
+
+    assert (
+        '<p class="small" data-testid="queue-mode">You are rating the training questions the ranker is least '
+        "sure of." in page
+    )
 
 
 def test_rate_next_empty_mode_returns_to_the_usual_queue(client, scenario, rater):
