@@ -237,10 +237,17 @@ class Comparison:
 
     @property
     def short(self) -> str:
-        """better than v1 (+0.041), within noise vs v1 (+0.003)"""
+        """better than v1 (+0.041), within noise vs v1 (+0.003); with the decision's count of the unrated
+        answers: "…; counting unrated answers: real improvement, settled" or "…: not settled, P(better) 75%"."""
         joiner = "than" if self.verdict in ("better", "worse") else "vs"
         against = f" {joiner} {self.champion}" if self.champion else ""
-        return f"{self.verdict or 'compared'}{against} ({signed_text(self.difference)})"
+        text = f"{self.verdict or 'compared'}{against} ({signed_text(self.difference)})"
+        predicted = self.predicted
+        if predicted is None:
+            return text
+        if predicted.verdict:
+            return f"{text}; counting unrated answers: {predicted.verdict}, settled"
+        return f"{text}; counting unrated answers: not settled, P(better) {predicted.probability_text}"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Figures of the ranker pages in words: one format, no empty interval ("+0.000 to +0.000")."""
 
-from trainer.ranker_display import Predicted, comparison_text, difference_text, signed_text
+from trainer.ranker_display import Comparison, Predicted, comparison_text, difference_text, signed_text
 
 
 def test_signed_text_difference_rounding_to_zero_is_plus_zero():
@@ -67,3 +67,19 @@ def test_predicted_expected_difference_rounding_to_zero_is_plus_zero_with_a_true
         return Predicted.of({"expected_difference": value, "verdict_shares": shares}).difference_text
 
     assert [text(v) for v in (-0.0004, 0.0127, -0.0127)] == ["+0.000", "+0.013", "−0.013"]
+
+
+def test_comparison_short_says_what_counting_the_unrated_answers_gave():
+    plain = {"challenger_ndcg": 0.404, "champion_ndcg": 0.340, "difference": 0.0645, "verdict": "better"}
+    open_ = {"probability": 0.7475, "verdict": "", "verdict_shares": [0.07, 0.93, 0.0]}
+    settled = {"probability": 0.99, "verdict": "real improvement", "verdict_shares": [0.97, 0.03, 0.0]}
+
+    def short(predicted: dict | None) -> str:
+        data = {**plain, "champion": "v1", **({"predicted": predicted} if predicted else {})}
+        return Comparison.of(data, k=10).short
+
+    assert [short(None), short(open_), short(settled)] == [
+        "better than v1 (+0.065)",
+        "better than v1 (+0.065); counting unrated answers: not settled, P(better) 75%",
+        "better than v1 (+0.065); counting unrated answers: real improvement, settled",
+    ]
