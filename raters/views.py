@@ -382,6 +382,16 @@ def rate_question(request: RatingRequest, collection: Collection, question_id: i
     rated = sum(1 for card in cards if card.stars is not None)
     started = _session_started(request)
     mode = request.session.get(f"rate-mode:{collection.pk}")
+    queue_mode = (
+        queue.mode_summary(
+            collection=collection,
+            mode=mode["mode"],
+            champion_id=mode.get("champion_id"),
+            challenger_id=mode.get("challenger_id"),
+        )
+        if mode
+        else ""
+    )
     return render(
         request,
         "raters/rate.html",
@@ -395,7 +405,7 @@ def rate_question(request: RatingRequest, collection: Collection, question_id: i
             "session_count": rating_count_since(rater=request.user, collection=collection, since=started),
             "skip_form": SkipForm(),
             # The mode stays in the session (``_mode``): say so, with the way back to the usual queue.
-            "queue_mode": queue.mode_summary(collection=collection, **mode) if mode else "",
+            "queue_mode": queue_mode,
         },
     )
 

@@ -427,7 +427,8 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
         shown = Predicted.of(figures["predicted"])
         predicted_said = f" {shown.clause(version.label)}" if shown else ""
     else:
-        predicted_said = f" The unrated answers could not be counted: {counted.unavailable or 'no test question to count them on'}."
+        why = counted.unavailable or "no test question to count them on"
+        predicted_said = f" The unrated answers could not be counted: {why}."
     version.comparison = figures
     version.save(update_fields=["comparison"])
     k = comparison.k
