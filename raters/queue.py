@@ -712,6 +712,14 @@ def mode_reason(*, mode: str, pair: VersionPair | None, k: int, plural: bool = F
     )
 
 
+def _decide_pair(collection: Collection, champion_id: object, challenger_id: object) -> VersionPair | None:
+    """The default ranker's versions that decide mode compares (None without a ranker or a version)."""
+    ranker = default_ranker(collection=collection)
+    if ranker is None:
+        return None
+    return version_pair(ranker=ranker, champion_id=champion_id, challenger_id=challenger_id)
+
+
 def mode_summary(
     *, collection: Collection, mode: str, champion_id: object = None, challenger_id: object = None
 ) -> str:
@@ -719,10 +727,7 @@ def mode_summary(
     its picks' reasons: :func:`evaluation.certainty.version_pair`)."""
     if mode == MODE_UNSURE:
         return "You are rating the training questions the ranker is least sure of."
-    ranker = default_ranker(collection=collection)
-    pair = (
-        version_pair(ranker=ranker, champion_id=champion_id, challenger_id=challenger_id) if ranker else None
-    )
+    pair = _decide_pair(collection, champion_id, challenger_id)
     if pair is not None and pair.challenger is not None:
         return (
             f"You are rating the answers that decide whether {version_text(pair.challenger)} is better than "
@@ -749,12 +754,7 @@ def _mode_pairs(
     k = top_k(collection=collection)
     pair = None
     if mode == MODE_DECIDE:
-        ranker = default_ranker(collection=collection)
-        pair = (
-            version_pair(ranker=ranker, champion_id=champion_id, challenger_id=challenger_id)
-            if ranker
-            else None
-        )
+        pair = _decide_pair(collection, champion_id, challenger_id)
         chosen = deciding_pairs(collection=collection, pair=pair) if pair else []
     else:
         train = list(
