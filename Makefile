@@ -7,11 +7,10 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-# Tests run against real PostgreSQL and Redis (override either from the environment).
-TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
-TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+# Tests run against real PostgreSQL and Redis: TEST_DATABASE_URL / TEST_REDIS_URL when set, else the
+# servers answering on the defaults, else throwaway ones bin/test_services starts (see its docstring).
 
-.PHONY: run test install lint bench clean check-services browser-deps
+.PHONY: run test install lint bench clean browser-deps
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11" >&2; exit 1; }
@@ -31,12 +30,6 @@ run: install
 	@# Rankers on this machine (manage.py ranker_server on 127.0.0.1) are allowed: OUTBOUND_ALLOW_PRIVATE.
 	@DEBUG=$${DEBUG:-1} OUTBOUND_ALLOW_PRIVATE=$${OUTBOUND_ALLOW_PRIVATE:-1} exec $(BIN)/python bin/run $(HOST):$(PORT)
 
-check-services:
-	@$(BIN)/python -c "import psycopg,sys; psycopg.connect('$(TEST_DATABASE_URL)'.replace('postgres://','postgresql://'), connect_timeout=5).close()" \
-	  || { echo "error: PostgreSQL is not reachable at $(TEST_DATABASE_URL). Start it (see README, 'Tests') or set TEST_DATABASE_URL." >&2; exit 1; }
-	@$(BIN)/python -c "import redis; redis.Redis.from_url('$(TEST_REDIS_URL)', socket_timeout=5).ping()" \
-	  || { echo "error: Redis is not reachable at $(TEST_REDIS_URL). Start it (see README, 'Tests') or set TEST_REDIS_URL." >&2; exit 1; }
-
 # Debian packages the tests drive: chromium (browser tests) and docker-compose (the compose file is
 # validated; no Docker engine is needed). Installed with apt-get when run as root, else named.
 browser-deps:
@@ -52,9 +45,9 @@ browser-deps:
 	    fi; \
 	  fi
 
-test: install check-services browser-deps
-	DEBUG=1 SECRET_KEY=test-only-secret DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
-	  OUTBOUND_ALLOW_PRIVATE=1 $(BIN)/pytest $(PYTEST_ARGS)
+test: install browser-deps
+	DEBUG=1 SECRET_KEY=test-only-secret OUTBOUND_ALLOW_PRIVATE=1 \
+	  $(BIN)/python bin/test_services -- $(BIN)/pytest $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
