@@ -5,7 +5,8 @@ feature matrix) plus ``groups``: the number of candidates of each question, in o
 convention), so question ``g`` owns rows ``offsets[g] : offsets[g + 1]`` with ``offsets = [0, cumsum(groups)]``.
 
 Notation: question ``q`` has candidates ``a = 1..n_q``; ``x_{q,a,f}`` is signal (feature) ``f`` of
-candidate ``a``; ``g_{q,a}`` its graded label (0-3 stars; 0 when unlabelled).
+candidate ``a``; ``g_{q,a}`` its graded label (0-3 stars; ``ndcg_at_k`` reads an unlabelled one as 0,
+``fit_linear_fusion`` takes NaN for it and leaves it out).
 
 * z-score (per question, per signal)::
 
@@ -406,8 +407,9 @@ def fit_linear_fusion(
 ) -> LinearFusion:
     """Learn ``LinearFusion`` weights over z-scored ``features`` from the training questions' labels.
 
-    ``features``: (n, f), rows grouped by question (``groups``); ``gains``: each row's stars (0 when
-    unlabelled); ``ideal_dcg``: each question's IDCG@k from all its labels (``ideal_dcg_from_labels``).
+    ``features``: (n, f), rows grouped by question (``groups``); ``gains``: each row's stars, NaN when
+    unrated. An unrated candidate is unknown, not bad: it is z-scored with its question's candidates
+    (as at ranking time) but neither its pairs nor its place count in the fit; ``ideal_dcg``: each question's IDCG@k from all its labels (``ideal_dcg_from_labels``).
     Only training questions may be passed: the caller must not pass the labels of test questions.
 
     Methods:
@@ -437,8 +439,9 @@ def fit_linear_fusion(
     g = np.asarray(gains, dtype=np.float64)
     if g.shape != (len(matrix),):
         raise ValueError("gains must hold one value per row of features")
-    if not np.all(np.isfinite(g)) or np.any(g < 0):
-        raise ValueError("gains must be finite and >= 0")
+    known = ~np.isnan(g)
+    if not np.all(np.isfinite(g[known])) or np.any(g[known] < 0):
+        raise ValueError("gains must be finite and >= 0 (NaN: unknown)")
     sizes = check_groups(groups, len(matrix))
     k = _check_k(k)
     names = tuple(feature_names)
@@ -448,12 +451,16 @@ def fit_linear_fusion(
         raise ValueError("features need at least one column")
     if ideal_dcg is None:
         offsets = np.cumsum(sizes) - sizes
-        ideal = ideal_dcg_from_labels([g[o : o + s] for o, s in zip(offsets, sizes, strict=True)], k)
+        ideal = ideal_dcg_from_labels([np.nan_to_num(g[o : o + s]) for o, s in zip(offsets, sizes, strict=True)], k)
     else:
         ideal = np.asarray(ideal_dcg, dtype=np.float64)
         if ideal.shape != sizes.shape or np.any(ideal < 0) or not np.all(np.isfinite(ideal)):
             raise ValueError("ideal_dcg must hold one finite value >= 0 per group")
+    # z-scores over every candidate, as ranking computes them; then only the rated rows teach.
     z = zscore_by_group(matrix, sizes)
+    if not known.all():
+        z, g = z[known], g[known]
+        sizes = np.bincount(_group_ids(sizes)[known], minlength=len(sizes)).astype(np.int64)
     objective = _Objective(z, g, sizes, ideal, k)
     f = matrix.shape[1]
     if method == "coordinate_ascent":
