@@ -2,11 +2,14 @@
 
 * :mod:`.ranking` – per-question DCG / NDCG / accuracy / precision / recall / RR / judged at k,
   vectorised over many questions, plus :func:`evaluate_rankings` for ragged Python input.
+* :mod:`.judged` – judged-only NDCG@k (``trec_eval -J``): unrated answers removed before NDCG;
+  :func:`judged_ndcg_at_k` takes scores and labels (NaN: unrated) as arrays, for learners.
 * :mod:`.stats` – bootstrap confidence intervals and the paired randomization test.
 * :mod:`.trec` – TREC qrels/run parsing and trec_eval 10 compatible scoring (``manage.py score``), a
   package: files, measure formulas and output format each in their own module.
 """
 
+from .judged import condensed, judged_ndcg_at_k
 from .ranking import (
     LabelArrays,
     MeanResult,
@@ -42,12 +45,14 @@ __all__ = [
     "RankingEvaluation",
     "bootstrap_ci",
     "compare_runs",
+    "condensed",
     "dcg_at_k",
     "discount_divisors",
     "evaluate_rankings",
     "gains",
     "ideal_dcg_at_k",
     "judged_at_k",
+    "judged_ndcg_at_k",
     "label_arrays",
     "mean_ignoring_undefined",
     "ndcg_at_k",

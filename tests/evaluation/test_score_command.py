@@ -106,3 +106,17 @@ def test_score_command_missing_file_is_an_error(tmp_path):
 def test_score_command_unknown_measure_is_an_error():
     with pytest.raises(CommandError, match="unknown measure 'map'"):
         score("-m", "map", str(DATA / "qrels.test"), str(DATA / "results.test"))
+
+
+def test_score_command_ndcg_cut_judged_matches_trec_eval_J():
+    qrels, run = str(DATA / "qrels.rel_level"), str(DATA / "results.test")
+    got = score("-q", "-m", "ndcg_cut.10", "-m", "ndcg_cut_judged.10", qrels, run)
+    # out.test.Jl is trec_eval -J -q -m ndcg_cut qrels.rel_level results.test: its ndcg_cut_10 lines are ours
+    # under the name ndcg_cut_judged_10; out.test.aql has the plain ndcg_cut_10 of the same files
+    judged = [
+        "ndcg_cut_judged_10    \t" + line.split("\t", 1)[1]
+        for line in expected("out.test.Jl", ("ndcg_cut_10 ",))
+    ]
+    plain = expected("out.test.aql", ("ndcg_cut_10 ",))
+    assert got == [line for pair in zip(plain, judged, strict=True) for line in pair]
+    assert got[-2:] == ["ndcg_cut_10           \tall\t0.2656", "ndcg_cut_judged_10    \tall\t0.2900"]

@@ -13,7 +13,8 @@ class Command(BaseCommand):
     help = (
         "Score a TREC run (qid Q0 docno rank score tag) against TREC qrels (qid 0 docno grade) and print "
         "exactly what trec_eval 10 prints for the requested measures. Supported measures: "
-        f"{', '.join(MEASURE_ORDER)}; default: {' '.join('-m ' + m for m in DEFAULT_MEASURES)}."
+        f"{', '.join(MEASURE_ORDER)}; default: {' '.join('-m ' + m for m in DEFAULT_MEASURES)}. "
+        "ndcg_cut_judged is trec_eval -J's ndcg_cut: documents missing from the qrels are removed first."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -34,7 +35,10 @@ class Command(BaseCommand):
             type=int,
             default=1,
             metavar="LEVEL",
-            help="lowest grade counted as relevant by success, P and recall (default 1); ndcg_cut ignores it",
+            help=(
+                "lowest grade counted as relevant by success, P and recall (default 1); "
+                "ndcg_cut and ndcg_cut_judged ignore it"
+            ),
         )
         parser.add_argument(
             "-m",
@@ -42,7 +46,7 @@ class Command(BaseCommand):
             action="append",
             default=[],
             metavar="MEASURE[.CUTOFFS]",
-            help="measure to print, e.g. ndcg_cut.10,20 or success.5 (repeatable; default: "
+            help="measure to print, e.g. ndcg_cut.10,20, ndcg_cut_judged.10 or success.5 (repeatable; default: "
             + ", ".join(DEFAULT_MEASURES)
             + ")",
         )

@@ -1,4 +1,5 @@
-"""TREC qrels / run files and trec_eval 10 compatible ``ndcg_cut``, ``success``, ``P`` and ``recall``.
+"""TREC qrels / run files and trec_eval 10 compatible ``ndcg_cut``, ``success``, ``P`` and ``recall``,
+and ``ndcg_cut_judged`` (``trec_eval -J -m ndcg_cut``: judged documents only).
 
 :func:`score_files` is what ``manage.py score`` runs: read both files, evaluate, return trec_eval's
 output lines.  Each step has its own module, imported one way (each only imports those above it):
@@ -12,12 +13,13 @@ output lines.  Each step has its own module, imported one way (each only imports
 * :mod:`.spec` – the supported measures, default cutoffs and trec_eval's ``-m`` syntax;
 * :mod:`.grouping` – lines grouped by query, dense views of a chunk of queries;
 * :mod:`.relevance` – ranking (score, docno tie-break), label lookup, ideal gains;
-* :mod:`.measures` – the formulas of ``ndcg_cut``, ``success``, ``P`` and ``recall``;
+* :mod:`.measures` – the formulas of ``ndcg_cut``, ``ndcg_cut_judged``, ``success``, ``P`` and ``recall``;
 * :mod:`.engine` – :func:`evaluate`: which queries count, chunks on threads, the ``all`` mean;
 * :mod:`.output` – trec_eval's output lines.
 
 Everything follows trec_eval 10 exactly (``form_res_rels.c``, ``m_ndcg_cut.c``, ``m_success.c``,
-``m_P.c``, ``m_recall.c``); each module's docstring says how.
+``m_P.c``, ``m_recall.c``; ``ndcg_cut_judged`` is ``m_ndcg_cut.c`` under ``form_res_rels.c``'s ``-J``
+path); each module's docstring says how.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@
   ``complete=True`` (``-c``): then they are scored as a ranking of one unjudged document
   (:data:`BOGUS_DOCNO`), i.e. 0;
 * per-query values come from :mod:`.relevance` (ranking and labels) and :mod:`.measures` (formulas);
+* judged-only measures (:data:`.spec.JUDGED_ONLY`, trec_eval ``-J``) read the labels of the whole
+  ranking, not only of its top ``max(cutoffs)`` documents, since the judged ones can be anywhere in it;
+  other measures are unaffected (asked alone, they still look at the top ``max(cutoffs)`` only);
 * the ``all`` value is the mean over the evaluated queries (:meth:`TrecEvaluation.mean`).
 """
 
@@ -20,7 +23,7 @@ from .grouping import Source, group
 from .measures import values_for
 from .parallel import run_parallel, small_pages
 from .relevance import chunk_bounds, evaluate_chunk
-from .spec import DEFAULT_MEASURES, Measure, parse_measures
+from .spec import DEFAULT_MEASURES, JUDGED_ONLY, Measure, parse_measures
 
 __all__ = ["BOGUS_DOCNO", "TrecEvaluation", "evaluate"]
 
@@ -92,6 +95,8 @@ def _evaluate(
     run_source = group(run, run_query, n_queries)
     del run_query
     qrels_source = group(qrels, qrels.qid_index, n_queries)
+    if any(m.name in JUDGED_ONLY for m in value_measures):
+        depth = max(depth, int(run_source.counts.max(initial=1)))  # the whole ranking
 
     has_run = run_source.counts > 0
     evaluated = np.arange(n_queries) if complete else np.flatnonzero(has_run)

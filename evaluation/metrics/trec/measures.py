@@ -1,5 +1,6 @@
 """The formulas of trec_eval 10's ``ndcg_cut``, ``success``, ``P`` and ``recall`` (``m_ndcg_cut.c``,
-``m_success.c``, ``m_P.c``, ``m_recall.c``), vectorised over queries.
+``m_success.c``, ``m_P.c``, ``m_recall.c``), and ``ndcg_cut_judged`` (``trec_eval -J -m ndcg_cut``),
+vectorised over queries.
 
 Every formula reads the per-query matrices built by :func:`.relevance.evaluate_chunk`:
 
@@ -18,11 +19,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..judged import condensed
 from ..ranking import dcg_prefix
 from .docs import FloatArray, IntArray
 from .spec import Measure
 
-__all__ = ["ndcg_cut", "precision", "recall", "success", "values_for"]
+__all__ = ["ndcg_cut", "ndcg_cut_judged", "precision", "recall", "success", "values_for"]
 
 
 def ndcg_cut(labels: FloatArray, ideal: FloatArray, cutoffs: Sequence[int]) -> dict[str, FloatArray]:
@@ -41,6 +43,20 @@ def ndcg_cut(labels: FloatArray, ideal: FloatArray, cutoffs: Sequence[int]) -> d
         # trec_eval divides only when the ideal DCG is positive (else the DCG is 0 anyway)
         out[f"ndcg_cut_{cutoff}"] = np.divide(top, best, out=top.copy(), where=best > 0)
     return out
+
+
+def ndcg_cut_judged(labels: FloatArray, ideal: FloatArray, cutoffs: Sequence[int]) -> dict[str, FloatArray]:
+    """``ndcg_cut_judged.k`` = ``trec_eval -J -m ndcg_cut.k``: ``ndcg_cut.k`` of the condensed ranking.
+
+    The documents not judged (``rel_r < 0``: not in the qrels, or a negative grade) are removed and
+    the judged ones keep their order, ranked ``1, 2, ...`` (:func:`..judged.condensed`); with
+    ``c_j`` the relevance of the ``j``-th judged document,
+    ``DCG_J@k = sum_{j<=k, c_j>0} c_j / log2(j + 1)`` and the value is ``DCG_J@k / IDCG@k``, 0 when
+    ``IDCG@k = 0``; ``IDCG@k`` is :func:`ndcg_cut`'s (every positive grade of the query).  ``labels``
+    must hold the whole ranking (the judged documents can be anywhere in it).
+    """
+    values = ndcg_cut(condensed(labels, max(cutoffs)), ideal, cutoffs)
+    return {f"ndcg_cut_judged_{k}": values[f"ndcg_cut_{k}"] for k in cutoffs}
 
 
 def _relevant_in_top(labels: FloatArray, level: int, cutoffs: Sequence[int]) -> dict[int, FloatArray]:
@@ -77,6 +93,8 @@ def values_for(
     """Per-query values of one measure at each of its cutoffs, named ``"<measure>_<cutoff>"``."""
     if measure.name == "ndcg_cut":
         return ndcg_cut(labels, ideal, measure.cutoffs)
+    if measure.name == "ndcg_cut_judged":
+        return ndcg_cut_judged(labels, ideal, measure.cutoffs)
     if measure.name == "success":
         return success(labels, level, measure.cutoffs)
     if measure.name == "P":

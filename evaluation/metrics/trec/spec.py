@@ -1,7 +1,9 @@
 """The supported measures, their default cutoffs and trec_eval's ``-m`` syntax.
 
 Measures are printed in trec_eval's order (:data:`MEASURE_ORDER`: ``runid``, ``num_q``, ``P``,
-``recall``, ``ndcg_cut``, ``success``), cutoffs ascending.  Cutoffs are parsed like C's ``atol``
+``recall``, ``ndcg_cut``, ``ndcg_cut_judged``, ``success``), cutoffs ascending.  ``ndcg_cut_judged`` is
+``trec_eval -J -m ndcg_cut`` (judged documents only) under its own name, so it can be printed beside
+``ndcg_cut``; its lines read ``ndcg_cut_judged_10``.  Cutoffs are parsed like C's ``atol``
 (``23.4`` is 23); duplicates or cutoffs <= 0 are errors, as in trec_eval, and when a measure is given
 twice the first parameter list wins.
 """
@@ -12,16 +14,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_MEASURES", "MEASURE_ORDER", "Measure", "parse_measures"]
+__all__ = ["DEFAULT_MEASURES", "JUDGED_ONLY", "MEASURE_ORDER", "Measure", "parse_measures"]
 
 #: Measures printed when none is requested (trec_eval's default would be its "official" set).
 DEFAULT_MEASURES: tuple[str, ...] = ("ndcg_cut.10", "success.5")
 #: Supported measures, in the order trec_eval prints them.
-MEASURE_ORDER: tuple[str, ...] = ("runid", "num_q", "P", "recall", "ndcg_cut", "success")
+MEASURE_ORDER: tuple[str, ...] = ("runid", "num_q", "P", "recall", "ndcg_cut", "ndcg_cut_judged", "success")
+#: Measures computed on the judged documents only (trec_eval ``-J``): they need the whole ranking.
+JUDGED_ONLY: frozenset[str] = frozenset({"ndcg_cut_judged"})
 _DEFAULT_CUTOFFS: dict[str, tuple[int, ...]] = {
     "P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
     "recall": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
     "ndcg_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "ndcg_cut_judged": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
     "success": (1, 5, 10),
 }
 
