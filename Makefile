@@ -10,7 +10,19 @@ PORT ?= 8000
 # Tests run against real PostgreSQL and Redis: TEST_DATABASE_URL / TEST_REDIS_URL when set, else the
 # servers answering on the defaults, else throwaway ones bin/test_services starts (see its docstring).
 
-.PHONY: run test install lint bench clean browser-deps
+.PHONY: run test install lint bench clean browser-deps engines
+
+# The real OpenSearch and Solr nodes of the engine tests (tests/rankers/real_engines.py): launchers in
+# engines/, built with Maven from Maven Central's artifacts once, then offline; classpaths under
+# engines/*/target (the jars stay in ~/.m2). Rebuilt when a pom or launcher changes.
+ENGINES_STAMP := engines/target/.built
+$(ENGINES_STAMP): engines/pom.xml $(wildcard engines/*/pom.xml engines/*/src/main/java/*/*/*.java)
+	@command -v java >/dev/null && command -v mvn >/dev/null \
+	  || { echo "error: the engine tests need Java 17 and Maven: run 'sudo apt-get install openjdk-17-jdk-headless maven'" >&2; exit 1; }
+	cd engines && { mvn -q -B -o compile >/dev/null 2>&1 || mvn -q -B compile; }
+	@mkdir -p engines/target && touch $@
+
+engines: $(ENGINES_STAMP)
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11" >&2; exit 1; }
@@ -45,7 +57,7 @@ browser-deps:
 	    fi; \
 	  fi
 
-test: install browser-deps
+test: install browser-deps engines
 	DEBUG=1 SECRET_KEY=test-only-secret OUTBOUND_ALLOW_PRIVATE=1 \
 	  $(BIN)/python bin/test_services -- $(BIN)/pytest $(PYTEST_ARGS)
 
@@ -58,4 +70,4 @@ bench: install
 	DEBUG=1 $(BIN)/python bench/bench_metrics.py
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) var engines/target engines/*/target

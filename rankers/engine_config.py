@@ -108,13 +108,17 @@ PRESETS: dict[str, dict[str, Any]] = {
         },
         "response": _ES_MAPPING,
     },
-    # The standard /select handler, edismax over title and text, JSON response.
+    # The standard /select handler over title and text, JSON response. The "simple" query parser with
+    # only its WHITESPACE operator takes the question as plain words, as multi_match does: with edismax
+    # (or the lucene parser) a question is query syntax: "id:184" searched the id field, a leading "-"
+    # asked for every answer without that word, "*" and "^" made wildcards and boosts.
     "solr": {
         "request": {
             "method": "GET",
             "params": {
                 "q": QUESTION,
-                "defType": "edismax",
+                "defType": "simple",
+                "q.operators": "WHITESPACE",
                 "qf": "title^2 text",
                 "rows": ROWS,
                 "fl": "id,score",

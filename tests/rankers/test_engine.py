@@ -65,7 +65,8 @@ def test_engine_solr_preset_ranks_with_query_parameters(engine):
     assert (sent.method, sent.path, sent.body) == ("GET", "/solr/answers/select", b"")
     assert parse_qs(sent.query) == {
         "q": ["boundary layer"],
-        "defType": ["edismax"],
+        "defType": ["simple"],
+        "q.operators": ["WHITESPACE"],
         "qf": ["title^2 text"],
         "rows": ["10"],
         "fl": ["id,score"],
@@ -90,7 +91,7 @@ def test_engine_query_string_carries_any_question_exactly(engine):
     # "&", "#", "+", "%" and "?" in the question are encoded, so they can't end or add a parameter.
     assert "&#" not in raw and "#" not in raw
     assert "%26" in raw and "%23" in raw and "%2B" in raw and "%25" in raw
-    assert [name for name, _ in parse_qsl(raw)] == ["q", "defType", "qf", "rows", "fl", "wt"]
+    assert [name for name, _ in parse_qsl(raw)] == ["q", "defType", "q.operators", "qf", "rows", "fl", "wt"]
 
 
 def test_engine_opensearch_hybrid_preset_sends_the_pipeline_and_hybrid_query(engine):

@@ -54,7 +54,8 @@ def test_engine_config_solr_preset_fills_query_parameters():
         "method": "GET",
         "params": {
             "q": "{{question}}",
-            "defType": "edismax",
+            "defType": "simple",
+            "q.operators": "WHITESPACE",
             "qf": "title^2 text",
             "rows": "{{rows}}",
             "fl": "id,score",
