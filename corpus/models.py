@@ -51,6 +51,14 @@ class Collection(models.Model):
     overlap_fraction = models.FloatField(
         default=0.1, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
     )
+    # What the rating queue asks for per question: new pairs times the raters each needs (1, or
+    # overlap_target_raters on the agreement sample). 20 is where bench_loop measured trained versions
+    # closing most of the gap to training on every judgment (bench/README.md).
+    rating_budget = models.PositiveSmallIntegerField(
+        default=20,
+        validators=[MinValueValidator(1), MaxValueValidator(1000)],
+        help_text="Ratings the rating queue asks for per question (new answers × raters per answer).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -706,7 +706,11 @@ class VersionComparison:
     """Two versions of one ranker on the same test questions, scored with the same (current) labels.
 
     ``difference`` is mean NDCG@k(challenger) − mean NDCG@k(champion) over the questions both could be
-    scored on (a question without any label has no NDCG and is left out of both), with the percentile
+    scored on (a question without any label has no NDCG and is left out of both). NDCG@k here is
+    judged-only (``trec_eval -J``): each ranking is condensed to its rated answers before scoring, so an
+    unrated answer is unknown rather than 0 stars and a version trained on the ratings gets no credit
+    for merely ranking rated answers first (what the unrated answers could be is the certainty page's
+    ``predicted`` figure, kept beside this one). With the percentile
     bootstrap CI of that difference and the paired randomization test's two-sided p-value
     (``evaluation.metrics.stats.compare_runs``). ``verdict``: "better" or "worse" when p < 0.05,
     otherwise "within noise".
@@ -750,11 +754,12 @@ def _per_question_ndcg(
             f"{len(failed)} of {len(outcomes)} test questions could not be ranked: {failed[0].error}"
         )
     rankings = [o.ranking.ids if o.ranking else [] for o in outcomes]
-    return np.asarray(score_rankings(run=run, rankings=rankings, labels=labels).ndcg, dtype=float)
+    condensed = [[a for a in r if a in known] for r, known in zip(rankings, labels, strict=True)]
+    return np.asarray(score_rankings(run=run, rankings=condensed, labels=labels).ndcg, dtype=float)
 
 
 def versions_compare(*, challenger: RankerVersion, champion: RankerVersion) -> VersionComparison:
-    """Rank every test question with both versions now and score both with today's labels.
+    """Rank every test question with both versions now and score both with today's labels, judged-only.
 
     Nothing is stored: the training loop keeps the figures on the challenger. Raises RankerError when
     a version cannot rank (e.g. its model file is gone) and ValueError for versions of two rankers.

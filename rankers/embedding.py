@@ -37,6 +37,7 @@ __all__ = [
     "Encoder",
     "file_sha256",
     "load_encoder",
+    "model_unavailable_reason",
     "text_hash",
 ]
 
@@ -203,3 +204,12 @@ def load_encoder(
         if encoder is None:
             encoder = _encoders[key] = _checked_encoder(package, sha256, tokenizer_path, max_tokens)
         return encoder
+
+
+def model_unavailable_reason() -> str:
+    """Why the embedding model cannot be used here, or "" when it can (it is loaded, and kept, to know)."""
+    try:
+        load_encoder()
+    except EmbeddingUnavailable as exc:
+        return str(exc)
+    return ""

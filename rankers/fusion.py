@@ -42,6 +42,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "FUSION_SIGNALS",
+    "UNTRAINED_FUSION_WEIGHTS",
     "LinearFusion",
     "check_groups",
     "fit_linear_fusion",
@@ -54,6 +56,10 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.float64]
+
+#: The untrained fusion's signals and weights, as a version stores them (``params``).
+FUSION_SIGNALS = ("bm25", "cosine")
+UNTRAINED_FUSION_WEIGHTS = (0.5, 0.5)
 
 #: Seed of the learner's random restarts (coordinate ascent); training is deterministic given the data.
 SEED = 20240601
@@ -451,7 +457,9 @@ def fit_linear_fusion(
         raise ValueError("features need at least one column")
     if ideal_dcg is None:
         offsets = np.cumsum(sizes) - sizes
-        ideal = ideal_dcg_from_labels([np.nan_to_num(g[o : o + s]) for o, s in zip(offsets, sizes, strict=True)], k)
+        ideal = ideal_dcg_from_labels(
+            [np.nan_to_num(g[o : o + s]) for o, s in zip(offsets, sizes, strict=True)], k
+        )
     else:
         ideal = np.asarray(ideal_dcg, dtype=np.float64)
         if ideal.shape != sizes.shape or np.any(ideal < 0) or not np.all(np.isfinite(ideal)):

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from corpus.models import Collection
 from rankers.config import validate_ranker_config
+from rankers.embedding import model_unavailable_reason
 from rankers.engine_config import MASK, keep_engine_secrets
+from rankers.fusion import FUSION_SIGNALS, UNTRAINED_FUSION_WEIGHTS
 from rankers.models import ChampionChange, PromotionPolicy, Ranker, RankerKind, RankerVersion
 
 
@@ -39,7 +43,24 @@ def ranker_create(
         collection=collection, name=name, kind=kind, config=cleaned, is_default=is_default
     )
     if kind == RankerKind.BUILTIN:
-        # A builtin ranker has a champion from the start: plain BM25, what needs no ratings.
+        _builtin_first_versions(ranker)
+    return ranker
+
+
+BASELINE_LABEL = "bm25"
+
+
+def _builtin_first_versions(ranker: Ranker) -> None:
+    """A builtin ranker's champion from the start is the best ranker that needs no ratings.
+
+    With the embedding model, v1 is the untrained fusion z(BM25) + z(cosine) and the champion: on
+    every collection measured it ranks at least as well as BM25, and what raters are shown first
+    decides what they can teach. Plain BM25 stays beside it as the version labelled ``bm25``, a
+    baseline evaluations and comparisons can name (and the rating queue pools with the champion).
+    Without the model, v1 is plain BM25 and its promotion reason says why.
+    """
+    unavailable = model_unavailable_reason()
+    if unavailable:
         first = RankerVersion.objects.create(
             ranker=ranker,
             label="v1",
@@ -47,10 +68,43 @@ def ranker_create(
             notes="Plain BM25: the starting point, no ratings needed.",
         )
         version_promote(
-            version=first, changed_by=None, reason="Version 1 (plain BM25), created with the ranker."
+            version=first,
+            changed_by=None,
+            reason=(
+                "Version 1 (plain BM25), created with the ranker. It is the champion because the "
+                f"semantic model is not available here ({unavailable}), so the untrained fusion of "
+                "BM25 and semantic similarity cannot rank."
+            ),
         )
         ranker.champion = first
-    return ranker
+        return
+    fusion = RankerVersion.objects.create(
+        ranker=ranker,
+        label="v1",
+        method="fusion",
+        uses_model=True,
+        notes=(
+            "Untrained fusion z(BM25) + z(semantic similarity): the best ranker that needs no ratings. "
+            "It ranks as BM25 until the answer embeddings are built."
+        ),
+        feature_importances={"bm25": 0.5, "cosine": 0.5},
+        details={"params": {"signals": list(FUSION_SIGNALS), "weights": list(UNTRAINED_FUSION_WEIGHTS)}},
+    )
+    RankerVersion.objects.create(
+        ranker=ranker,
+        label=BASELINE_LABEL,
+        method="bm25",
+        notes="Plain BM25: the baseline, no ratings needed.",
+    )
+    version_promote(
+        version=fusion,
+        changed_by=None,
+        reason=(
+            "Version 1 (untrained fusion of BM25 and semantic similarity), created with the ranker: the "
+            "best ranker that needs no ratings. Plain BM25 stays as the baseline version, labelled bm25."
+        ),
+    )
+    ranker.champion = fusion
 
 
 @transaction.atomic
@@ -126,9 +180,9 @@ def ranker_training_settings_set(
 
 
 def next_version_label(ranker: Ranker) -> str:
-    """The first free label v1, v2, … of the ranker's versions."""
+    """The first free label v1, v2, … of the ranker's versions (the ``bm25`` baseline is not numbered)."""
     taken = set(RankerVersion.objects.filter(ranker=ranker).values_list("label", flat=True))
-    number = len(taken) + 1
+    number = sum(1 for label in taken if re.fullmatch(r"v\d+", label)) + 1
     while f"v{number}" in taken:
         number += 1
     return f"v{number}"

@@ -9,9 +9,20 @@ skipped the question). Questions are ranked by the first of these that applies, 
 3. pairs whose raters disagree by 2 or more stars (a further opinion settles them);
 4. questions with the lowest NDCG@k in the latest evaluation.
 
-A question's candidates are the default ranker's current top k plus the pairs the queue wants judged
-(unlabelled answers of the latest evaluation's top k, labelled pairs short of raters or disputed). Until a
-ranker can answer, the top k comes from plain term overlap between question and answers.
+A question's candidates pool two rankings, not only the champion's: the default ranker's champion and,
+for a builtin ranker, its latest other version (the latest challenger, else the ``bm25`` baseline), each
+one's top k, interleaved (champion's 1st, the other's 1st, champion's 2nd, ...; an answer once). Raters
+who only ever see the champion's top k never rate the good answers it misses, so no training can learn
+them; the second ranking shows them (on public collections, ratings drawn from a better pool took a
+trained version from 0.07 below the untrained fusion to 0.17 above it). The queue then adds the pairs it
+wants judged (unlabelled answers of the latest evaluation's top k, labelled pairs short of raters or
+disputed). Until a ranker can answer, the top k comes from plain term overlap between question and
+answers.
+
+Budget: a question gets at most ``collection.rating_budget`` ratings from the pool (new pairs times
+the raters each needs: one, or ``overlap_target_raters`` on the agreement sample); the latest
+evaluation's unlabelled top k of a test question are asked for beyond it (they make NDCG@k uncertain).
+A page shows at most k answers at a time, shuffled.
 
 The candidate table (every question's top k) is computed once per collection state and cached, as asking
 the ranker for every question on every request would be far too slow.
@@ -41,8 +52,8 @@ from evaluation.certainty import (
 )
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus
 from rankers.backends import RankerError, RankerUnavailable, RankQuery, get_backend
-from rankers.models import Ranker, RankerVersion
-from rankers.selectors import default_ranker
+from rankers.models import BuildStatus, EmbeddingBuild, Ranker, RankerKind, RankerVersion
+from rankers.selectors import default_ranker, ranking_version
 from ratings.models import JudgeAccount, Label, Rating, Skip
 
 logger = logging.getLogger(__name__)
@@ -202,21 +213,25 @@ def term_overlap_ranking(
     return table
 
 
-def _backend_for(ranker: Ranker):
-    """The ranker's backend, or None when it cannot be built."""
+def _backend_for(ranker: Ranker, version: RankerVersion | None = None):
+    """The backend ranking as ``version`` of the ranker does, or None when it cannot be built."""
     try:
-        return get_backend(ranker)
+        return get_backend(ranker, version)
     except Exception:  # a misconfigured ranker must not stop people from rating
         logger.warning("cannot build a backend for ranker %s; using term overlap", ranker.pk, exc_info=True)
         return None
 
 
 def _ranker_table(
-    ranker: Ranker, questions: list[tuple[int, str, str]], ids_by_external: dict[str, int], k: int
+    ranker: Ranker,
+    version: RankerVersion | None,
+    questions: list[tuple[int, str, str]],
+    ids_by_external: dict[str, int],
+    k: int,
 ) -> tuple[dict[int, list[int]], bool]:
     """{question id: top k answer ids} from the ranker for the questions it could rank; and whether it was
     reachable throughout (False: the rest fall back to term overlap and the table is cached briefly)."""
-    backend = _backend_for(ranker)
+    backend = _backend_for(ranker, version)
     if backend is None:
         return {}, True
     table: dict[int, list[int]] = {}
@@ -244,10 +259,38 @@ def top_k(*, collection: Collection) -> int:
     return max(1, min(collection.ndcg_k, MAX_TOP_K))
 
 
-def _candidates_key(collection: Collection, ranker: Ranker | None) -> str:
+def pooled_versions(*, ranker: Ranker) -> list[RankerVersion | None]:
+    """The versions whose top k the queue pools: the champion (None: the ranker's own default) and, for a
+    builtin ranker, its latest other version: the latest challenger, else the ``bm25`` baseline. Other
+    kinds rank the same whatever the version, so they pool nothing more."""
+    champion = ranking_version(ranker=ranker)
+    if ranker.kind != RankerKind.BUILTIN or champion is None:
+        return [champion]
+    other = (
+        RankerVersion.objects.filter(ranker=ranker)
+        .exclude(pk=champion.pk)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    return [champion, other] if other is not None else [champion]
+
+
+def interleaved(rankings: list[list[int]], depth: int) -> list[int]:
+    """The rankings' top ``depth`` taken in turns (1st of each, then 2nd of each, ...), each answer once."""
+    pooled: dict[int, None] = {}
+    for rank in range(depth):
+        for ranking in rankings:
+            if rank < len(ranking):
+                pooled.setdefault(ranking[rank])
+    return list(pooled)
+
+
+def _candidates_key(
+    collection: Collection, ranker: Ranker | None, versions: list[RankerVersion | None]
+) -> str:
     answers = Answer.objects.filter(collection=collection).aggregate(n=Count("id"), t=Max("updated_at"))
     questions = Question.objects.filter(collection=collection).aggregate(n=Count("id"), t=Max("updated_at"))
-    version = (
+    latest = (
         RankerVersion.objects.filter(ranker=ranker)
         .order_by("-created_at", "-id")
         .values_list("id", flat=True)
@@ -255,17 +298,28 @@ def _candidates_key(collection: Collection, ranker: Ranker | None) -> str:
         if ranker
         else None
     )
+    # A version using embeddings ranks as BM25 until they are built: a finished build is a new state.
+    embeddings = (
+        EmbeddingBuild.objects.filter(collection=collection, status=BuildStatus.SUCCEEDED)
+        .order_by("-id")
+        .values_list("id", flat=True)
+        .first()
+    )
+    pooled = ",".join(str(v.pk) if v else "-" for v in versions)
     state = (
         f"{collection.pk}:{collection.ndcg_k}:{answers['n']}:{answers['t']}:{questions['n']}:{questions['t']}:"
-        f"{ranker.pk if ranker else '-'}:{ranker.kind if ranker else '-'}:{ranker.config if ranker else '-'}:{version}"
+        f"{ranker.pk if ranker else '-'}:{ranker.kind if ranker else '-'}:{ranker.config if ranker else '-'}:"
+        f"{latest}:{pooled}:{embeddings}"
     )
     return "ratings:candidates:" + hashlib.sha256(state.encode()).hexdigest()
 
 
 def candidate_table(*, collection: Collection) -> dict[int, list[int]]:
-    """{question id: the default ranker's current top k answer ids}, cached per collection state."""
+    """{question id: its pool of answer ids}: the top k of each pooled version of the default ranker,
+    interleaved (``pooled_versions``, ``interleaved``), cached per collection state."""
     ranker = default_ranker(collection=collection)
-    key = _candidates_key(collection, ranker)
+    versions = pooled_versions(ranker=ranker) if ranker is not None else []
+    key = _candidates_key(collection, ranker, versions)
     table = cache.get(key)
     if table is not None:
         return table
@@ -274,7 +328,15 @@ def candidate_table(*, collection: Collection) -> dict[int, list[int]]:
     table, reachable = {}, True
     if ranker is not None:
         ids_by_external = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
-        table, reachable = _ranker_table(ranker, questions, ids_by_external, k)
+        rankings = []
+        for version in versions:
+            ranked, answered = _ranker_table(ranker, version, questions, ids_by_external, k)
+            rankings.append(ranked)
+            reachable = reachable and answered
+        for question_id, _, _ in questions:
+            found = [ranked[question_id] for ranked in rankings if question_id in ranked]
+            if found:
+                table[question_id] = interleaved(found, k)
     missing = [(q, text) for q, _, text in questions if q not in table]
     if missing:
         answers = [
@@ -452,6 +514,19 @@ def _dedupe(*groups: Iterable[int]) -> list[int]:
     return list(seen)
 
 
+def budgeted(
+    candidates: list[int], labels: dict[int, tuple[int, int]], *, budget: int, target: int
+) -> list[int]:
+    """The pool's answers the queue asks about: those already labelled, then as many new ones as the
+    question's rating budget still pays for (each new pair costs ``target`` ratings; labelled pairs short
+    of raters are paid for first)."""
+    spent = sum(count for count, _ in labels.values())
+    owed = sum(max(0, target - labels[a][0]) for a in candidates if a in labels)
+    fresh = max(0, budget - spent - owed) // max(1, target)
+    new = set([a for a in candidates if a not in labels][:fresh])
+    return [a for a in candidates if a in labels or a in new]
+
+
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
@@ -534,7 +609,12 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
     disputed = [a for a, (_, spread) in labels.items() if spread >= DISPUTED_SPREAD]
     uncertain = state.judge_uncertain.get(question_id, [])
     pool = _dedupe(
-        state.candidates.get(question_id, []),
+        budgeted(
+            state.candidates.get(question_id, []),
+            labels,
+            budget=state.collection.rating_budget,
+            target=target,
+        ),
         run_top,
         short,
         disputed,
@@ -544,7 +624,8 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
     # target number of raters: its reason must say why it is there.
     needs_raters = pool
     pool = _dedupe(pool, uncertain)
-    to_show = [a for a in pool if (question_id, a) not in mine]
+    # A page shows at most k answers; the rest of the pool comes on the next visit.
+    to_show = [a for a in pool if (question_id, a) not in mine][: state.k]
 
     k = state.k
     if unlabelled:
@@ -666,6 +747,48 @@ def rater_overview(*, collection: Collection, rater: User) -> Overview:
         pairs_rated=rated,
         questions_waiting=len(_ranked(state)),
         my_ratings=len(state.mine),
+    )
+
+
+@dataclass(frozen=True)
+class BudgetSummary:
+    """Where a collection's rating budget goes (the progress page's "Rating budget")."""
+
+    per_question: int
+    single_raters: int
+    single_pairs: int  # new answers a question rated by ``single_raters`` people each gets
+    overlap_raters: int
+    overlap_pairs: int  # ... and one of the agreement sample, rated by ``overlap_raters`` each
+    overlap_percent: int
+    training_questions: int
+    training_ratings: int
+
+    @property
+    def training_spent_percent(self) -> int:
+        total = self.per_question * self.training_questions
+        return round(100 * self.training_ratings / total) if total else 0
+
+    @property
+    def training_per_question(self) -> float:
+        return self.training_ratings / self.training_questions if self.training_questions else 0.0
+
+
+def budget_summary(*, collection: Collection) -> BudgetSummary:
+    """How the queue spends ``collection.rating_budget`` (see ``budgeted``), and what training questions
+    have had so far (ratings of people and judges alike)."""
+    single = collection.target_raters
+    overlap = max(collection.overlap_target_raters, single)
+    return BudgetSummary(
+        per_question=collection.rating_budget,
+        single_raters=single,
+        single_pairs=collection.rating_budget // single,
+        overlap_raters=overlap,
+        overlap_pairs=collection.rating_budget // overlap,
+        overlap_percent=round(100 * collection.overlap_fraction),
+        training_questions=Question.objects.filter(collection=collection, split=Split.TRAIN).count(),
+        training_ratings=Rating.objects.filter(
+            question__collection=collection, question__split=Split.TRAIN
+        ).count(),
     )
 
 

@@ -402,6 +402,7 @@ def rate_question(request: RatingRequest, collection: Collection, question_id: i
             "rated": rated,
             "reason": entry["reason"],
             "star_choices": STAR_CHOICES,
+            "page_size": queue.top_k(collection=collection),
             "session_count": rating_count_since(rater=request.user, collection=collection, since=started),
             "skip_form": SkipForm(),
             # The mode stays in the session (``_mode``): say so, with the way back to the usual queue.
@@ -592,6 +593,7 @@ def training_progress(request: RatingRequest, collection: Collection) -> HttpRes
             "alpha_pairs": len(units),
             "alpha_ratings": sum(len(u) for u in units),
             "k": queue.top_k(collection=collection),
+            "budget": queue.budget_summary(collection=collection),
         },
     )
 

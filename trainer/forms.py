@@ -23,11 +23,13 @@ class CollectionForm(forms.ModelForm):
             "target_raters",
             "overlap_target_raters",
             "overlap_fraction",
+            "rating_budget",
         ]
         labels = {
             "ndcg_k": "NDCG cutoff k",
             "accuracy_k": "Accuracy cutoff",
             "relevance_threshold": "Stars that count as correct for accuracy",
+            "rating_budget": "Rating budget per question",
         }
 
 

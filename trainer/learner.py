@@ -69,7 +69,14 @@ from rankers.builtin import bm25_candidates
 from rankers.embedding import EmbeddingUnavailable
 from rankers.features import FEATURE_NAMES, FEATURE_VERSION, candidate_features
 from rankers.fitting import lambdamart_fit
-from rankers.fusion import LinearFusion, fit_linear_fusion, ideal_dcg_from_labels, untrained_fusion
+from rankers.fusion import (
+    FUSION_SIGNALS,
+    UNTRAINED_FUSION_WEIGHTS,
+    LinearFusion,
+    fit_linear_fusion,
+    ideal_dcg_from_labels,
+    untrained_fusion,
+)
 from rankers.index import CollectionIndex
 from rankers.propagation import propagation_scores
 from rankers.semantic import embeddings_build_now, question_vectors
@@ -83,7 +90,6 @@ FOLD_SEEDS = (20240601, 7, 1234)
 MIN_QUESTIONS = 10
 MIN_CV_GAIN = 0.005
 SEED = 20240601
-FUSION_SIGNALS = ("bm25", "cosine")
 LEARNED_SIGNALS = ("bm25", "cosine", "rm3", "propagation")
 EXTRA_LAMBDAMART = ("cosine", "rm3", "propagation")
 LAMBDAMART_PARAMS: dict[str, Any] = {
@@ -238,7 +244,10 @@ def _learnable(example: QuestionExample) -> bool:
 def _rated_share(rankings: list[list[str]], examples: list[QuestionExample], k: int) -> np.ndarray:
     """Per question: the share of its ranking's top k positions that hold a rated answer."""
     return np.array(
-        [sum(a in e.labels for a in r[:k]) / max(1, min(k, len(r))) for r, e in zip(rankings, examples, strict=True)]
+        [
+            sum(a in e.labels for a in r[:k]) / max(1, min(k, len(r)))
+            for r, e in zip(rankings, examples, strict=True)
+        ]
     )
 
 
@@ -538,7 +547,7 @@ def train(
         result.rated = rated
         result.uses_model = True
     elif chosen == "fusion":
-        result.params = {"signals": list(FUSION_SIGNALS), "weights": [0.5, 0.5]}
+        result.params = {"signals": list(FUSION_SIGNALS), "weights": list(UNTRAINED_FUSION_WEIGHTS)}
         result.feature_importances = {"bm25": 0.5, "cosine": 0.5}
         result.uses_model = True
     elif chosen == "lambdamart":

@@ -335,6 +335,9 @@ class VersionDetails:
     notices: list[str]
     cv_comparison: str  # the chosen model against BM25's order in cross-validation, in words
     ratings_added: str = ""  # the best candidate that learned from ratings against the untrained fusion
+    # Judged-only CV (unrated answers left out) and how much of its top k rested on rated answers.
+    judged_only: bool = False
+    rated_share: str = ""
 
     @classmethod
     def of(cls, version: RankerVersion) -> VersionDetails:
@@ -408,7 +411,15 @@ class VersionDetails:
             notices=notices,
             cv_comparison=cv_comparison,
             ratings_added=ratings_added,
+            judged_only=details.get("cv_judged_only") is True,
+            rated_share=percent_text(details.get("cv_rated_share")),
         )
+
+
+def percent_text(share: object) -> str:
+    """A share 0..1 as a whole percent ("42%"), or "" when there is none."""
+    value = _number(share)
+    return "" if value is None else f"{100 * value:.0f}%"
 
 
 def _params_text(params: dict) -> str:

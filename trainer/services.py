@@ -418,8 +418,8 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
         return "promoted", "The ranker had no champion yet."
     comparison = versions_compare(challenger=version, champion=champion)
     figures = {**comparison.as_json(), "champion": champion.label, "champion_id": champion.pk}
-    # The test below scores unrated answers 0, which favours the new version (trained on the ratings, it
-    # ranks rated answers first): the decision also says what counting them as predicted gives.
+    # The test below leaves unrated answers out (judged-only NDCG): it cannot tell what they are worth,
+    # so the decision also says what counting them as predicted gives.
     counted = certainty(collection=ranker.collection, pair=VersionPair(champion, version))
     predicted = counted.comparison
     if predicted is not None:

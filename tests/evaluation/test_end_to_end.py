@@ -29,7 +29,7 @@ def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, cel
     ranker.promotion_policy = PromotionPolicy.NOT_WORSE
     ranker.save()
 
-    # 1. Evaluate plain BM25 from the dashboard's button.
+    # 1. Evaluate the first champion from the dashboard's button.
     client.force_login(trainer)
     response = client.post(
         reverse("evaluation:run-start", args=[collection.slug, ranker.pk]), HTTP_HX_REQUEST="true"
@@ -38,7 +38,7 @@ def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, cel
     first = wait_finished(EvaluationRun.objects.get(ranker=ranker), celery_worker_process, timeout=120)
     assert first.status == RunStatus.SUCCEEDED, first.error
     assert first.questions_done == first.questions_total == 57
-    assert first.ranker_version.label == "v1"  # plain BM25, the champion from the start
+    assert first.ranker_version.label == "v1"  # the untrained fusion, the champion from the start
 
     # 2. Rate: the unrated answers at the top of five test questions, and some training pairs.
     worst = QuestionResult.objects.filter(run=first).order_by("unlabelled_in_top_k").reverse()[:5]

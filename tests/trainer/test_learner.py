@@ -8,6 +8,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from corpus.models import Answer, Question, Split
+from corpus.services import collection_create
 from rankers.backends import RankQuery, get_backend
 from rankers.builtin import clear_ranker_caches
 from rankers.index import load_index
@@ -16,9 +17,9 @@ from rankers.services import ranker_create
 from ratings.models import Label
 from ratings.services import rating_record
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
-from tests.rankers.rankers_support import learnable_collection
+from tests.rankers.rankers_support import learnable_collection, learnable_records
 from trainer.learner import LEARNED_SIGNALS, MIN_CV_GAIN, training_examples, training_questions
-from trainer.services import demo_collection_load, import_rater, ranker_train
+from trainer.services import collection_import, demo_collection_load, import_rater, ranker_train
 
 pytestmark = pytest.mark.django_db
 
@@ -189,3 +190,31 @@ def test_ranker_train_http_ranker_is_refused(collection):
         ranker_train(ranker=ranker)
 
     assert "announces its versions" in info.value.message_dict["ranker"][0]
+
+
+def test_ranker_train_unrated_answers_do_not_count_against_a_candidate(model_dir):
+    # Only each training question's relevant answer is rated; BM25 ranks 4 unrated distractors above it.
+    # Read as 0 stars, those would put BM25 at 0.386853 and choose a learner that ranks the rated answer
+    # first (1.0); as unknown, every condensed list is just the relevant answer, so nothing learned beats
+    # what needs no ratings and BM25 is kept.
+    answers, questions, judgments = learnable_records()
+    collection = collection_create(name="Only relevant rated", slug="only-relevant")
+    collection_import(
+        collection=collection,
+        answers=answers,
+        questions=questions,
+        judgments=[j for j in judgments if j.stars],
+    )
+    ranker = Ranker.objects.create(collection=collection, name="Built-in", kind=RankerKind.BUILTIN)
+
+    version = ranker_train(ranker=ranker)
+
+    assert [(c["name"], c["cv_ndcg"], c["chosen"]) for c in version.details["candidates"]] == [
+        ("bm25", 1.0, True),
+        ("fusion", 1.0, False),
+        ("learned-fusion", 1.0, False),
+        ("lambdamart", 1.0, False),
+    ]
+    assert (version.method, version.uses_model) == ("bm25", False)
+    # One rated answer among each question's 5 retrieved: a fifth of the CV figure rests on ratings.
+    assert version.details["cv_rated_share"] == 0.2

@@ -7,9 +7,11 @@ from django.core.exceptions import ValidationError
 
 from corpus.models import Role
 from evaluation.models import EvaluationRun, RunStatus, RunTrigger
+from rankers import embedding
 from rankers.backends import RankerError, get_backend
-from rankers.models import Ranker, RankerVersion
-from rankers.services import ranker_create
+from rankers.embedding import EmbeddingUnavailable
+from rankers.models import ChampionChange, Ranker, RankerVersion
+from rankers.services import next_version_label, ranker_create
 from trainer.models import ApiToken
 from trainer.services import api_token_create, api_token_revoke, ranker_version_announce
 
@@ -63,6 +65,37 @@ def test_ranker_create_duplicate_name_is_refused(collection):
     assert "already has a ranker named 'A'" in info.value.message_dict["name"][0]
 
 
+def test_ranker_create_builtin_first_champion_is_the_untrained_fusion(collection):
+    ranker = ranker_create(collection=collection, name="Built-in", kind="builtin")
+
+    versions = list(ranker.versions.order_by("id").values_list("label", "method", "uses_model"))
+    assert versions == [("v1", "fusion", True), ("bm25", "bm25", False)]
+    assert (ranker.champion.label, ranker.champion.details["params"]) == (
+        "v1",
+        {"signals": ["bm25", "cosine"], "weights": [0.5, 0.5]},
+    )
+    change = ChampionChange.objects.get(ranker=ranker)
+    assert change.reason.startswith("Version 1 (untrained fusion of BM25 and semantic similarity)")
+    assert next_version_label(ranker) == "v2"
+
+
+def test_ranker_create_builtin_without_the_model_champion_is_bm25_and_says_why(collection, monkeypatch):
+    def missing(**kwargs):
+        raise EmbeddingUnavailable("The embedding model package is not installed")
+
+    monkeypatch.setattr(embedding, "load_encoder", missing)
+
+    ranker = ranker_create(collection=collection, name="Built-in", kind="builtin")
+
+    assert list(ranker.versions.values_list("label", "method")) == [("v1", "bm25")]
+    assert ranker.champion.label == "v1"
+    assert ChampionChange.objects.get(ranker=ranker).reason == (
+        "Version 1 (plain BM25), created with the ranker. It is the champion because the semantic model "
+        "is not available here (The embedding model package is not installed), so the untrained fusion "
+        "of BM25 and semantic similarity cannot rank."
+    )
+
+
 def test_get_backend_unusable_stored_config_is_a_ranker_error(collection):
     ranker = Ranker.objects.create(collection=collection, name="Broken", kind="http", config={})
 
@@ -73,7 +106,7 @@ def test_get_backend_unusable_stored_config_is_a_ranker_error(collection):
 def test_get_backend_version_of_another_ranker_is_refused(collection):
     a = ranker_create(collection=collection, name="A", kind="builtin")
     b = ranker_create(collection=collection, name="B", kind="builtin")
-    version = RankerVersion.objects.get(ranker=b)  # v1, plain BM25, created with the ranker
+    version = RankerVersion.objects.get(ranker=b, label="v1")  # created with the ranker
 
     with pytest.raises(RankerError, match="belongs to another ranker"):
         get_backend(a, version)

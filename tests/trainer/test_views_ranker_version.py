@@ -149,7 +149,10 @@ def test_ranker_version_champion_has_no_promote_button(client, rankers, trainer)
 
     assert 'data-testid="promote-button"' not in body
     assert "v1 is the champion" in _text(body)
-    assert "Plain BM25: the starting point, no ratings needed. Created" in _text(body)
+    assert (
+        "Untrained fusion z(BM25) + z(semantic similarity): the best ranker that needs no ratings."
+        in _text(body)
+    )
 
 
 def test_ranker_version_other_version_has_promote_form(client, rankers, trainer):
@@ -192,17 +195,17 @@ def test_ranker_version_http_version_says_it_was_trained_elsewhere(client, colle
 
 def test_ranker_version_first_version_says_its_method_once_and_no_bare_dash(client, rankers, trainer):
     client.force_login(trainer)
-    v1 = rankers.ranker.versions.order_by("pk").first()
+    baseline = rankers.ranker.versions.get(label="bm25")
 
-    body = client.get(_url(rankers, v1)).content.decode()
+    body = client.get(_url(rankers, baseline)).content.decode()
 
     text = _text(body)
-    assert v1.notes == "Plain BM25: the starting point, no ratings needed."
+    assert baseline.notes == "Plain BM25: the baseline, no ratings needed."
     assert text.lower().count("plain bm25") == 2  # the notes, and the cross-validation sentence
     assert "Plain BM25. Created" not in text
     assert _testid(body, "cv") == (
-        "No cross-validation figures: this version was not trained here from ratings (plain BM25 needs "
-        "none; a model announced by a service is trained elsewhere)."
+        "No cross-validation figures: this version was not trained here from ratings (plain BM25 and the "
+        "untrained fusion need none; a model announced by a service is trained elsewhere)."
     )
     assert "from it: –" not in text
 

@@ -44,13 +44,13 @@ def test_rankers_page_shows_champion_method_and_versions(client, rankers, traine
     body = client.get(_url(rankers)).content.decode()
 
     text = _text(body)
-    assert "Champion v1 : plain BM25" in text
+    assert "Champion v1 : BM25 + semantic similarity, untrained fusion" in text
     assert "Test NDCG@10 not compared yet" in text
     v2_row = _text(re.search(r'<tr role="row">\s*<td[^>]*><span><a[^>]*>v2</a>.*?</tr>', body, re.S).group(0))
     assert v2_row.endswith("LambdaMART 1,234 model 0.512 · BM25 0.430 better than v1 (+0.041)")
     v1_row = _text(re.search(r'<tr role="row" class="champion">.*?</tr>', body, re.S).group(0))
     assert v1_row.startswith("v1 champion ")
-    assert v1_row.endswith("plain BM25 0 – –")
+    assert v1_row.endswith("BM25 + semantic similarity, untrained fusion 0 – –")
     version_url = f"/c/tiny/rankers/{rankers.ranker.pk}/versions/{rankers.v2.pk}/"
     assert f'href="{version_url}"' in body
 
@@ -76,7 +76,8 @@ def test_rankers_page_champion_changes_name_who_or_policy(client, rankers, train
     when = timezone.now().strftime("%Y-%m-%d")
     assert [row.split(" ", 2)[2] for row in rows] == [
         "v1 → v2 tom Promoted by hand by tom.",
-        "v1 policy Version 1 (plain BM25), created with the ranker.",
+        "v1 policy Version 1 (untrained fusion of BM25 and semantic similarity), created with the ranker: "
+        "the best ranker that needs no ratings. Plain BM25 stays as the baseline version, labelled bm25.",
     ]
     assert all(row.startswith(when) for row in rows)
 
@@ -169,7 +170,7 @@ def test_rankers_page_long_history_lists_the_most_recent_fifty(client, rankers, 
 
     body = client.get(_url(rankers)).content.decode()
 
-    assert "The 50 most recent of 52 versions." in body
+    assert "The 50 most recent of 53 versions." in body  # v1, the bm25 baseline, v2 and 50 more
     table = re.search(r'<table class="versions stack" role="table">.*?</table>', body, re.S).group(0)
     assert table.count('<tr role="row"') == 51  # the header and 50 versions
 
@@ -189,4 +190,5 @@ def test_rankers_page_methods_in_plain_words(client, rankers, trainer):
         "BM25 + semantic similarity, untrained fusion",
         "LambdaMART",
         "plain BM25",
+        "BM25 + semantic similarity, untrained fusion",
     ]
