@@ -729,15 +729,20 @@ class VersionComparison:
     verdict: str
 
     def as_json(self) -> dict[str, Any]:
+        """The figures for a JSON field: NaN (no question could be scored) becomes null."""
+
+        def number(value: float) -> float | None:
+            return None if math.isnan(value) else round(value, 6)
+
         return {
             "k": self.k,
             "questions": self.questions,
-            "challenger_ndcg": round(self.challenger_ndcg, 6),
-            "champion_ndcg": round(self.champion_ndcg, 6),
-            "difference": round(self.difference, 6),
-            "ci_low": round(self.ci_low, 6),
-            "ci_high": round(self.ci_high, 6),
-            "p_value": round(self.p_value, 6),
+            "challenger_ndcg": number(self.challenger_ndcg),
+            "champion_ndcg": number(self.champion_ndcg),
+            "difference": number(self.difference),
+            "ci_low": number(self.ci_low),
+            "ci_high": number(self.ci_high),
+            "p_value": number(self.p_value),
             "improved": self.improved,
             "worsened": self.worsened,
             "verdict": self.verdict,

@@ -418,6 +418,20 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
         return "promoted", "The ranker had no champion yet."
     comparison = versions_compare(challenger=version, champion=champion)
     figures = {**comparison.as_json(), "champion": champion.label, "champion_id": champion.pk}
+    if comparison.questions == 0:
+        # Nothing to compare on (often the first training: the queue serves training questions first).
+        version.comparison = figures
+        version.save(update_fields=["comparison"])
+        said = (
+            f"{version.label} could not be compared with {champion.label}: no test question has a rated "
+            f"answer yet."
+        )
+        if ranker.promotion_policy == PromotionPolicy.MANUAL:
+            return "manual", f"{said} The policy is manual: a trainer decides."
+        return "kept", (
+            f"{said} Kept {champion.label}; rate test questions (the queue asks for them once an evaluation "
+            f"has run), then train again or promote {version.label} by hand."
+        )
     # The test below leaves unrated answers out (judged-only NDCG): it cannot tell what they are worth,
     # so the decision also says what counting them as predicted gives.
     counted = certainty(collection=ranker.collection, pair=VersionPair(champion, version))

@@ -89,3 +89,26 @@ def test_training_progress_superuser_allowed(client, corpus, make_user):
     client.force_login(make_user("root", is_superuser=True))
 
     assert client.get(URL).status_code == 200
+
+
+def test_training_progress_shows_the_rating_budget_and_what_training_questions_had(
+    client, corpus, trainer, rater
+):
+    a, q = corpus.a, corpus.q
+    collection = corpus.collection
+    collection.rating_budget, collection.overlap_target_raters, collection.overlap_fraction = 20, 3, 0.1
+    collection.save()
+    rating_record(rater=rater, question=q["q1"], answer=a["d1"], stars=3)
+    rating_record(rater=rater, question=q["q1"], answer=a["d2"], stars=0)
+    rating_record(rater=rater, question=q["q2"], answer=a["d3"], stars=1)  # a test question: not counted
+    client.force_login(trainer)
+
+    page = text(client.get(URL).content.decode())
+
+    # 20 // 1 = 20 answers by one person; 20 // 3 = 6 by three. Train: q1 and q3, 2 ratings: 1.0 each,
+    # 2 / (20 · 2) = 5% of the budget.
+    assert (
+        "The rating queue asks for up to 20 ratings per question : 20 answers rated by 1 person each on most "
+        "questions, and 6 answers rated by 3 people each on the 10% of questions sampled to measure "
+        "agreement. Training questions so far: 2 ratings on 2 questions (1.0 per question, 5% of the budget)."
+    ) in page

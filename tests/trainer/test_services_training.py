@@ -204,6 +204,24 @@ def test_training_run_gives_no_credit_for_ranking_rated_answers_first(learnable_
     assert Predicted.of(comparison["predicted"]).clause("v2") in done.decision_reason
 
 
+def test_training_run_without_any_rated_test_question_keeps_the_champion_and_says_why(learnable_ranker):
+    collection = learnable_ranker.collection
+    Rating.objects.filter(question__collection=collection, question__split=Split.TEST).delete()
+    Label.objects.filter(question__collection=collection, question__split=Split.TEST).delete()
+
+    done = training_run(training_id=Training.objects.create(ranker=learnable_ranker).pk, worker="w")
+
+    learnable_ranker.refresh_from_db()
+    assert (done.status, done.decision, learnable_ranker.champion.label) == ("succeeded", "kept", "v1")
+    assert done.decision_reason == (
+        "v2 could not be compared with v1: no test question has a rated answer yet. Kept v1; rate test "
+        "questions (the queue asks for them once an evaluation has run), then train again or promote v2 by "
+        "hand."
+    )
+    comparison = done.version.comparison
+    assert (comparison["questions"], comparison["challenger_ndcg"], comparison["p_value"]) == (0, None, None)
+
+
 def test_training_run_manual_policy_keeps_the_champion(learnable_ranker):
     learnable_ranker.promotion_policy = PromotionPolicy.MANUAL
     learnable_ranker.save()

@@ -1,0 +1,703 @@
+"""Learning from the product's own loop (issue 23 §3): simulated raters, the real queue, the real training.
+
+bench_ranker trains on COMPLETE judgments, which no user has. This bench measures what a user gets: per
+collection, two or more simulated raters (--raters) work through the app's rating queue exactly as the
+rating page does, and a trainer presses Train after each round (--rounds):
+
+* **rating**: each rater asks ``raters.queue.next_task`` for their next question (what the rating page's
+  *Next question* calls, ``raters.views.rate_next``: ``?after=`` the question just done, then without it),
+  and rates every answer the task shows, in the page's order, through ``ratings.services.rating_record``
+  (what each star click calls, ``raters.views.rate_answer``). A rater answers from the collection's
+  judgments: the judged grade as stars (Cranfield: the loaders' mapping; outside collections:
+  ``../shared/data/outside/README.md``, binary 1 → 3 stars, graded 0/1/2 → 0/2/3), an answer the
+  judgments don't list for the question → 0 stars. Raters take turns a page at a time. A round stops when
+  its share of the budget is spent (--budget ratings per training question over all rounds, default 20,
+  split evenly over the rounds; what a round leaves unspent carries over) or when the queue offers no
+  rater anything;
+* **training**: ``trainer.services.training_start`` (what the Rankers page's *Train new version* button
+  calls: readiness check, job row), then ``trainer.services.training_run`` run in this process, the
+  function the Celery task ``trainer.training_run`` calls: ``ranker_train`` (the learner), the gate
+  ``version_decide`` (``versions_compare`` on the test questions with the app's labels, the ranker's
+  promotion policy) and the promotion. The evaluation a promotion queues is run here too, as a worker
+  would (``evaluation.services.run_plan`` then ``chunk_evaluate``), since the queue reads its results.
+
+The ranker is the collection's default builtin ranker made by ``rankers.services.ranker_create`` (its
+first champion is whatever that makes). Nothing about the queue or the learner is reimplemented here.
+
+**Truth** is the test questions' complete judgments (unlisted answers 0 stars), never the app's labels.
+After each round, on the test questions with a relevant answer: NDCG@10 (the app's own scoring,
+``evaluation.services.score_rankings``, the collection's metric definition) of the champion, of BM25, of
+the untrained fusion z(bm25) + z(cosine) (a "fusion" version, as ``trainer.learner`` makes it) and of the
+**upper bound** (a version trained by ``ranker_train`` on every judgment of the training questions, as
+bench_ranker does, completed as the raters answer: an unlisted answer among the BM25 candidates the
+learner reranks is 0 stars; trained once before any rating, its labels then deleted), each with a percentile
+bootstrap 95% CI over questions (``evaluation.metrics.stats.bootstrap_ci``); the champion minus the best
+untrained one (BM25 or fusion, whichever is higher on the truth) with its paired randomization p
+(``compare_runs``); every promotion of the round against the champion it replaced, on the truth
+(significantly worse: p < 0.05 and below); and the share of the upper-bound gap (upper − fusion) the
+champion closes. The reference versions live on a second, non-default ranker so that the product's
+ranker, its version numbering and its queue never see them.
+
+Collections (--collections, default all): ``cranfield-rr`` (the R&R demo edition, 150 questions, split
+as in the app's ``cranfield`` demo, ``bench_ranker.demo_edition``), ``cranfield-original`` (225 queries,
+``bench_ranker.original_cranfield``, the app's split rule on bench_ranker's slug, so both editions have
+bench_ranker's split) and every folder of --outside (default ../shared/data/outside): answers.tsv,
+questions.tsv, qrels.tsv; those have no split, so questions are split by a hash of --seed and the
+question id, --test-fraction (default 0.5) to test. --quick (a smoke run, about 20 s) keeps 60 questions
+of adi and covidfaq.
+
+The database: SQLite in a private temporary directory (also the filesystem broker and the cache, so no
+running worker sees this bench's messages), migrated at the start and deleted at the end, and a fresh
+one per collection (each in a child process): the queue orders equally urgent questions and shuffles a
+page's answers by a hash of the rater's and the question's database ids, so in a shared database a
+collection's figures would depend on what ran before it. With DATABASE_URL (and REDIS_URL) set, that
+database instead, all collections in it (bench-loop-* slugs, and bench_ranker's two Cranfield slugs:
+not while bench_ranker runs on the same database), deleted at the start and the end. Answer embeddings
+are cached under --embeddings-cache (default as bench_ranker's), one directory per collection, so only
+the first run encodes them.
+
+    .venv/bin/python bench/bench_loop.py --collections covidfaq,adi,cisi
+    .venv/bin/python bench/bench_loop.py --quick            # smoke run: adi and covidfaq, 60 questions
+    .venv/bin/python bin/test_services -- .venv/bin/python bench/bench_loop.py   # PostgreSQL and Redis
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The app's var directory (SQLite unless DATABASE_URL, the filesystem broker unless REDIS_URL, the cache)
+# is this bench's own: nothing another session runs sees its database or its task messages.
+VAR_DIR = tempfile.mkdtemp(prefix="bench-loop-")
+os.environ["RANK_TRAINER_VAR_DIR"] = VAR_DIR
+os.environ.setdefault("MODEL_DIR", str(Path(VAR_DIR) / "models"))
+os.environ.setdefault("DEBUG", "1")
+os.environ.setdefault("SECRET_KEY", "bench")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trainer.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+
+call_command("migrate", verbosity=0, interactive=False)
+
+from bench_ranker import DEFAULT_CACHE, FUSION_PARAMS, demo_edition, original_cranfield  # noqa: E402
+from django.test.utils import override_settings  # noqa: E402
+
+from corpus.formats import AnswerRecord, JudgmentRecord, QuestionRecord  # noqa: E402
+from corpus.models import Answer, Collection, Question, Role, Split  # noqa: E402
+from corpus.selectors import test_questions  # noqa: E402
+from corpus.services import collection_create, membership_set  # noqa: E402
+from evaluation.metrics.stats import bootstrap_ci, compare_runs  # noqa: E402
+from evaluation.models import EvaluationRun, RunStatus  # noqa: E402
+from evaluation.services import chunk_evaluate, run_plan, score_rankings  # noqa: E402
+from rankers.backends import RankQuery, get_backend  # noqa: E402
+from rankers.builtin import clear_ranker_caches  # noqa: E402
+from rankers.index import load_index  # noqa: E402
+from rankers.models import PromotionPolicy, Ranker, RankerVersion  # noqa: E402
+from rankers.semantic import embeddings_build_now  # noqa: E402
+from rankers.services import ranker_create, ranker_training_settings_set  # noqa: E402
+from raters import queue  # noqa: E402
+from ratings.models import Label, Rating  # noqa: E402
+from ratings.services import rating_record  # noqa: E402
+from trainer import services as trainer_services  # noqa: E402
+from trainer.services import TrainingRefused, collection_import, ranker_train, training_start  # noqa: E402
+
+DEFAULT_OUTSIDE = ROOT.parent / "shared" / "data" / "outside"
+DEFAULT_CRANFIELD_ORIGINAL = ROOT.parent / "shared" / "data" / "cranfield-original"
+CRANFIELD = ("cranfield-rr", "cranfield-original")
+WORKER = "bench-loop"
+SLUG_PREFIX = "bench-loop-"
+RESAMPLES = 5000
+ALPHA = 0.05
+QUICK_QUESTIONS = 60
+QUICK_COLLECTIONS = ("adi", "covidfaq")
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f}/{five:.1f}"
+
+
+def code_version() -> str:
+    if os.environ.get("BENCH_LOOP_CODE"):
+        return os.environ["BENCH_LOOP_CODE"]
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return f"{head}{' + uncommitted changes' if dirty else ''}"
+
+
+# --- collections ----------------------------------------------------------------------------------
+
+Truth = dict[str, dict[str, int]]  # question external id -> {answer external id: stars} (judged pairs)
+
+
+def _hash_position(*parts: object) -> float:
+    digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def _read_tsv(path: Path) -> list[list[str]]:
+    return [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def outside_collection(directory: Path, *, seed: int, test_fraction: float) -> tuple[Collection, Truth]:
+    """An outside collection, imported without its judgments (the raters start from nothing); the split is
+    a hash of the seed and the question id."""
+    name = directory.name
+    answers = [
+        AnswerRecord(row[0], "", row[1] if len(row) > 1 else "")
+        for row in _read_tsv(directory / "answers.tsv")
+    ]
+    questions = [
+        QuestionRecord(
+            row[0],
+            row[1] if len(row) > 1 else "",
+            Split.TEST if _hash_position("bench-loop", seed, name, row[0]) < test_fraction else Split.TRAIN,
+        )
+        for row in _read_tsv(directory / "questions.tsv")
+    ]
+    qrels = [(row[0], row[1], int(row[2])) for row in _read_tsv(directory / "qrels.tsv")]
+    graded = max((g for _, _, g in qrels), default=0) > 1
+    # ../shared/data/outside/README.md: binary 1 → 3 stars; graded 0/1/2 → 0/2/3 stars.
+    stars_of = {0: 0, 1: 2, 2: 3} if graded else {0: 0, 1: 3}
+    truth: Truth = {}
+    for qid, aid, grade in qrels:
+        truth.setdefault(qid, {})[aid] = stars_of[grade]
+    collection = collection_create(name=f"bench loop {name}", slug=f"{SLUG_PREFIX}{name}")
+    collection_import(collection=collection, answers=answers, questions=questions)
+    return collection, truth
+
+
+def cranfield_collection(name: str) -> tuple[Collection, Truth]:
+    """A Cranfield edition by bench_ranker's loaders (which import the judgments as ratings), under their
+    slugs, so the split (and the upper bound) is bench_ranker's: the labels are kept as the truth, then
+    every rating and label is deleted, so the raters start from nothing."""
+    collection = demo_edition() if name == "cranfield-rr" else original_cranfield(DEFAULT_CRANFIELD_ORIGINAL)
+    truth: Truth = {}
+    for qid, aid, gain in Label.objects.filter(question__collection=collection).values_list(
+        "question__external_id", "answer__external_id", "gain"
+    ):
+        truth.setdefault(qid, {})[aid] = gain
+    Rating.objects.filter(question__collection=collection).delete()
+    Label.objects.filter(question__collection=collection).delete()
+    return collection, truth
+
+
+def keep_questions(collection: Collection, *, limit: int, seed: int) -> None:
+    """--quick: keep ``limit`` questions (a hash of the seed picks them), the others deleted."""
+    ids = list(Question.objects.filter(collection=collection).values_list("pk", "external_id"))
+    if len(ids) <= limit:
+        return
+    ranked = sorted(ids, key=lambda row: _hash_position("quick", seed, row[1]))
+    Question.objects.filter(pk__in=[pk for pk, _ in ranked[limit:]]).delete()
+
+
+# --- measuring on the truth -----------------------------------------------------------------------
+
+
+class TruthScorer:
+    """NDCG@k of a version on the test questions that have a relevant answer, scored with the truth by the
+    app's own metrics engine under the collection's metric definition."""
+
+    def __init__(self, collection: Collection, truth: Truth) -> None:
+        self.collection = collection
+        self.questions = [
+            q
+            for q in test_questions(collection=collection)
+            if any(s > 0 for s in truth.get(q.external_id, {}).values())
+        ]
+        self.labels = [truth.get(q.external_id, {}) for q in self.questions]
+        self.definition = EvaluationRun(
+            ndcg_k=collection.ndcg_k,
+            gain_scheme=collection.gain_scheme,
+            discount=collection.discount,
+            relevance_threshold=collection.relevance_threshold,
+            accuracy_k=collection.accuracy_k,
+        )
+        self._cache: dict[int, np.ndarray] = {}
+
+    def ndcg(self, version: RankerVersion) -> np.ndarray:
+        if version.pk not in self._cache:
+            backend = get_backend(version.ranker, version)
+            k = self.collection.ndcg_k
+            rankings = [backend.rank(RankQuery(q.external_id, q.text), k).ids for q in self.questions]
+            scored = score_rankings(run=self.definition, rankings=rankings, labels=self.labels)
+            self._cache[version.pk] = np.asarray(scored.ndcg, dtype=float)
+        return self._cache[version.pk]
+
+
+def ci_text(values: np.ndarray) -> str:
+    ci = bootstrap_ci(values, n_resamples=RESAMPLES, seed=0)
+    return f"{ci.mean:.4f} ({ci.low:.4f} … {ci.high:.4f})"
+
+
+def diff_text(a: np.ndarray, b: np.ndarray) -> tuple[str, float, float]:
+    c = compare_runs(a, b, n_resamples=RESAMPLES, n_permutations=RESAMPLES, seed=0)
+    return (
+        f"{c.difference:+.4f} ({c.ci_low:+.4f} … {c.ci_high:+.4f}), p = {c.p_value:.4f}",
+        c.difference,
+        c.p_value,
+    )
+
+
+# --- the loop -------------------------------------------------------------------------------------
+
+
+@dataclass
+class RoundResult:
+    number: int
+    ratings: int = 0
+    cumulative: int = 0
+    by_split: dict[str, int] = field(default_factory=dict)
+    by_priority: dict[str, int] = field(default_factory=dict)  # the queue's priority (str) -> ratings
+    queue_dry: bool = False
+    rating_seconds: float = 0.0
+    training: str = ""
+    decision: str = ""  # short: the training's outcome, for the summary table
+    training_seconds: float = 0.0
+    champion: str = ""
+    champion_ndcg: str = ""
+    vs_best: str = ""
+    vs_best_diff: float = math.nan
+    vs_best_p: float = math.nan
+    promotions: list[str] = field(default_factory=list)
+    worse: bool = False
+    gap_closed: float = math.nan
+    trained_ndcg: str = ""  # the version this round's training made, on the truth (promoted or not)
+
+
+@dataclass
+class CollectionResult:
+    name: str
+    answers: int = 0
+    train_questions: int = 0
+    test_questions: int = 0
+    scored_questions: int = 0
+    budget: int = 0
+    bm25: str = ""
+    fusion: str = ""
+    upper: str = ""
+    upper_method: str = ""
+    best_untrained: str = ""
+    setup_seconds: float = 0.0
+    seconds: float = 0.0
+    rounds: list[RoundResult] = field(default_factory=list)
+
+
+def rate_round(
+    collection: Collection,
+    raters: list,
+    truth: Truth,
+    budget: int,
+    last: dict[int, int | None],
+    result: RoundResult,
+) -> None:
+    """Raters take turns, a page (task) at a time, until ``budget`` ratings are saved or the queue offers
+    no rater anything. Each task is what ``raters.views.rate_next`` would redirect to."""
+    questions = {q.pk: q for q in Question.objects.filter(collection=collection)}
+    answers = {a.pk: a for a in Answer.objects.filter(collection=collection)}
+    done: set[int] = set()
+    while result.ratings < budget and len(done) < len(raters):
+        for rater in raters:
+            if rater.pk in done or result.ratings >= budget:
+                continue
+            after = last.get(rater.pk)
+            exclude = [after] if after is not None else []
+            task = queue.next_task(collection=collection, rater=rater, exclude=exclude)
+            if task is None and exclude:
+                task = queue.next_task(collection=collection, rater=rater)
+            if task is None:
+                done.add(rater.pk)
+                continue
+            question = questions[task.question_id]
+            judged = truth.get(question.external_id, {})
+            for answer_id in task.answer_ids:
+                if result.ratings >= budget:
+                    break
+                answer = answers[answer_id]
+                rating_record(
+                    rater=rater, question=question, answer=answer, stars=judged.get(answer.external_id, 0)
+                )
+                result.ratings += 1
+                result.by_split[question.split] = result.by_split.get(question.split, 0) + 1
+                priority = str(task.priority)
+                result.by_priority[priority] = result.by_priority.get(priority, 0) + 1
+            last[rater.pk] = task.question_id
+    result.queue_dry = result.ratings < budget
+
+
+def run_pending_evaluations(ranker: Ranker) -> None:
+    """What a worker does with the evaluation a promotion queued (tasks evaluation.run, evaluation.chunk)."""
+    for run in EvaluationRun.objects.filter(ranker=ranker, status=RunStatus.PENDING).order_by("pk"):
+        for chunk_id in run_plan(run_id=run.pk, worker=WORKER):
+            chunk_evaluate(chunk_id=chunk_id, worker=WORKER, token=f"{WORKER}-{chunk_id}")
+
+
+def train_round(ranker: Ranker, trainer, result: RoundResult) -> RankerVersion | None:
+    """Press Train: the job is queued as the button does, then run here as the Celery task would."""
+    started = time.perf_counter()
+    try:
+        training = training_start(ranker=ranker, created_by=trainer, trigger="ui")
+    except TrainingRefused as exc:
+        result.training, result.decision = f"refused: {exc}", "refused"
+        return None
+    finished = trainer_services.training_run(training_id=training.pk, worker=WORKER)
+    assert finished is not None
+    run_pending_evaluations(ranker)
+    result.training_seconds = time.perf_counter() - started
+    version = finished.version
+    if finished.status != "succeeded":
+        result.training, result.decision = f"{finished.status}: {finished.error}", finished.status
+        if version is not None:
+            result.decision += f" ({version.label} {version.method} made)"
+        return version
+    gate = (version.comparison or {}) if version else {}
+    difference, p_value = gate.get("difference"), gate.get("p_value")
+    gate_said = (
+        f"gate (app labels, {gate.get('questions')} q) {difference:+.4f} p = {p_value:.3f}"
+        if difference is not None and p_value is not None
+        else f"no gate figures ({gate.get('questions', 0)} test questions rated)"
+    )
+    label = f"{version.label} {version.method} ({version.label_count} labels)" if version else "?"
+    result.training = f"{label}: {finished.decision}; {gate_said}"
+    result.decision = (
+        f"{finished.decision} {version.label} {version.method}" if version else finished.decision
+    )
+    return version
+
+
+def run_collection(name: str, args) -> CollectionResult:
+    result = CollectionResult(name=name)
+    begun = time.perf_counter()
+    print(f"\n## {name} ({load()})", flush=True)
+    if name in CRANFIELD:
+        collection, truth = cranfield_collection(name)
+    else:
+        collection, truth = outside_collection(
+            args.outside / name, seed=args.seed, test_fraction=args.test_fraction
+        )
+    if args.max_questions:
+        keep_questions(collection, limit=args.max_questions, seed=args.seed)
+    try:
+        with override_settings(EMBEDDINGS_DIR=args.embeddings_cache / f"loop-{name}"):
+            return _run(collection, truth, result, args, begun)
+    finally:
+        collection.delete()
+        clear_ranker_caches()
+
+
+def _run(
+    collection: Collection, truth: Truth, result: CollectionResult, args, begun: float
+) -> CollectionResult:
+    index = load_index(collection=collection)
+    started = time.perf_counter()
+    embeddings_build_now(collection=collection, index=index)
+    print(f"answer embeddings: {time.perf_counter() - started:.1f} s", flush=True)
+    result.answers = collection.answers.count()
+    train_qs = list(Question.objects.filter(collection=collection, split=Split.TRAIN))
+    result.train_questions = len(train_qs)
+    result.test_questions = Question.objects.filter(collection=collection, split=Split.TEST).count()
+    result.budget = args.budget * result.train_questions
+
+    # The product's ranker (the collection's default: the queue's candidates, the gate, promotions).
+    ranker = ranker_create(collection=collection, name="Builtin", kind="builtin", is_default=True)
+    if args.policy:
+        ranker = ranker_training_settings_set(
+            ranker=ranker, promotion_policy=args.policy, auto_train_labels=None, auto_train_hours=None
+        )
+    first = RankerVersion.objects.get(pk=ranker.champion_id)
+    # References, on a second ranker the product never uses.
+    reference = ranker_create(collection=collection, name="bench reference", kind="builtin")
+    bm25 = RankerVersion.objects.create(ranker=reference, label="bench-bm25", method="bm25")
+    fusion = RankerVersion.objects.create(
+        ranker=reference,
+        label="bench-untrained-fusion",
+        method="fusion",
+        uses_model=True,
+        details={"params": FUSION_PARAMS},
+    )
+    # Upper bound: every judgment of the training questions, as bench_ranker trains, completed as the
+    # raters answer (an answer the judgments don't list is 0 stars) over the BM25 candidates the learner
+    # reranks, so a learner that reads an unrated answer as unknown sees complete judgments too. Then the
+    # labels are forgotten.
+    depth = reference.config.get("candidates", 100)
+    candidates = get_backend(reference, bm25)
+    complete = []
+    for q in train_qs:
+        pairs = dict(truth.get(q.external_id, {}))
+        for a in candidates.rank(RankQuery(q.external_id, q.text), depth).ids:
+            pairs.setdefault(a, 0)
+        complete += [JudgmentRecord(q.external_id, a, stars) for a, stars in pairs.items()]
+    collection_import(collection=collection, judgments=complete)
+    started = time.perf_counter()
+    upper = ranker_train(ranker=reference)
+    print(f"upper bound: {upper.method}, {upper.label_count} labels, {time.perf_counter() - started:.1f} s")
+    Rating.objects.filter(question__collection=collection).delete()
+    Label.objects.filter(question__collection=collection).delete()
+
+    scorer = TruthScorer(collection, truth)
+    result.scored_questions = len(scorer.questions)
+    ndcg_bm25, ndcg_fusion, ndcg_upper = scorer.ndcg(bm25), scorer.ndcg(fusion), scorer.ndcg(upper)
+    result.bm25, result.fusion, result.upper = ci_text(ndcg_bm25), ci_text(ndcg_fusion), ci_text(ndcg_upper)
+    result.upper_method = upper.method
+    best_name, best = (
+        ("fusion", ndcg_fusion) if np.nanmean(ndcg_fusion) >= np.nanmean(ndcg_bm25) else ("BM25", ndcg_bm25)
+    )
+    result.best_untrained = best_name
+    gap = float(np.nanmean(ndcg_upper) - np.nanmean(ndcg_fusion))
+    print(
+        f"{result.answers} answers; {result.train_questions} training / {result.test_questions} test questions "
+        f"({result.scored_questions} with a relevant answer are scored); budget {result.budget} ratings; "
+        f"first champion {first.label} ({first.method}) {ci_text(scorer.ndcg(first))}"
+    )
+    print(f"truth NDCG@10: BM25 {result.bm25}; fusion {result.fusion}; upper ({upper.method}) {result.upper}")
+    result.setup_seconds = time.perf_counter() - begun
+
+    User = get_user_model()
+    trainer, _ = User.objects.get_or_create(username=f"{SLUG_PREFIX}trainer")
+    membership_set(collection=collection, user=trainer, role=Role.TRAINER)
+    raters = []
+    for n in range(1, args.raters + 1):
+        rater, _ = User.objects.get_or_create(username=f"{SLUG_PREFIX}rater-{n}")
+        membership_set(collection=collection, user=rater, role=Role.RATER)
+        raters.append(rater)
+
+    last: dict[int, int | None] = {}
+    spent = 0
+    for number in range(1, args.rounds + 1):
+        r = RoundResult(number=number)
+        target = round(result.budget * number / args.rounds)
+        before = ranker.champion_id
+        started = time.perf_counter()
+        rate_round(collection, raters, truth, target - spent, last, r)
+        r.rating_seconds = time.perf_counter() - started
+        spent += r.ratings
+        r.cumulative = spent
+        trained = train_round(ranker, trainer, r)
+        if trained is not None:
+            ndcg_trained = scorer.ndcg(trained)
+            r.trained_ndcg = f"{trained.label} {ci_text(ndcg_trained)}, {diff_text(ndcg_trained, best)[0]}"
+        ranker.refresh_from_db()
+        champion = RankerVersion.objects.get(pk=ranker.champion_id)
+        ndcg_champion = scorer.ndcg(champion)
+        r.champion = f"{champion.label} {champion.method}"
+        r.champion_ndcg = ci_text(ndcg_champion)
+        r.vs_best, r.vs_best_diff, r.vs_best_p = diff_text(ndcg_champion, best)
+        if ranker.champion_id != before:
+            previous = RankerVersion.objects.get(pk=before)
+            said, diff, p = diff_text(ndcg_champion, scorer.ndcg(previous))
+            worse = diff < 0 and p < ALPHA
+            r.worse = r.worse or worse
+            r.promotions.append(
+                f"{previous.label} → {champion.label}: {said}{' SIGNIFICANTLY WORSE' if worse else ''}"
+            )
+        if gap > 0:
+            r.gap_closed = (float(np.nanmean(ndcg_champion)) - float(np.nanmean(ndcg_fusion))) / gap
+        result.rounds.append(r)
+        print(
+            f"round {number}: {r.ratings} ratings ({dict(r.by_split)}; by queue priority "
+            f"{dict(sorted(r.by_priority.items()))}), "
+            f"{spent} in all = {spent / max(1, result.train_questions):.1f} per training question"
+            f"{'; the queue ran dry' if r.queue_dry else ''}; rating {r.rating_seconds:.1f} s ({load()})",
+            flush=True,
+        )
+        print(f"  train ({r.training_seconds:.1f} s): {r.training}")
+        if r.trained_ndcg:
+            print(f"  trained version on the truth: {r.trained_ndcg} vs {best_name}")
+        print(
+            f"  champion {r.champion}: {r.champion_ndcg}; − best untrained ({best_name}) {r.vs_best}; "
+            f"promotion: {'; '.join(r.promotions) or 'none'}; gap closed "
+            f"{'n/a' if math.isnan(r.gap_closed) else f'{r.gap_closed:.0%}'}",
+            flush=True,
+        )
+    result.seconds = time.perf_counter() - begun
+    print(f"{result.name}: {result.seconds:.0f} s (setup {result.setup_seconds:.0f} s)", flush=True)
+    return result
+
+
+def run_separately(name: str, args) -> CollectionResult:
+    """One collection in a child process of this script, with its own fresh SQLite database."""
+    with tempfile.TemporaryDirectory(prefix="bench-loop-result-") as directory:
+        out = Path(directory) / "result.json"
+        command = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--collections",
+            name,
+            "--result-json",
+            str(out),
+        ]
+        command += [
+            "--outside",
+            str(args.outside),
+            "--budget",
+            str(args.budget),
+            "--rounds",
+            str(args.rounds),
+        ]
+        command += [
+            "--raters",
+            str(args.raters),
+            "--seed",
+            str(args.seed),
+            "--test-fraction",
+            str(args.test_fraction),
+        ]
+        command += [
+            "--max-questions",
+            str(args.max_questions),
+            "--embeddings-cache",
+            str(args.embeddings_cache),
+        ]
+        if args.policy:
+            command += ["--policy", args.policy]
+        sys.stdout.flush()
+        subprocess.run(command, check=True)
+        (data,) = json.loads(out.read_text())
+    rounds = [RoundResult(**r) for r in data.pop("rounds")]
+    return CollectionResult(**data, rounds=rounds)
+
+
+def print_summary(results: list[CollectionResult]) -> None:
+    print("\n## summary (truth: the test questions' complete judgments; NDCG@10, 95% bootstrap CI)\n")
+    print(
+        "| collection | answers | train / test questions (scored) | budget | BM25 | untrained fusion "
+        "| upper bound (method) | setup s | total s |"
+    )
+    print("|---|---:|---|---:|---|---|---|---:|---:|")
+    for c in results:
+        print(
+            f"| {c.name} | {c.answers} | {c.train_questions} / {c.test_questions} ({c.scored_questions}) "
+            f"| {c.budget} | {c.bm25} | {c.fusion} | {c.upper} ({c.upper_method}) | {c.setup_seconds:.0f} "
+            f"| {c.seconds:.0f} |"
+        )
+    print(
+        "\n| collection | round | ratings so far (per training q) | this round train / test | training "
+        "| champion | champion NDCG@10 | champion − best untrained (95% CI), p | promotion on the truth "
+        "| gap closed | trained version on the truth: NDCG@10, − best untrained, p |"
+    )
+    print("|---|---:|---|---|---|---|---|---|---|---:|---|")
+    for c in results:
+        for r in c.rounds:
+            gap = "n/a" if math.isnan(r.gap_closed) else f"{r.gap_closed:.0%}"
+            print(
+                f"| {c.name} | {r.number} | {r.cumulative} ({r.cumulative / max(1, c.train_questions):.1f})"
+                f"{', queue dry' if r.queue_dry else ''} | {r.by_split.get(Split.TRAIN, 0)} / "
+                f"{r.by_split.get(Split.TEST, 0)} | {r.decision} | {r.champion} | {r.champion_ndcg} "
+                f"| {r.vs_best} vs {c.best_untrained} | {'; '.join(r.promotions) or 'none'} | {gap} "
+                f"| {r.trained_ndcg or '-'} |"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--collections",
+        default="",
+        help="comma-separated: cranfield-rr, cranfield-original and the folders of --outside (default all)",
+    )
+    parser.add_argument("--outside", type=Path, default=DEFAULT_OUTSIDE, help=f"default {DEFAULT_OUTSIDE}")
+    parser.add_argument(
+        "--budget", type=int, default=20, help="ratings per training question, all rounds (20)"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rate-then-train rounds (3)")
+    parser.add_argument("--raters", type=int, default=2, help="simulated raters taking turns (2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the outside collections' split (0)")
+    parser.add_argument(
+        "--test-fraction", type=float, default=0.5, help="outside collections' share of test questions (0.5)"
+    )
+    parser.add_argument(
+        "--policy", choices=PromotionPolicy.values, help="promotion policy (default: the ranker's default)"
+    )
+    parser.add_argument(
+        "--max-questions", type=int, default=0, help="keep this many questions per collection"
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"smoke run: {', '.join(QUICK_COLLECTIONS)} unless --collections, {QUICK_QUESTIONS} questions each",
+    )
+    parser.add_argument(
+        "--embeddings-cache", type=Path, default=DEFAULT_CACHE, help=f"default {DEFAULT_CACHE}"
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run every collection in this process (default with SQLite: one fresh process and database each)",
+    )
+    parser.add_argument("--result-json", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.raters < 2:
+        parser.error("--raters must be at least 2")
+    available = list(CRANFIELD) + sorted(p.name for p in args.outside.iterdir() if (p / "qrels.tsv").exists())
+    if args.quick:
+        args.max_questions = args.max_questions or QUICK_QUESTIONS
+        args.collections = args.collections or ",".join(QUICK_COLLECTIONS)
+    names = [n.strip() for n in args.collections.split(",") if n.strip()] or available
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        parser.error(f"unknown collections {', '.join(unknown)}; available: {', '.join(available)}")
+    print(
+        f"bench_loop: code {code_version()}; database {connection.vendor}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+        f"{args.raters} raters, {args.rounds} rounds, budget {args.budget} per training question, seed {args.seed}, "
+        f"test fraction {args.test_fraction} (outside); CPUs {os.cpu_count()}; {load()}",
+        flush=True,
+    )
+    Collection.objects.filter(slug__startswith=SLUG_PREFIX).delete()
+    # bench_ranker's slugs, which the Cranfield editions use (left by a killed run).
+    Collection.objects.filter(slug__in=["bench-cranfield", "bench-cranfield-225"]).delete()
+    results = []
+    begun = time.perf_counter()
+    # The queue orders equally urgent questions, and shuffles answers, by a hash of the rater's and the
+    # question's database ids: in one database a collection's figures would depend on the collections run
+    # before it. With SQLite each collection runs in a fresh process and database, so its figures are the
+    # same whichever collections run with it.
+    separate = not args.in_process and len(names) > 1 and connection.vendor == "sqlite"
+    try:
+        for name in names:
+            results.append(run_separately(name, args) if separate else run_collection(name, args))
+    finally:
+        shutil.rmtree(VAR_DIR, ignore_errors=True)
+    if args.result_json:  # a child of run_separately: its parent prints the summary
+        args.result_json.write_text(json.dumps([asdict(r) for r in results]))
+        return
+    print_summary(results)
+    print(f"\ntotal {time.perf_counter() - begun:.0f} s; {load()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""bench/bench_loop.py runs end to end on a tiny collection (its own SQLite, not the tests' database)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+# ADI (82 answers, 35 questions), copied from ../shared/data/outside so the test needs nothing outside.
+OUTSIDE = ROOT / "tests" / "data" / "outside"
+
+
+def test_bench_loop_smoke_run(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "MODEL_DIR")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "bench_loop.py"),
+            "--quick",
+            "--collections",
+            "adi",
+            "--outside",
+            str(OUTSIDE),
+            "--rounds",
+            "2",
+            "--budget",
+            "10",
+            "--embeddings-cache",
+            str(tmp_path / "embeddings"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "database sqlite" in out
+    # Two rounds of the real queue spent the budget: 10 per training question, half each round.
+    rounds = [line for line in out.splitlines() if re.match(r"\| adi \| \d+ \| \d+ \(\d", line)]
+    assert len(rounds) == 2
+    assert "(10.0)" in rounds[-1]
+    assert "upper bound" in out and "gap closed" in out
