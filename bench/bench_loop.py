@@ -11,9 +11,9 @@ rating page does, and a trainer presses Train after each round (--rounds):
   judgments: the judged grade as stars (Cranfield: the loaders' mapping; outside collections:
   ``../shared/data/outside/README.md``, binary 1 → 3 stars, graded 0/1/2 → 0/2/3), an answer the
   judgments don't list for the question → 0 stars. Raters take turns a page at a time. A round stops when
-  its share of the budget is spent (--budget ratings per training question over all rounds, default 20,
-  split evenly over the rounds; what a round leaves unspent carries over) or when the queue offers no
-  rater anything;
+  its share of the budget is spent (--budget ratings per question, training and test alike, over all
+  rounds, default 20, as the collection's rating budget; split evenly over the rounds; what a round
+  leaves unspent carries over) or when the queue offers no rater anything;
 * **training**: ``trainer.services.training_start`` (what the Rankers page's *Train new version* button
   calls: readiness check, job row), then ``trainer.services.training_run`` run in this process, the
   function the Celery task ``trainer.training_run`` calls: ``ranker_train`` (the learner), the gate
@@ -431,7 +431,14 @@ def _run(
     train_qs = list(Question.objects.filter(collection=collection, split=Split.TRAIN))
     result.train_questions = len(train_qs)
     result.test_questions = Question.objects.filter(collection=collection, split=Split.TEST).count()
-    result.budget = args.budget * result.train_questions
+    result.budget = args.budget * (result.train_questions + result.test_questions)
+    # The queue keeps to the same budget per question as the simulated raters spend.
+    collection.rating_budget = args.budget
+    collection.save(update_fields=["rating_budget"])
+    if args.pool == "champion":
+        # What the queue did before it pooled: the champion's top k only (for measuring the choice).
+        pooled = queue.pooled_versions
+        queue.pooled_versions = lambda *, ranker: pooled(ranker=ranker)[:1]  # type: ignore[assignment]
 
     # The product's ranker (the collection's default: the queue's candidates, the gate, promotions).
     ranker = ranker_create(collection=collection, name="Builtin", kind="builtin", is_default=True)
@@ -531,7 +538,7 @@ def _run(
         print(
             f"round {number}: {r.ratings} ratings ({dict(r.by_split)}; by queue priority "
             f"{dict(sorted(r.by_priority.items()))}), "
-            f"{spent} in all = {spent / max(1, result.train_questions):.1f} per training question"
+            f"{spent} in all = {spent / max(1, result.train_questions + result.test_questions):.1f} per question"
             f"{'; the queue ran dry' if r.queue_dry else ''}; rating {r.rating_seconds:.1f} s ({load()})",
             flush=True,
         )
@@ -585,6 +592,7 @@ def run_separately(name: str, args) -> CollectionResult:
         ]
         if args.policy:
             command += ["--policy", args.policy]
+        command += ["--pool", args.pool]
         sys.stdout.flush()
         subprocess.run(command, check=True)
         (data,) = json.loads(out.read_text())
@@ -606,7 +614,7 @@ def print_summary(results: list[CollectionResult]) -> None:
             f"| {c.seconds:.0f} |"
         )
     print(
-        "\n| collection | round | ratings so far (per training q) | this round train / test | training "
+        "\n| collection | round | ratings so far (per question) | this round train / test | training "
         "| champion | champion NDCG@10 | champion − best untrained (95% CI), p | promotion on the truth "
         "| gap closed | trained version on the truth: NDCG@10, − best untrained, p |"
     )
@@ -615,7 +623,8 @@ def print_summary(results: list[CollectionResult]) -> None:
         for r in c.rounds:
             gap = "n/a" if math.isnan(r.gap_closed) else f"{r.gap_closed:.0%}"
             print(
-                f"| {c.name} | {r.number} | {r.cumulative} ({r.cumulative / max(1, c.train_questions):.1f})"
+                f"| {c.name} | {r.number} | {r.cumulative} "
+                f"({r.cumulative / max(1, c.train_questions + c.test_questions):.1f})"
                 f"{', queue dry' if r.queue_dry else ''} | {r.by_split.get(Split.TRAIN, 0)} / "
                 f"{r.by_split.get(Split.TEST, 0)} | {r.decision} | {r.champion} | {r.champion_ndcg} "
                 f"| {r.vs_best} vs {c.best_untrained} | {'; '.join(r.promotions) or 'none'} | {gap} "
@@ -632,7 +641,7 @@ def main() -> None:
     )
     parser.add_argument("--outside", type=Path, default=DEFAULT_OUTSIDE, help=f"default {DEFAULT_OUTSIDE}")
     parser.add_argument(
-        "--budget", type=int, default=20, help="ratings per training question, all rounds (20)"
+        "--budget", type=int, default=20, help="ratings per question (training and test), all rounds (20)"
     )
     parser.add_argument("--rounds", type=int, default=3, help="rate-then-train rounds (3)")
     parser.add_argument("--raters", type=int, default=2, help="simulated raters taking turns (2)")
@@ -645,6 +654,13 @@ def main() -> None:
     )
     parser.add_argument(
         "--max-questions", type=int, default=0, help="keep this many questions per collection"
+    )
+    parser.add_argument(
+        "--pool",
+        choices=("interleaved", "champion"),
+        default="interleaved",
+        help="the queue's pool: the app's (champion and latest other version in turns), or the champion's "
+        "top k only, as before (to measure the choice)",
     )
     parser.add_argument(
         "--quick",
@@ -673,8 +689,8 @@ def main() -> None:
         parser.error(f"unknown collections {', '.join(unknown)}; available: {', '.join(available)}")
     print(
         f"bench_loop: code {code_version()}; database {connection.vendor}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-        f"{args.raters} raters, {args.rounds} rounds, budget {args.budget} per training question, seed {args.seed}, "
-        f"test fraction {args.test_fraction} (outside); CPUs {os.cpu_count()}; {load()}",
+        f"{args.raters} raters, {args.rounds} rounds, budget {args.budget} per question, seed {args.seed}, "
+        f"test fraction {args.test_fraction} (outside); pool {args.pool}; CPUs {os.cpu_count()}; {load()}",
         flush=True,
     )
     Collection.objects.filter(slug__startswith=SLUG_PREFIX).delete()

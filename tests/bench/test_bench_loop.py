@@ -40,7 +40,7 @@ def test_bench_loop_smoke_run(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "database sqlite" in out
-    # Two rounds of the real queue spent the budget: 10 per training question, half each round.
+    # Two rounds of the real queue spent the budget: 10 per question, half each round.
     rounds = [line for line in out.splitlines() if re.match(r"\| adi \| \d+ \| \d+ \(\d", line)]
     assert len(rounds) == 2
     assert "(10.0)" in rounds[-1]

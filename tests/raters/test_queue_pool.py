@@ -50,6 +50,25 @@ def test_pooled_versions_are_the_champion_and_the_latest_other(reversed_champion
     assert [v.label for v in queue.pooled_versions(ranker=reversed_champion)] == ["v2", "bm25"]
 
 
+def test_pooled_versions_skip_a_version_that_ranks_as_the_champion(reversed_champion):
+    params = reversed_champion.champion.details
+    RankerVersion.objects.create(
+        ranker=reversed_champion, label="v3", method="learned-fusion", details=params
+    )
+    RankerVersion.objects.create(
+        ranker=reversed_champion,
+        label="v4",
+        method="learned-fusion",
+        details={"params": {"signals": ["bm25", "rm3"], "weights": [0.0, 1.0]}},
+    )
+    RankerVersion.objects.create(
+        ranker=reversed_champion, label="v5", method="learned-fusion", details=params
+    )
+
+    # v5 and v3 rank as the champion v2 does; v4 is the latest that ranks differently; then the baseline.
+    assert [v.label for v in queue.pooled_versions(ranker=reversed_champion)] == ["v2", "v4", "bm25"]
+
+
 def test_candidate_table_pools_the_champion_and_a_second_ranking(corpus, reversed_champion):
     table = queue.candidate_table(collection=corpus.collection)
 
