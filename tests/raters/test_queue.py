@@ -61,8 +61,9 @@ def test_candidate_table_recomputed_when_answers_change(corpus):
 def test_candidate_table_cached_needs_no_ranking_queries(corpus, django_assert_max_num_queries):
     queue.candidate_table(collection=corpus.collection)
 
-    # The cache key: default ranker, answers' and questions' state. No answer or question text is read.
-    with django_assert_max_num_queries(4):
+    # The cache key: default ranker, answers' and questions' state, the latest finished embeddings build.
+    # No answer or question text is read.
+    with django_assert_max_num_queries(5):
         queue.candidate_table(collection=corpus.collection)
 
 
@@ -108,13 +109,13 @@ def test_next_task_never_offers_a_pair_the_rater_rated(corpus, rater):
     rate(rater, q["q1"], (a["d1"], 2), (a["d2"], 0))
     rate(rater, q["q3"], (a["d5"], 3))
 
-    task = queue.next_task(collection=corpus.collection, rater=rater)
+    task = queue.next_task(collection=corpus.collection, rater=rater, split="train")
 
     assert (task.question_id, task.answer_ids) == (q["q3"].pk, [a["d2"].pk])
     assert task.reason.startswith("Chosen because 1 answer needs more ratings")
 
 
-def test_next_task_test_questions_after_training_questions(corpus, rater):
+def test_next_task_least_rated_question_first_whatever_its_split(corpus, rater):
     a, q = corpus.a, corpus.q
     rate(rater, q["q1"], (a["d1"], 2), (a["d2"], 0))
     rate(rater, q["q3"], (a["d5"], 3), (a["d2"], 1))
