@@ -570,7 +570,7 @@ def reason_few_raters(*, count: int, target: int, overlap: bool, split: str) -> 
         else f"the target is {_plural(target, 'rater', 'raters')} per answer"
     )
     split_note = (
-        "Training questions come first: they teach the ranker."
+        "It is a training question: its ratings teach the ranker."
         if split == Split.TRAIN
         else "It is a test question: its ratings measure the ranker."
     )

@@ -90,7 +90,7 @@ def test_next_task_without_ratings_offers_a_training_question_first(corpus, rate
     assert task.priority == queue.PRIORITY_FEW_RATERS
     assert task.reason == (
         "Chosen because 2 answers need more ratings (the target is 1 rater per answer). "
-        "Training questions come first: they teach the ranker."
+        "It is a training question: its ratings teach the ranker."
     )
 
 
