@@ -298,6 +298,7 @@ class RoundResult:
     worse: bool = False
     gap_closed: float = math.nan
     trained_ndcg: str = ""  # the version this round's training made, on the truth (promoted or not)
+    vs_upper: str = ""  # champion − upper bound (95% CI), p
 
 
 @dataclass
@@ -312,6 +313,7 @@ class CollectionResult:
     fusion: str = ""
     upper: str = ""
     upper_method: str = ""
+    upper_vs_fusion: str = ""  # upper bound − untrained fusion (95% CI), p: is there a gap to close?
     best_untrained: str = ""
     setup_seconds: float = 0.0
     seconds: float = 0.0
@@ -492,6 +494,8 @@ def _run(
         f"first champion {first.label} ({first.method}) {ci_text(scorer.ndcg(first))}"
     )
     print(f"truth NDCG@10: BM25 {result.bm25}; fusion {result.fusion}; upper ({upper.method}) {result.upper}")
+    result.upper_vs_fusion = diff_text(ndcg_upper, ndcg_fusion)[0]
+    print(f"upper bound − fusion: {result.upper_vs_fusion}")
     result.setup_seconds = time.perf_counter() - begun
 
     User = get_user_model()
@@ -524,6 +528,7 @@ def _run(
         r.champion = f"{champion.label} {champion.method}"
         r.champion_ndcg = ci_text(ndcg_champion)
         r.vs_best, r.vs_best_diff, r.vs_best_p = diff_text(ndcg_champion, best)
+        r.vs_upper = diff_text(ndcg_champion, ndcg_upper)[0]
         if ranker.champion_id != before:
             previous = RankerVersion.objects.get(pk=before)
             said, diff, p = diff_text(ndcg_champion, scorer.ndcg(previous))
@@ -548,7 +553,7 @@ def _run(
         print(
             f"  champion {r.champion}: {r.champion_ndcg}; − best untrained ({best_name}) {r.vs_best}; "
             f"promotion: {'; '.join(r.promotions) or 'none'}; gap closed "
-            f"{'n/a' if math.isnan(r.gap_closed) else f'{r.gap_closed:.0%}'}",
+            f"{'n/a' if math.isnan(r.gap_closed) else f'{r.gap_closed:.0%}'}; − upper bound {r.vs_upper}",
             flush=True,
         )
     result.seconds = time.perf_counter() - begun
@@ -604,21 +609,23 @@ def print_summary(results: list[CollectionResult]) -> None:
     print("\n## summary (truth: the test questions' complete judgments; NDCG@10, 95% bootstrap CI)\n")
     print(
         "| collection | answers | train / test questions (scored) | budget | BM25 | untrained fusion "
-        "| upper bound (method) | setup s | total s |"
+        "| upper bound (method) | upper − fusion (95% CI), p | setup s | total s |"
     )
-    print("|---|---:|---|---:|---|---|---|---:|---:|")
+    print("|---|---:|---|---:|---|---|---|---|---:|---:|")
     for c in results:
         print(
             f"| {c.name} | {c.answers} | {c.train_questions} / {c.test_questions} ({c.scored_questions}) "
-            f"| {c.budget} | {c.bm25} | {c.fusion} | {c.upper} ({c.upper_method}) | {c.setup_seconds:.0f} "
+            f"| {c.budget} | {c.bm25} | {c.fusion} | {c.upper} ({c.upper_method}) | {c.upper_vs_fusion} "
+            f"| {c.setup_seconds:.0f} "
             f"| {c.seconds:.0f} |"
         )
     print(
         "\n| collection | round | ratings so far (per question) | this round train / test | training "
         "| champion | champion NDCG@10 | champion − best untrained (95% CI), p | promotion on the truth "
-        "| gap closed | trained version on the truth: NDCG@10, − best untrained, p |"
+        "| gap closed | champion − upper bound (95% CI), p | trained version on the truth: NDCG@10, − best "
+        "untrained, p |"
     )
-    print("|---|---:|---|---|---|---|---|---|---|---:|---|")
+    print("|---|---:|---|---|---|---|---|---|---|---:|---|---|")
     for c in results:
         for r in c.rounds:
             gap = "n/a" if math.isnan(r.gap_closed) else f"{r.gap_closed:.0%}"
@@ -628,7 +635,7 @@ def print_summary(results: list[CollectionResult]) -> None:
                 f"{', queue dry' if r.queue_dry else ''} | {r.by_split.get(Split.TRAIN, 0)} / "
                 f"{r.by_split.get(Split.TEST, 0)} | {r.decision} | {r.champion} | {r.champion_ndcg} "
                 f"| {r.vs_best} vs {c.best_untrained} | {'; '.join(r.promotions) or 'none'} | {gap} "
-                f"| {r.trained_ndcg or '-'} |"
+                f"| {r.vs_upper} | {r.trained_ndcg or '-'} |"
             )
 
 
