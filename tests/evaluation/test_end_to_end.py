@@ -61,7 +61,9 @@ def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, cel
     def second_run():
         return EvaluationRun.objects.filter(ranker=ranker, trigger=RunTrigger.TRAINING).first()
 
-    second = wait_for(second_run, timeout=180, worker=celery_worker_process, what="the training's evaluation")
+    # The training encodes the 1,400 answers first (shared with the import's embeddings build): minutes on a
+    # loaded 2-core machine.
+    second = wait_for(second_run, timeout=300, worker=celery_worker_process, what="the training's evaluation")
     wait_finished(second, celery_worker_process, timeout=120)
     assert second.status == RunStatus.SUCCEEDED, second.error
     training.refresh_from_db()
