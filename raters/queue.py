@@ -278,7 +278,8 @@ def pooled_versions(*, ranker: Ranker) -> list[RankerVersion | None]:
     others = list(
         RankerVersion.objects.filter(ranker=ranker).exclude(pk=champion.pk).order_by("-created_at", "-id")
     )
-    pooled, seen = [champion], {_ranks_as(champion)}
+    pooled: list[RankerVersion | None] = [champion]
+    seen = {_ranks_as(champion)}
     challenger = next((v for v in others if _ranks_as(v) not in seen), None)
     baseline = next((v for v in others if (v.method or "bm25") == "bm25"), None)
     for version in (challenger, baseline):

@@ -68,4 +68,6 @@ def test_rating_page_shows_ten_pooled_answers_shuffled_with_help(page, live_serv
     assert shown == queue.shuffled(first_page, rater_id=user.pk, question_id=question.pk)
     assert len(set(shown) & {ids[a] for a in champion_top}) == 5
     page.locator("#help summary").click()
-    expect(page.locator("#queue-help")).to_contain_text("The answers come from several rankers taken in turns")
+    expect(page.locator("#queue-help")).to_contain_text(
+        "The answers come from several rankers taken in turns"
+    )
