@@ -32,6 +32,15 @@ class CollectionForm(forms.ModelForm):
             "rating_budget": "Rating budget per question",
         }
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Left out (an older form, a script): the collection keeps its budget.
+        self.fields["rating_budget"].required = False
+
+    def clean_rating_budget(self) -> int:
+        value = self.cleaned_data.get("rating_budget")
+        return self.instance.rating_budget if value is None else value
+
 
 class MemberForm(forms.Form):
     username = forms.CharField(max_length=150)

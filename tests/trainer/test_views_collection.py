@@ -156,3 +156,33 @@ def test_collection_new_by_staff_makes_them_trainer(client, make_user):
 def test_collection_new_refused_for_plain_rater(client, rater):
     client.force_login(rater)
     assert client.get(reverse("collection-new")).status_code == 403
+
+
+def test_collection_settings_rating_budget_set_kept_and_validated(client, collection, trainer):
+    client.force_login(trainer)
+    url = reverse("collection-manage", args=[collection.slug])
+    data = {
+        "name": "Tiny",
+        "slug": "tiny",
+        "ndcg_k": 10,
+        "accuracy_k": 5,
+        "relevance_threshold": 1,
+        "gain_scheme": "linear",
+        "discount": "log2",
+        "test_fraction": 0.3,
+        "target_raters": 1,
+        "overlap_target_raters": 3,
+        "overlap_fraction": 0.1,
+    }
+
+    assert client.post(url, {**data, "rating_budget": 12}).status_code == 302
+    collection.refresh_from_db()
+    assert collection.rating_budget == 12
+    assert client.post(url, data).status_code == 302  # left out: kept
+    collection.refresh_from_db()
+    assert collection.rating_budget == 12
+    response = client.post(url, {**data, "rating_budget": 0})
+    assert response.status_code == 200
+    assert "Ensure this value is greater than or equal to 1." in response.content.decode()
+    collection.refresh_from_db()
+    assert collection.rating_budget == 12
