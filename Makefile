@@ -10,7 +10,7 @@ PORT ?= 8000
 # Tests run against real PostgreSQL and Redis: TEST_DATABASE_URL / TEST_REDIS_URL when set, else the
 # servers answering on the defaults, else throwaway ones bin/test_services starts (see its docstring).
 
-.PHONY: run test install lint bench clean browser-deps engines
+.PHONY: run test test-fast install lint bench clean browser-deps engines
 
 # The real OpenSearch and Solr nodes of the engine tests (tests/rankers/real_engines.py): launchers in
 # engines/, built with Maven from Maven Central's artifacts once, then offline; classpaths under
@@ -57,9 +57,21 @@ browser-deps:
 	    fi; \
 	  fi
 
+# The suite runs in TEST_WORKERS pytest-xdist worker processes, one test file at a time each (the slow
+# files first), each worker with its own test database, Redis database and temporary directories
+# (tests/isolation.py, tests/conftest.py). TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 2
+PYTEST_RUN = DEBUG=1 SECRET_KEY=test-only-secret OUTBOUND_ALLOW_PRIVATE=1 \
+  $(BIN)/python bin/test_services -- $(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
+
 test: install browser-deps engines
-	DEBUG=1 SECRET_KEY=test-only-secret OUTBOUND_ALLOW_PRIVATE=1 \
-	  $(BIN)/python bin/test_services -- $(BIN)/pytest $(PYTEST_ARGS)
+	$(PYTEST_RUN) $(PYTEST_ARGS)
+
+# The quick check while working: pure functions, metrics, architecture, views and services; no browser,
+# Celery worker, real engine or other process, and none of the few slow in-process files (the `browser`,
+# `worker`, `subprocess` and `slow` marks; see tests/conftest.py). `make test` runs everything.
+test-fast: install
+	$(PYTEST_RUN) -m "not browser and not worker and not subprocess and not slow" $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,11 +31,118 @@ DATA = Path(__file__).resolve().parent / "data"
 DEMO = ROOT / "trainer" / "demo_data"
 
 
+# ------------------------------------------------------------------------------ parallel runs (xdist)
+#
+# `make test` runs the suite in pytest-xdist workers (`-n 2 --dist loadfile`). Each worker has its own
+# test database (pytest-django: test_test_gw0, ...), Redis database and var directory (tests/isolation.py),
+# base temporary directory (real engines, logs, MODEL_DIRs) and free ports. `--dist loadfile` keeps each
+# test file in one worker, so module-scoped servers (judge_server, ranker_server, the browser, the
+# committed collections) start once, and the real OpenSearch and Solr only in the worker that runs their
+# file. The files known to take long are handed out first, so that no worker is left with a long file at
+# the end while the other idles: SLOW_FILES, the seconds a file took in a 2-worker run on the 2-core
+# machine (roughly; others unlisted count SECONDS_PER_TEST a test).
+SLOW_FILES = {
+    "tests/trainer/test_learner.py": 300,
+    "tests/evaluation/test_end_to_end.py": 200,
+    "tests/judges/test_services_judging.py": 110,
+    "tests/trainer/test_api_schema.py": 100,
+    "tests/browser/test_every_page.py": 65,
+    "tests/evaluation/test_tasks.py": 60,
+    "tests/evaluation/test_browser_dashboard.py": 55,
+    "tests/judges/test_judge_server.py": 37,
+    "tests/trainer/test_make_run.py": 36,
+    "tests/browser/test_csp.py": 36,
+    "tests/evaluation/test_views.py": 35,
+    "tests/browser/test_rating_page.py": 34,
+    "tests/bench/test_bench_loop.py": 30,
+    "tests/rankers/test_http.py": 28,
+    "tests/rankers/test_real_solr.py": 25,
+    "tests/judges/test_tasks_judging.py": 24,
+    "tests/rankers/test_real_opensearch.py": 22,
+}
+SECONDS_PER_TEST = 0.4
+# Files run one after the other in one worker: both encode the 1,400 Cranfield answers with the embedding
+# model (a minute of both cores each); side by side they only slow each other down, and the one that runs
+# second may reuse the first one's vectors (the embeddings directory is shared, see embeddings_cache).
+TOGETHER = {"tests/trainer/test_learner.py": "tests/evaluation/test_end_to_end.py"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` with TOGETHER's files as one unit, the slowest unit first; other modes as xdist has
+    them."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SlowFilesFirst(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return TOGETHER.get(path, path)
+
+        def _assign_work_unit(self, node) -> None:
+            def seconds(scope: str) -> float:
+                files = Counter(nodeid.split("::", 1)[0] for nodeid in self.workqueue[scope])
+                return sum(SLOW_FILES.get(path, SECONDS_PER_TEST * n) for path, n in files.items())
+
+            self.workqueue.move_to_end(max(self.workqueue, key=seconds), last=False)
+            super()._assign_work_unit(node)
+
+    return SlowFilesFirst(config, log)
+
+
+# Tests that start other processes or servers get the `subprocess` mark (`make test-fast` leaves them
+# out): those using one of these fixtures, and every test of a file that imports subprocess itself or a
+# helper that does. The files of SLOW_IN_PROCESS (training on or importing the Cranfield collection,
+# schemathesis' generated requests: seconds a test) get the `slow` mark, which `make test-fast` leaves out too.
+PROCESS_FIXTURES = {
+    "live_server",
+    "celery_worker_process",
+    "opensearch",
+    "solr",
+    "served",
+    "judge_server_factory",
+}
+SLOW_IN_PROCESS = {
+    "tests/trainer/test_learner.py",
+    "tests/trainer/test_learner_without_embeddings.py",
+    "tests/trainer/test_api_schema.py",
+    "tests/trainer/test_api_ground_truth.py",
+    "tests/trainer/test_services_training.py",
+    "tests/trainer/test_export_ground_truth.py",
+}
+STARTS_PROCESSES = re.compile(
+    r"^\s*(import subprocess|from subprocess |from tests\.trainer\.(gunicorn_support|test_make_run|test_settings) )"
+    r"|\bstart_(judge|ranker)_server\b",
+    re.MULTILINE,
+)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    starts: dict[str, bool] = {}
+    for item in items:
+        path = str(item.path)
+        if path not in starts:
+            starts[path] = bool(STARTS_PROCESSES.search(item.path.read_text(errors="replace")))
+        if starts[path] or PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.subprocess)
+        if item.nodeid.split("::", 1)[0] in SLOW_IN_PROCESS:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def embeddings_cache(tmp_path_factory) -> Path:
     """One answer-embeddings directory for the whole session, also for the worker processes it starts:
-    vectors are reused by text hash, so the Cranfield answers are encoded once per run, not per test."""
-    path = tmp_path_factory.mktemp("embeddings")
+    vectors are reused by text hash, so the Cranfield answers are encoded once per run, not per test.
+
+    Under pytest-xdist the workers of one run share it (the run's base temporary directory): its files
+    are written atomically (temporary name, then rename), named by the collection's index fingerprint
+    (which differs between workers' databases) and never deleted, and reuse is by text hash."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        path = tmp_path_factory.mktemp("embeddings")
+    else:
+        path = tmp_path_factory.getbasetemp().parent / "embeddings"
+        path.mkdir(exist_ok=True)
     os.environ["EMBEDDINGS_DIR"] = str(path)
     return path
 
@@ -133,7 +242,7 @@ class WorkerProcess:
                 raise RuntimeError(f"celery worker exited early:\n{self.log()}")
             if b"ready." in self.log_path.read_bytes()[offset:]:
                 return
-            time.sleep(0.2)
+            time.sleep(0.05)
         raise RuntimeError(f"celery worker did not become ready in 60 s:\n{self.log()}")
 
     def kill(self) -> None:

@@ -58,7 +58,7 @@ def gunicorn(env: dict[str, str], log_path: Path) -> Iterator[int]:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
-                time.sleep(0.2)
+                time.sleep(0.05)
         yield port
     finally:
         process.terminate()
