@@ -21,6 +21,20 @@ def test_collection_manage_authz(client, collection, rater, trainer, outsider, u
     assert client.get(url).status_code == 200
 
 
+# A collection form's fields at their defaults (name and slug added by each test).
+DEFAULT_SETTINGS = {
+    "ndcg_k": 10,
+    "accuracy_k": 5,
+    "relevance_threshold": 1,
+    "gain_scheme": "linear",
+    "discount": "log2",
+    "test_fraction": 0.3,
+    "target_raters": 1,
+    "overlap_target_raters": 3,
+    "overlap_fraction": 0.1,
+}
+
+
 def test_collection_import_upload_imports_answers(client, collection, trainer):
     client.force_login(trainer)
     response = client.post(
@@ -133,22 +147,7 @@ def test_collection_settings_change_validated(client, collection, trainer):
 def test_collection_new_by_staff_makes_them_trainer(client, make_user):
     staff = make_user("sam", is_staff=True)
     client.force_login(staff)
-    response = client.post(
-        reverse("collection-new"),
-        {
-            "name": "FAQ",
-            "slug": "faq",
-            "ndcg_k": 10,
-            "accuracy_k": 5,
-            "relevance_threshold": 1,
-            "gain_scheme": "linear",
-            "discount": "log2",
-            "test_fraction": 0.3,
-            "target_raters": 1,
-            "overlap_target_raters": 3,
-            "overlap_fraction": 0.1,
-        },
-    )
+    response = client.post(reverse("collection-new"), {**DEFAULT_SETTINGS, "name": "FAQ", "slug": "faq"})
     assert response.status_code == 302
     assert Membership.objects.get(collection=Collection.objects.get(slug="faq")).user == staff
 
@@ -161,19 +160,7 @@ def test_collection_new_refused_for_plain_rater(client, rater):
 def test_collection_settings_rating_budget_set_kept_and_validated(client, collection, trainer):
     client.force_login(trainer)
     url = reverse("collection-manage", args=[collection.slug])
-    data = {
-        "name": "Tiny",
-        "slug": "tiny",
-        "ndcg_k": 10,
-        "accuracy_k": 5,
-        "relevance_threshold": 1,
-        "gain_scheme": "linear",
-        "discount": "log2",
-        "test_fraction": 0.3,
-        "target_raters": 1,
-        "overlap_target_raters": 3,
-        "overlap_fraction": 0.1,
-    }
+    data = {**DEFAULT_SETTINGS, "name": "Tiny", "slug": "tiny"}
 
     assert client.post(url, {**data, "rating_budget": 12}).status_code == 302
     collection.refresh_from_db()
