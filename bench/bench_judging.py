@@ -16,7 +16,7 @@ Per edition (the R&R demo, 150 questions, ``trainer.services.demo_collection_loa
   - ``random``: the pool shuffled;
   - ``pooling``: depth-10 pooling of the two versions, *rank by rank* (every question's rank-1 answers
     of both versions, then rank 2, ...; shuffled within a rank): the classic pool, in its kindest order;
-  - ``queue``: today's queue (``raters/queue.py``): the test question whose champion top 10 has the most
+  - ``queue``: today's queue (``raters/next_task/``): the test question whose champion top 10 has the most
     unrated answers, all of them; when none is left (today's queue then moves on to training
     questions) the rest of the pool at random;
   - ``decide``: the new mode: the 5 unrated pairs with the largest ``value_p = c_p² Var(g_p)``
@@ -96,7 +96,7 @@ from bench_ranker import original_cranfield as cranfield_225  # noqa: E402
 from rankers.builtin import BuiltinBackend  # noqa: E402
 from rankers.index import build_index  # noqa: E402
 from rankers.models import RankerVersion  # noqa: E402
-from raters.queue import term_overlap_ranking  # noqa: E402
+from raters.next_task.term_overlap import term_overlap_ranking  # noqa: E402
 from ratings.selectors import labels_by_question  # noqa: E402
 from trainer.services import demo_collection_load  # noqa: E402
 

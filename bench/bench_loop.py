@@ -4,7 +4,7 @@ bench_ranker trains on COMPLETE judgments, which no user has. This bench measure
 collection, two or more simulated raters (--raters) work through the app's rating queue exactly as the
 rating page does, and a trainer presses Train after each round (--rounds):
 
-* **rating**: each rater asks ``raters.queue.next_task`` for their next question (what the rating page's
+* **rating**: each rater asks ``raters.next_task.picking.next_task`` for their next question (what the rating page's
   *Next question* calls, ``raters.views.rate_next``: ``?after=`` the question just done, then without it),
   and rates every answer the task shows, in the page's order, through ``ratings.services.rating_record``
   (what each star click calls, ``raters.views.rate_answer``). A rater answers from the collection's
@@ -46,6 +46,22 @@ questions.tsv, qrels.tsv; those have no split, so questions are split by a hash 
 question id, --test-fraction (default 0.5) to test. --quick (a smoke run, about 20 s) keeps 60 questions
 of adi and covidfaq.
 
+**Engine rankers** (issue 25, ``--engine opensearch|solr``): the product's ranker is an ``engine`` ranker
+(preset ``opensearch`` or ``solr``) over a real node this bench starts, one per collection, as the tests
+do (``tests/rankers/real_engines.py``: the launcher in ``engines/``, built by ``make engines``; the node
+exits with this process), with the collection's answers indexed through the node's HTTP API (``id``,
+``title``, ``text``: cranfield-rr the demo answers, ``real_engines.cranfield_answers()``; the others
+their answers as imported, answers.tsv's text as ``text``, no title). It is the collection's default
+ranker, so the queue pools its champion's top k (an engine ranker pools nothing else). Its v1 is the
+engine as it is (``trainer.services.service_version_ensure``, what the first Train would make it,
+made here so that round 1 has a champion to report); a training reranks the engine's top
+``candidates`` (50) answers (``trainer.learner.engine_stage``). The references, on a second engine
+ranker with the same config: the **engine alone** (its v1), the engine's **untrained fusion**
+z(engine) + z(cosine) (a ``fusion`` version with signals engine and cosine, as the learner makes it) and
+the **upper bound** (``ranker_train`` of that ranker on every judgment of the training questions,
+completed with 0 stars for the unlisted answers among the engine's top 50). The gap closed is then
+measured from the best untrained one (the engine or its fusion), not from the fusion.
+
 The database: SQLite in a private temporary directory (also the filesystem broker and the cache, so no
 running worker sees this bench's messages), migrated at the start and deleted at the end, and a fresh
 one per collection (each in a child process): the queue orders equally urgent questions and shuffles a
@@ -58,6 +74,7 @@ the first run encodes them.
 
     .venv/bin/python bench/bench_loop.py --collections covidfaq,adi,cisi
     .venv/bin/python bench/bench_loop.py --quick            # smoke run: adi and covidfaq, 60 questions
+    .venv/bin/python bench/bench_loop.py --engine opensearch --collections cranfield-rr   # make engines first
     .venv/bin/python bin/test_services -- .venv/bin/python bench/bench_loop.py   # PostgreSQL and Redis
 """
 
@@ -75,7 +92,9 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
+import httpx
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,6 +108,8 @@ os.environ.setdefault("MODEL_DIR", str(Path(VAR_DIR) / "models"))
 os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("SECRET_KEY", "bench")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
+# --engine: the bench's own node listens on loopback, which the outbound check refuses unless allowed.
+os.environ.setdefault("OUTBOUND_ALLOW_PRIVATE", "1")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trainer.settings")
 
 import django  # noqa: E402
@@ -104,24 +125,33 @@ call_command("migrate", verbosity=0, interactive=False)
 from bench_ranker import DEFAULT_CACHE, FUSION_PARAMS, demo_edition, original_cranfield  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
-from corpus.formats import AnswerRecord, JudgmentRecord, QuestionRecord  # noqa: E402
+from corpus.formats.records import AnswerRecord, JudgmentRecord, QuestionRecord  # noqa: E402
 from corpus.models import Answer, Collection, Question, Role, Split  # noqa: E402
 from corpus.selectors import test_questions  # noqa: E402
 from corpus.services import collection_create, membership_set  # noqa: E402
 from evaluation.metrics.stats import bootstrap_ci, compare_runs  # noqa: E402
 from evaluation.models import EvaluationRun, RunStatus  # noqa: E402
 from evaluation.services import chunk_evaluate, run_plan, score_rankings  # noqa: E402
-from rankers.backends import RankQuery, get_backend  # noqa: E402
+from rankers.backends import RankQuery, get_backend, service_backend  # noqa: E402
 from rankers.builtin import clear_ranker_caches  # noqa: E402
+from rankers.engine_config import rerank_settings  # noqa: E402
+from rankers.fusion import UNTRAINED_FUSION_WEIGHTS  # noqa: E402
 from rankers.index import load_index  # noqa: E402
 from rankers.models import PromotionPolicy, Ranker, RankerVersion  # noqa: E402
 from rankers.semantic import embeddings_build_now  # noqa: E402
 from rankers.services import ranker_create, ranker_training_settings_set  # noqa: E402
-from raters import queue  # noqa: E402
+from raters.next_task import pool  # noqa: E402
+from raters.next_task.picking import next_task  # noqa: E402
 from ratings.models import Label, Rating  # noqa: E402
 from ratings.services import rating_record  # noqa: E402
 from trainer import services as trainer_services  # noqa: E402
-from trainer.services import TrainingRefused, collection_import, ranker_train, training_start  # noqa: E402
+from trainer.services import (  # noqa: E402
+    TrainingRefused,
+    collection_import,
+    ranker_train,
+    service_version_ensure,
+    training_start,
+)
 
 DEFAULT_OUTSIDE = ROOT.parent / "shared" / "data" / "outside"
 DEFAULT_CRANFIELD_ORIGINAL = ROOT.parent / "shared" / "data" / "cranfield-original"
@@ -226,6 +256,114 @@ def keep_questions(collection: Collection, *, limit: int, seed: int) -> None:
     Question.objects.filter(pk__in=[pk for pk, _ in ranked[limit:]]).delete()
 
 
+# --- engine rankers (--engine) --------------------------------------------------------------------
+
+ENGINE_INDEX = "answers"  # the OpenSearch index / Solr core holding the collection's answers
+ENGINE_TITLES = {"opensearch": "OpenSearch", "solr": "Solr"}
+
+
+@dataclass
+class EngineNode:
+    """A node this bench started, holding one collection's answers; ``config`` is the engine ranker's."""
+
+    engine: str
+    node: Any  # tests.rankers.real_engines.EngineNode
+    config: dict[str, Any]
+    index_seconds: float
+
+    def stop(self) -> None:
+        self.node.stop()
+
+
+def engine_documents(collection: Collection, name: str) -> list[dict[str, str]]:
+    """What the node indexes: ``id``, ``title``, ``text`` of each answer (cranfield-rr: the demo answers as
+    the engine tests index them; the others: the collection's answers as imported)."""
+    if name == "cranfield-rr":
+        from tests.rankers.real_engines import cranfield_answers
+
+        return cranfield_answers()
+    rows = (
+        Answer.objects.filter(collection=collection)
+        .order_by("pk")
+        .values_list("external_id", "title", "body")
+    )
+    return [{"id": aid, "title": title, "text": body} for aid, title, body in rows]
+
+
+def _engine_check(response: httpx.Response) -> dict:
+    if response.status_code != 200:
+        raise RuntimeError(
+            f"{response.request.method} {response.request.url}: {response.status_code} {response.text[:500]}"
+        )
+    return response.json()
+
+
+def opensearch_index(url: str, index: str, documents: list[dict[str, str]]) -> None:
+    """An index of ``documents`` as the tests' ``opensearch_index_cranfield`` makes it: one shard,
+    ``english`` analyzer on ``title`` and ``text``."""
+    english = {"type": "text", "analyzer": "english"}
+    _engine_check(
+        httpx.put(
+            f"{url}/{index}",
+            json={
+                "settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                "mappings": {"properties": {"title": english, "text": english}},
+            },
+            timeout=60,
+        )
+    )
+    lines = []
+    for doc in documents:
+        lines.append(json.dumps({"index": {"_id": doc["id"]}}))
+        lines.append(json.dumps({"title": doc["title"], "text": doc["text"]}))
+    result = _engine_check(
+        httpx.post(
+            f"{url}/{index}/_bulk?refresh=true",
+            content=("\n".join(lines) + "\n").encode(),
+            headers={"Content-Type": "application/x-ndjson"},
+            timeout=300,
+        )
+    )
+    if result["errors"]:
+        raise RuntimeError(f"OpenSearch refused some answers: {json.dumps(result)[:1000]}")
+
+
+def solr_index(url: str, core: str, documents: list[dict[str, str]]) -> None:
+    """A core of ``documents`` as the tests' ``solr_index_cranfield`` makes it (configset ``answers``)."""
+    _engine_check(
+        httpx.get(
+            f"{url}/admin/cores",
+            params={"action": "CREATE", "name": core, "configSet": "answers"},
+            timeout=60,
+        )
+    )
+    _engine_check(httpx.post(f"{url}/{core}/update?commit=true", json=documents, timeout=300))
+
+
+def engine_start(engine: str, home: Path, documents: list[dict[str, str]]) -> EngineNode:
+    """A real node of ``engine`` started as the tests start it, with ``documents`` indexed."""
+    from tests.rankers import real_engines as real
+
+    if engine == "opensearch":
+        command = real.java_command("opensearch", "OpenSearchNode", str(real.free_port()), str(home))
+    else:
+        configsets = real.ENGINES / "solr" / "configsets"
+        command = real.java_command("solr", "SolrNode", str(real.free_port()), str(home), str(configsets))
+    node = real.start_node(ENGINE_TITLES[engine], home, command)
+    try:
+        started = time.perf_counter()
+        if engine == "opensearch":
+            opensearch_index(node.url, ENGINE_INDEX, documents)
+            config = {"preset": "opensearch", "url": f"{node.url}/{ENGINE_INDEX}/_search"}
+        else:
+            solr_index(node.url, ENGINE_INDEX, documents)
+            config = {"preset": "solr", "url": f"{node.url}/{ENGINE_INDEX}/select"}
+        return EngineNode(engine, node, config, time.perf_counter() - started)
+    except BaseException:
+        node.stop()
+        raise
+
+
 # --- measuring on the truth -----------------------------------------------------------------------
 
 
@@ -255,6 +393,9 @@ class TruthScorer:
             backend = get_backend(version.ranker, version)
             k = self.collection.ndcg_k
             rankings = [backend.rank(RankQuery(q.external_id, q.text), k).ids for q in self.questions]
+            close = getattr(getattr(backend, "first", backend), "close", None)  # an engine's connections
+            if close is not None:
+                close()
             scored = score_rankings(run=self.definition, rankings=rankings, labels=self.labels)
             self._cache[version.pk] = np.asarray(scored.ndcg, dtype=float)
         return self._cache[version.pk]
@@ -315,6 +456,10 @@ class CollectionResult:
     upper_method: str = ""
     upper_vs_fusion: str = ""  # upper bound − untrained fusion (95% CI), p: is there a gap to close?
     best_untrained: str = ""
+    # --engine: the first stage is the engine (``bm25`` then holds the engine alone's figure) and the gap is
+    # measured from the best untrained one (``upper_vs_fusion``: upper − best untrained).
+    first_stage: str = "BM25"
+    engine_seconds: float = 0.0  # the node's start and indexing
     setup_seconds: float = 0.0
     seconds: float = 0.0
     rounds: list[RoundResult] = field(default_factory=list)
@@ -339,9 +484,9 @@ def rate_round(
                 continue
             after = last.get(rater.pk)
             exclude = [after] if after is not None else []
-            task = queue.next_task(collection=collection, rater=rater, exclude=exclude)
+            task = next_task(collection=collection, rater=rater, exclude=exclude)
             if task is None and exclude:
-                task = queue.next_task(collection=collection, rater=rater)
+                task = next_task(collection=collection, rater=rater)
             if task is None:
                 done.add(rater.pk)
                 continue
@@ -414,16 +559,34 @@ def run_collection(name: str, args) -> CollectionResult:
         )
     if args.max_questions:
         keep_questions(collection, limit=args.max_questions, seed=args.seed)
+    node = None
     try:
+        if args.engine:
+            started = time.perf_counter()
+            documents = engine_documents(collection, name)
+            node = engine_start(args.engine, Path(tempfile.mkdtemp(dir=VAR_DIR)) / args.engine, documents)
+            result.engine_seconds = time.perf_counter() - started
+            print(
+                f"{ENGINE_TITLES[args.engine]} at {node.node.url}: started in {node.node.start_seconds:.1f} s, "
+                f"{len(documents)} answers indexed in {node.index_seconds:.1f} s",
+                flush=True,
+            )
         with override_settings(EMBEDDINGS_DIR=args.embeddings_cache / f"loop-{name}"):
-            return _run(collection, truth, result, args, begun)
+            return _run(collection, truth, result, args, begun, node)
     finally:
+        if node is not None:
+            node.stop()
         collection.delete()
         clear_ranker_caches()
 
 
 def _run(
-    collection: Collection, truth: Truth, result: CollectionResult, args, begun: float
+    collection: Collection,
+    truth: Truth,
+    result: CollectionResult,
+    args,
+    begun: float,
+    node: EngineNode | None = None,
 ) -> CollectionResult:
     index = load_index(collection=collection)
     started = time.perf_counter()
@@ -439,32 +602,63 @@ def _run(
     collection.save(update_fields=["rating_budget"])
     if args.pool == "champion":
         # What the queue did before it pooled: the champion's top k only (for measuring the choice).
-        pooled = queue.pooled_versions
-        queue.pooled_versions = lambda *, ranker: pooled(ranker=ranker)[:1]  # type: ignore[assignment]
+        pooled = pool.pooled_versions
+        pool.pooled_versions = lambda *, ranker: pooled(ranker=ranker)[:1]  # type: ignore[assignment]
 
     # The product's ranker (the collection's default: the queue's candidates, the gate, promotions).
-    ranker = ranker_create(collection=collection, name="Builtin", kind="builtin", is_default=True)
+    if node is None:
+        ranker = ranker_create(collection=collection, name="Builtin", kind="builtin", is_default=True)
+    else:
+        ranker = ranker_create(
+            collection=collection,
+            name=ENGINE_TITLES[node.engine],
+            kind="engine",
+            config=node.config,
+            is_default=True,
+        )
+        # v1, the engine as it is: what the first Train makes champion (ranker_train), made now so that
+        # round 1 has a champion; the queue pools the engine's top k either way.
+        service_version_ensure(ranker=ranker)
+        ranker.refresh_from_db()
     if args.policy:
         ranker = ranker_training_settings_set(
             ranker=ranker, promotion_policy=args.policy, auto_train_labels=None, auto_train_hours=None
         )
     first = RankerVersion.objects.get(pk=ranker.champion_id)
     # References, on a second ranker the product never uses.
-    reference = ranker_create(collection=collection, name="bench reference", kind="builtin")
-    bm25 = RankerVersion.objects.create(ranker=reference, label="bench-bm25", method="bm25")
-    fusion = RankerVersion.objects.create(
-        ranker=reference,
-        label="bench-untrained-fusion",
-        method="fusion",
-        uses_model=True,
-        details={"params": FUSION_PARAMS},
-    )
+    if node is None:
+        reference = ranker_create(collection=collection, name="bench reference", kind="builtin")
+        bm25 = RankerVersion.objects.create(ranker=reference, label="bench-bm25", method="bm25")
+        fusion = RankerVersion.objects.create(
+            ranker=reference,
+            label="bench-untrained-fusion",
+            method="fusion",
+            uses_model=True,
+            details={"params": FUSION_PARAMS},
+        )
+    else:
+        reference = ranker_create(
+            collection=collection, name="bench reference", kind="engine", config=node.config
+        )
+        bm25 = service_version_ensure(ranker=reference)  # the engine alone
+        result.first_stage = "engine"
+        fusion = RankerVersion.objects.create(
+            ranker=reference,
+            label="bench-untrained-fusion",
+            method="fusion",
+            uses_model=True,
+            details={"params": {"signals": ["engine", "cosine"], "weights": list(UNTRAINED_FUSION_WEIGHTS)}},
+        )
     # Upper bound: every judgment of the training questions, as bench_ranker trains, completed as the
-    # raters answer (an answer the judgments don't list is 0 stars) over the BM25 candidates the learner
-    # reranks, so a learner that reads an unrated answer as unknown sees complete judgments too. Then the
-    # labels are forgotten.
-    depth = reference.config.get("candidates", 100)
-    candidates = get_backend(reference, bm25)
+    # raters answer (an answer the judgments don't list is 0 stars) over the candidates the learner
+    # reranks (BM25's, or the engine's top 50), so a learner that reads an unrated answer as unknown sees
+    # complete judgments too. Then the labels are forgotten.
+    if node is None:
+        depth = reference.config.get("candidates", 100)
+        candidates = get_backend(reference, bm25)
+    else:
+        depth = rerank_settings(reference.config)[0]
+        candidates = service_backend(reference)
     complete = []
     for q in train_qs:
         pairs = dict(truth.get(q.external_id, {}))
@@ -483,19 +677,27 @@ def _run(
     ndcg_bm25, ndcg_fusion, ndcg_upper = scorer.ndcg(bm25), scorer.ndcg(fusion), scorer.ndcg(upper)
     result.bm25, result.fusion, result.upper = ci_text(ndcg_bm25), ci_text(ndcg_fusion), ci_text(ndcg_upper)
     result.upper_method = upper.method
+    first_name = result.first_stage
     best_name, best = (
-        ("fusion", ndcg_fusion) if np.nanmean(ndcg_fusion) >= np.nanmean(ndcg_bm25) else ("BM25", ndcg_bm25)
+        ("fusion", ndcg_fusion)
+        if np.nanmean(ndcg_fusion) >= np.nanmean(ndcg_bm25)
+        else (first_name, ndcg_bm25)
     )
     result.best_untrained = best_name
-    gap = float(np.nanmean(ndcg_upper) - np.nanmean(ndcg_fusion))
+    # The gap to close: from the untrained fusion (builtin: the first champion); an engine ranker's first
+    # champion is the engine alone, so from the better of the two.
+    gap_from_name, gap_from = ("fusion", ndcg_fusion) if node is None else (best_name, best)
+    gap = float(np.nanmean(ndcg_upper) - np.nanmean(gap_from))
     print(
         f"{result.answers} answers; {result.train_questions} training / {result.test_questions} test questions "
         f"({result.scored_questions} with a relevant answer are scored); budget {result.budget} ratings; "
-        f"first champion {first.label} ({first.method}) {ci_text(scorer.ndcg(first))}"
+        f"first champion {first.label} ({first.method or 'engine'}) {ci_text(scorer.ndcg(first))}"
     )
-    print(f"truth NDCG@10: BM25 {result.bm25}; fusion {result.fusion}; upper ({upper.method}) {result.upper}")
-    result.upper_vs_fusion = diff_text(ndcg_upper, ndcg_fusion)[0]
-    print(f"upper bound − fusion: {result.upper_vs_fusion}")
+    print(
+        f"truth NDCG@10: {first_name} {result.bm25}; fusion {result.fusion}; upper ({upper.method}) {result.upper}"
+    )
+    result.upper_vs_fusion = diff_text(ndcg_upper, gap_from)[0]
+    print(f"upper bound − {gap_from_name}: {result.upper_vs_fusion}")
     result.setup_seconds = time.perf_counter() - begun
 
     User = get_user_model()
@@ -525,7 +727,7 @@ def _run(
         ranker.refresh_from_db()
         champion = RankerVersion.objects.get(pk=ranker.champion_id)
         ndcg_champion = scorer.ndcg(champion)
-        r.champion = f"{champion.label} {champion.method}"
+        r.champion = f"{champion.label} {champion.method or 'engine'}"
         r.champion_ndcg = ci_text(ndcg_champion)
         r.vs_best, r.vs_best_diff, r.vs_best_p = diff_text(ndcg_champion, best)
         r.vs_upper = diff_text(ndcg_champion, ndcg_upper)[0]
@@ -538,7 +740,7 @@ def _run(
                 f"{previous.label} → {champion.label}: {said}{' SIGNIFICANTLY WORSE' if worse else ''}"
             )
         if gap > 0:
-            r.gap_closed = (float(np.nanmean(ndcg_champion)) - float(np.nanmean(ndcg_fusion))) / gap
+            r.gap_closed = (float(np.nanmean(ndcg_champion)) - float(np.nanmean(gap_from))) / gap
         result.rounds.append(r)
         print(
             f"round {number}: {r.ratings} ratings ({dict(r.by_split)}; by queue priority "
@@ -598,6 +800,8 @@ def run_separately(name: str, args) -> CollectionResult:
         if args.policy:
             command += ["--policy", args.policy]
         command += ["--pool", args.pool]
+        if args.engine:
+            command += ["--engine", args.engine]
         sys.stdout.flush()
         subprocess.run(command, check=True)
         (data,) = json.loads(out.read_text())
@@ -607,9 +811,11 @@ def run_separately(name: str, args) -> CollectionResult:
 
 def print_summary(results: list[CollectionResult]) -> None:
     print("\n## summary (truth: the test questions' complete judgments; NDCG@10, 95% bootstrap CI)\n")
+    engine = any(c.first_stage != "BM25" for c in results)
+    first, gap_from = ("engine alone", "best untrained") if engine else ("BM25", "fusion")
     print(
-        "| collection | answers | train / test questions (scored) | budget | BM25 | untrained fusion "
-        "| upper bound (method) | upper − fusion (95% CI), p | setup s | total s |"
+        f"| collection | answers | train / test questions (scored) | budget | {first} | untrained fusion "
+        f"| upper bound (method) | upper − {gap_from} (95% CI), p | setup s | total s |"
     )
     print("|---|---:|---|---:|---|---|---|---|---:|---:|")
     for c in results:
@@ -682,6 +888,12 @@ def main() -> None:
         action="store_true",
         help="run every collection in this process (default with SQLite: one fresh process and database each)",
     )
+    parser.add_argument(
+        "--engine",
+        choices=tuple(ENGINE_TITLES),
+        help="the product's ranker is an engine ranker over a real node of this engine (make engines); "
+        "default: the builtin ranker",
+    )
     parser.add_argument("--result-json", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.raters < 2:
@@ -697,7 +909,9 @@ def main() -> None:
     print(
         f"bench_loop: code {code_version()}; database {connection.vendor}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
         f"{args.raters} raters, {args.rounds} rounds, budget {args.budget} per question, seed {args.seed}, "
-        f"test fraction {args.test_fraction} (outside); pool {args.pool}; CPUs {os.cpu_count()}; {load()}",
+        f"test fraction {args.test_fraction} (outside); pool {args.pool}; "
+        f"{f'ranker: {ENGINE_TITLES[args.engine]} engine, its top 50 reranked; ' if args.engine else ''}"
+        f"CPUs {os.cpu_count()}; {load()}",
         flush=True,
     )
     Collection.objects.filter(slug__startswith=SLUG_PREFIX).delete()

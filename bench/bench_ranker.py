@@ -67,7 +67,7 @@ django.setup()
 from django.db import connection, transaction  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
-from corpus.formats import AnswerRecord, JudgmentRecord, QuestionRecord  # noqa: E402
+from corpus.formats.records import AnswerRecord, JudgmentRecord, QuestionRecord  # noqa: E402
 from corpus.models import Collection  # noqa: E402
 from corpus.selectors import test_questions  # noqa: E402
 from corpus.services import answers_upsert, collection_create, split_for  # noqa: E402
@@ -430,7 +430,7 @@ def print_edition(r: EditionResult) -> None:
             f"(95% CI {added['ci_low']:+.4f} … {added['ci_high']:+.4f}, p = {added['p_value']:.4f}, "
             f"{added['questions']} questions)"
         )
-    cv = v.details.get("cv_vs_bm25")
+    cv = v.details.get("cv_vs_first_stage") or v.details.get("cv_vs_bm25")
     if cv:
         print(
             f"chosen vs BM25 (CV): {cv['difference']:+.4f} (95% CI {cv['ci_low']:+.4f} … {cv['ci_high']:+.4f}, "

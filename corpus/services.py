@@ -12,8 +12,13 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from corpus import formats
-from corpus.formats import AnswerRecord, JudgmentRecord, QuestionRecord
+from corpus.formats.grades import grade_map_from_spec
+from corpus.formats.ground_truth_jsonl import parse_ground_truth_jsonl
+from corpus.formats.quepid import parse_quepid_ratings
+from corpus.formats.records import AnswerRecord, JudgmentRecord, QuestionRecord
+from corpus.formats.rnr import parse_rnr_documents, parse_rnr_ground_truth
+from corpus.formats.rre import parse_rre_ratings
+from corpus.formats.trec import parse_trec_corpus, parse_trec_qrels, parse_trec_topics
 from corpus.models import Answer, Collection, Membership, Question, Role, Split
 
 
@@ -148,37 +153,37 @@ def parse_import_files(
     judgments: list[JudgmentRecord] = []
     if files.rnr_documents:
         progress(f"reading {files.rnr_documents.name}")
-        answers += formats.parse_rnr_documents(files.rnr_documents)
+        answers += parse_rnr_documents(files.rnr_documents)
     if files.corpus:
         progress(f"reading {files.corpus.name}")
-        answers += formats.parse_trec_corpus(files.corpus)
+        answers += parse_trec_corpus(files.corpus)
     if files.topics:
         progress(f"reading {files.topics.name}")
-        questions += formats.parse_trec_topics(files.topics)
+        questions += parse_trec_topics(files.topics)
     if files.rnr_ground_truth:
         progress(f"reading {files.rnr_ground_truth.name}")
-        qs, js = formats.parse_rnr_ground_truth(
-            files.rnr_ground_truth, grade_map=formats.grade_map_from_spec(files.grade_map or "rnr")
+        qs, js = parse_rnr_ground_truth(
+            files.rnr_ground_truth, grade_map=grade_map_from_spec(files.grade_map or "rnr")
         )
         questions += qs
         judgments += js
     if files.qrels:
         progress(f"reading {files.qrels.name}")
-        judgments += formats.parse_trec_qrels(
-            files.qrels, grade_map=formats.grade_map_from_spec(files.grade_map or "identity")
+        judgments += parse_trec_qrels(
+            files.qrels, grade_map=grade_map_from_spec(files.grade_map or "identity")
         )
     for path, parse in (
-        (files.quepid_csv, formats.parse_quepid_ratings),
-        (files.rre_json, formats.parse_rre_ratings),
+        (files.quepid_csv, parse_quepid_ratings),
+        (files.rre_json, parse_rre_ratings),
     ):
         if path:
             progress(f"reading {path.name}")
-            qs, js = parse(path, grade_map=formats.grade_map_from_spec(files.grade_map or "identity"))
+            qs, js = parse(path, grade_map=grade_map_from_spec(files.grade_map or "identity"))
             questions += qs
             judgments += js
     if files.ground_truth_jsonl:
         progress(f"reading {files.ground_truth_jsonl.name}")
-        qs, js = formats.parse_ground_truth_jsonl(files.ground_truth_jsonl)
+        qs, js = parse_ground_truth_jsonl(files.ground_truth_jsonl)
         questions += qs
         judgments += js
     # Two files may name the same question (a Quepid and an RRE file of the same queries): keep the first.

@@ -34,7 +34,9 @@ from django.db.models import Count, Max
 
 from corpus.models import Answer, Collection, Question
 from corpus.selectors import test_questions
-from evaluation.models import EvaluationRun, QuestionResult, RunStatus
+from evaluation.models import EvaluationRun, QuestionResult
+from evaluation.numbers import NO_VALUE, figure, figure_range, signed
+from evaluation.numbers import probability as probability_text
 from evaluation.uncertainty import (
     SETTLED_SHARE,
     VERDICTS,
@@ -131,7 +133,8 @@ def version_rankings(
     figures computed from empty rankings would read as a real 0.000."""
     k = _k(collection)
     run = (
-        EvaluationRun.objects.filter(ranker_version=version, status=RunStatus.SUCCEEDED)
+        EvaluationRun.objects.succeeded()
+        .filter(ranker_version=version)
         .order_by("-finished_at", "-id")
         .first()
     )
@@ -424,31 +427,11 @@ def unsure_training_pairs(
 # --- as the dashboard shows it --------------------------------------------------------------------
 
 
-def probability_text(value: float) -> str:
-    """A probability as the pages show it: a whole percentage, kept off 0% and 100% unless exact."""
-    if math.isnan(value):
-        return "–"
-    percent = round(100 * value)
-    if percent == 100 and value < 1:
-        percent = 99
-    if percent == 0 and value > 0:
-        percent = 1
-    return f"{percent}%"
-
-
 def settle_text(n: int) -> str:
     """ "About N more ratings would settle this" (or that none would)."""
     if n == 0:
         return "More ratings would not change this much: it is settled as far as ratings go."
     return f"About {n:,} more rating{'s' if n != 1 else ''} would settle this."
-
-
-def expected_difference_text(value: float) -> str:
-    """An expected difference as the pages show it: +0.013, −0.013 (a true minus), or – when unknown."""
-    if math.isnan(value):
-        return "–"
-    rounded = round(value, 3) or 0.0
-    return f"{rounded:+.3f}".replace("-", "−")
 
 
 def verdict_text(*, verdict: str, shares: tuple[float, ...]) -> str:
@@ -491,13 +474,13 @@ class Panel:
     def headline_range(self) -> str:
         h = self.certainty.headline
         if h is None or math.isnan(h.low):
-            return "–"
-        return f"{h.low:.3f}–{h.high:.3f}"
+            return NO_VALUE
+        return figure_range(h.low, h.high)
 
     @property
     def headline_estimate(self) -> str:
         h = self.certainty.headline
-        return "–" if h is None or math.isnan(h.estimate) else f"{h.estimate:.3f}"
+        return NO_VALUE if h is None else figure(h.estimate)
 
     @property
     def headline_settle(self) -> str:
@@ -506,12 +489,12 @@ class Panel:
     @property
     def probability(self) -> str:
         c = self.certainty.comparison
-        return probability_text(c.probability) if c else "–"
+        return probability_text(c.probability) if c else NO_VALUE
 
     @property
     def expected_difference(self) -> str:
         c = self.certainty.comparison
-        return expected_difference_text(c.expected_difference) if c else "–"
+        return signed(c.expected_difference) if c else NO_VALUE
 
     @property
     def comparison_settle(self) -> str:

@@ -8,6 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from corpus.models import Collection, Discount, GainScheme, Question
+from jobs.models import Job
 from rankers.models import Ranker, RankerVersion
 
 
@@ -35,7 +36,14 @@ class Verdict(models.TextChoices):
     REAL_DROP = "real drop", "Real drop"
 
 
-class EvaluationRun(models.Model):
+class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
+    def succeeded(self) -> EvaluationRunQuerySet:
+        """The runs that finished with results: the only ones with figures to show, chart or compare."""
+        return self.filter(status=RunStatus.SUCCEEDED)
+
+
+class EvaluationRun(Job):
+    # From jobs.models.Job: created_at, started_at, finished_at, error.
     ranker = models.ForeignKey(Ranker, on_delete=models.CASCADE, related_name="evaluation_runs")
     ranker_version = models.ForeignKey(
         RankerVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="evaluation_runs"
@@ -44,10 +52,6 @@ class EvaluationRun(models.Model):
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING)
     trigger = models.CharField(max_length=10, choices=RunTrigger.choices, default=RunTrigger.UI)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
 
     # The metric definition, snapshotted from the collection when the run is created.
     ndcg_k = models.PositiveSmallIntegerField()
@@ -94,6 +98,8 @@ class EvaluationRun(models.Model):
     p_value = models.FloatField(null=True, blank=True)
     # Empty until compared (a first run, a failed run, no question both runs answered).
     verdict = models.CharField(max_length=20, choices=Verdict.choices, blank=True)
+
+    objects = EvaluationRunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -63,6 +63,7 @@ from evaluation.models import (
     RunStatus,
     RunTrigger,
 )
+from evaluation.numbers import percent
 from rankers.backends import get_backend
 from rankers.base import RankerError, RankerUnavailable, Ranking, RankQuery
 from rankers.models import Ranker, RankerVersion
@@ -496,7 +497,7 @@ def failure_text(*, total: int, attempted: int, failed: int, first_error: str) -
     """Why a run failed, in the order it happened: how many questions were attempted and failed, how
     many were not attempted because the run stopped, the rule, and the first error met."""
     rule = (
-        f"a run fails when more than {FAILURE_LIMIT:.0%} of its test questions (here {failure_allowance(total)}) "
+        f"a run fails when more than {percent(FAILURE_LIMIT)} of its test questions (here {failure_allowance(total)}) "
         "cannot be ranked, so its score would not be comparable"
     )
     first = f" First error: {first_error}" if first_error else ""
@@ -505,7 +506,9 @@ def failure_text(*, total: int, attempted: int, failed: int, first_error: str) -
             f"Stopped after attempting {attempted} of {total} test questions: {failed} could not be ranked and "
             f"{total - attempted} were not attempted because the run stopped ({rule}).{first}"
         )
-    return f"{failed} of {total} test questions ({failed / total:.0%}) could not be ranked; {rule}.{first}"
+    return (
+        f"{failed} of {total} test questions ({percent(failed / total)}) could not be ranked; {rule}.{first}"
+    )
 
 
 def run_finalise(*, run_id: int) -> bool:
@@ -586,9 +589,8 @@ def _compare_with_previous(run: EvaluationRun, answered: Sequence[Any]) -> None:
     rankings, not new ratings (rating more answers alone moves NDCG).
     """
     previous = (
-        EvaluationRun.objects.filter(
-            ranker_id=run.ranker_id, status=RunStatus.SUCCEEDED, created_at__lte=run.created_at
-        )
+        EvaluationRun.objects.succeeded()
+        .filter(ranker_id=run.ranker_id, created_at__lte=run.created_at)
         .exclude(pk=run.pk)
         .order_by("-created_at", "-id")
         .first()

@@ -23,11 +23,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from corpus.models import Answer, Collection, GainScheme, Role
-from corpus.permissions import can_see_labels, collection_role
+from corpus.permissions import can_see_labels, collection_access, page_collection
 from corpus.selectors import collections_for_user
 from evaluation import selectors
 from evaluation.exports import RUN_EXPORTS, write_run_export
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
+from evaluation.numbers import figure, figure_range
 from evaluation.services import EvaluationUnavailable, evaluation_start
 from rankers.models import Ranker
 from ratings.models import STAR_WORDS
@@ -43,13 +44,7 @@ HISTORY_TABLE_ROWS = 100
 COMPARE_SHOWN = 50
 
 
-def _role_or_404(request: HttpRequest, collection: Collection, *, manage: bool) -> str:
-    role = collection_role(user=request.user, collection=collection)
-    if role is None:
-        raise Http404("No such collection.")
-    if manage and role != Role.TRAINER:
-        raise PermissionDenied("Only the collection's trainers can see this page or start evaluations.")
-    return role
+REFUSAL = "Only the collection's trainers can see this page or start evaluations."
 
 
 def collection_page(*, manage: bool = False) -> Callable:
@@ -59,9 +54,8 @@ def collection_page(*, manage: bool = False) -> Callable:
         @login_required
         @functools.wraps(view)
         def wrapped(request: HttpRequest, slug: str, **kwargs) -> HttpResponse:
-            collection = get_object_or_404(Collection, slug=slug)
-            role = _role_or_404(request, collection, manage=manage)
-            return view(request, collection=collection, role=role, **kwargs)
+            collection, access = page_collection(user=request.user, slug=slug, manage=manage, refusal=REFUSAL)
+            return view(request, collection=collection, role=access.role, **kwargs)
 
         return wrapped
 
@@ -78,8 +72,10 @@ def run_page(*, manage: bool = False) -> Callable:
             run = selectors.run_detail(run_id=run_id)
             if run is None:
                 raise Http404("No such evaluation run.")
-            role = _role_or_404(request, run.collection, manage=manage)
-            return view(request, run=run, role=role, **kwargs)
+            access = collection_access(user=request.user, collection=run.collection)
+            return view(
+                request, run=run, role=access.or_refuse(manage=manage, refusal=REFUSAL).role, **kwargs
+            )
 
         return wrapped
 
@@ -87,10 +83,6 @@ def run_page(*, manage: bool = False) -> Callable:
 
 
 # ----------------------------------------------------------------------------------------- presentation
-
-
-# One format for figures everywhere: NDCG as 0.772, differences signed (+0.023).
-signed = selectors.signed
 
 
 @dataclass(frozen=True)
@@ -101,12 +93,12 @@ class Headline:
 
     @property
     def ndcg(self) -> str:
-        return selectors.figure(self.run.ndcg_mean)
+        return figure(self.run.ndcg_mean)
 
     @property
     def accuracy(self) -> str:
         """Accuracy@k in the NDCG's format (0.700): both are 0–1 means over the same questions."""
-        return selectors.figure(self.run.accuracy_mean)
+        return figure(self.run.accuracy_mean)
 
     @property
     def judged_percent(self) -> int | None:
@@ -116,7 +108,7 @@ class Headline:
     def ci(self) -> str:
         if self.run.ndcg_ci_low is None:
             return ""
-        return f"{selectors.figure(self.run.ndcg_ci_low)}–{selectors.figure(self.run.ndcg_ci_high)}"
+        return figure_range(self.run.ndcg_ci_low, self.run.ndcg_ci_high)
 
     @property
     def low_judged(self) -> bool:
@@ -155,7 +147,7 @@ def disagreement(result: QuestionResult, run: EvaluationRun) -> str:
         return (
             f"Accuracy@{acc_k} counts this question as a success because the answer at rank {first} is rated "
             f"{labels[first - 1]} star{'s' if labels[first - 1] != 1 else ''} (at least {threshold} counts as "
-            f"correct). NDCG@{k} is only {selectors.figure(result.ndcg)} because it also weighs how good the answers are and "
+            f"correct). NDCG@{k} is only {figure(result.ndcg)} because it also weighs how good the answers are and "
             f"where they are: the best known answers ({best} stars) are ranked low or missing from the top {k}, "
             f"and weaker or unrated answers sit above them."
         )
@@ -166,7 +158,7 @@ def disagreement(result: QuestionResult, run: EvaluationRun) -> str:
         where = f"at rank {relevant_rank}" if relevant_rank else f"in the top {k}"
         return (
             f"Accuracy@{acc_k} counts this question as a miss: no answer in the top {acc_k} is rated at least "
-            f"{threshold} star{'s' if threshold != 1 else ''}. NDCG@{k} is still {selectors.figure(result.ndcg)} because a "
+            f"{threshold} star{'s' if threshold != 1 else ''}. NDCG@{k} is still {figure(result.ndcg)} because a "
             f"relevant answer appears {where}; NDCG gives it credit, less the lower it is ranked."
         )
     return ""

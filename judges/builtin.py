@@ -20,8 +20,8 @@ Three thresholds t₀ ≤ t₁ ≤ t₂ turn a score into stars: grade = #{g : s
 the training questions' labelled pairs (each scored without its own question) by matching quantiles: if
 a share p_g of those pairs has at most g stars, t_g is the p_g quantile of their scores, so the judge
 gives each grade about as often as people did (ties at a threshold go up). With no such labels the
-defaults below are used. Each judgment's certainty is the score's distance from the nearest threshold
-(``judges.certainty``): a pair no neighbour rated sits in the tie at the overall mean, near a threshold.
+defaults below are used. Each judgment's confidence is the score's distance from the nearest threshold
+(``judges.confidence``): a pair no neighbour rated sits in the tie at the overall mean, near a threshold.
 
 **How good it is** (Cranfield demo; bench/README.md, "Judges"). Held out (thresholds and propagation
 from the 93 training questions, measured on the 446 labelled pairs of the 57 test questions): weighted

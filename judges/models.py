@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models import Q
 
 from corpus.models import Collection
+from jobs.models import WorkerJob
 from ratings.models import JudgeAccount
 
 PLACEHOLDERS = ("{question}", "{answer}")
@@ -101,13 +102,15 @@ class Selection(models.TextChoices):
     OVERLAP = "overlap", "Pairs people rated in the overlap sample (calibration)"
 
 
-class Judging(models.Model):
+class Judging(WorkerJob):
     """One judging run: a job row claimed by one worker, with progress, counts and the pairs it judges.
 
     The pairs are fixed when the run starts; a pair the judge has rated is skipped, so a run that failed
     or was cancelled keeps what it judged and a resumed run does only the rest.
     """
 
+    # From jobs.models.WorkerJob: created_at, started_at, finished_at, error, claimed_by, heartbeat_at,
+    # attempts.
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="judgings")
     status = models.CharField(max_length=10, choices=JudgingStatus.choices, default=JudgingStatus.QUEUED)
     selection = models.CharField(max_length=10, choices=Selection.choices)
@@ -121,19 +124,12 @@ class Judging(models.Model):
     completion_tokens = models.PositiveBigIntegerField(default=0)
     # 0: no cap. The run stops (failed, resumable) when its tokens reach the cap.
     budget_tokens = models.PositiveBigIntegerField(default=0)
-    error = models.TextField(blank=True)
     # The last few per-pair errors: [{"question": id, "answer": id, "error": "..."}].
     pair_errors = models.JSONField(default=list, blank=True)
     cancel_requested = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    claimed_by = models.CharField(max_length=200, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -11,13 +11,15 @@ from django.db.models import QuerySet
 
 from corpus.models import Answer, Collection, Question
 from evaluation.metrics.ranking import mean_ignoring_undefined
-from evaluation.models import EvaluationRun, QuestionResult, RunStatus
+from evaluation.models import EvaluationRun, QuestionResult
 from evaluation.services import score_rankings
 from judges.models import Judge, Judging, Selection
 from judges.stats.confusion import confusion_matrix
 from judges.stats.kappa import weighted_kappa
 from judges.stats.kendall import kendall_tau_b
-from raters.queue import candidate_table, is_overlap_question, latest_run, queue_pairs
+from raters.next_task.budget import is_overlap_question
+from raters.next_task.picking import latest_run, queue_pairs
+from raters.next_task.pool import candidate_table
 from ratings.agreement import krippendorff_alpha
 from ratings.models import JudgeAccount, Label, Rating
 from ratings.services import aggregate_stars
@@ -182,9 +184,10 @@ class UncertainJudgment:
 def least_certain(
     *, judge: Judge, humans: dict[Pair, int] | None = None, limit: int = LEAST_CERTAIN_SHOWN
 ) -> list[UncertainJudgment]:
-    """The judge's ``limit`` judgments with the smallest certainty (``judges.certainty``; then pair ids),
-    those without one left out. The pairs no person rated among them are what "Review the judge" in the
-    rating queue offers people (``raters.queue.judge_uncertain_pairs``)."""
+    """The judge's ``limit`` judgments with the smallest confidence (``judges.confidence``, stored as
+    ``Rating.certainty``; then pair ids), those without one left out. The pairs no person rated among them
+    are what "Review the judge" in the rating queue offers people
+    (``raters.next_task.judge_reads.judge_uncertain_pairs``)."""
     humans = human_grades(collection=judge.collection) if humans is None else humans
     rows = list(
         Rating.objects.filter(rater_id=judge.account.user_id, certainty__isnull=False)
@@ -334,7 +337,8 @@ def agreement(*, judge: Judge) -> Agreement:
 def latest_runs(*, collection: Collection) -> list[EvaluationRun]:
     """The latest successful run of each ranker version (a ranker without versions: of the ranker)."""
     runs = (
-        EvaluationRun.objects.filter(collection=collection, status=RunStatus.SUCCEEDED)
+        EvaluationRun.objects.succeeded()
+        .filter(collection=collection)
         .select_related("ranker", "ranker_version")
         .order_by("-finished_at", "-id")
     )

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from corpus.models import Collection
-from corpus.permissions import can_manage, can_rate
-from judges.certainty import meaning as certainty_meaning
+from corpus.permissions import page_collection
+from judges.confidence import meaning as confidence_meaning
 from judges.forms import JudgeForm, JudgingForm, TrustForm
 from judges.models import Judge, Judging
 from judges.prompts import SCALE
@@ -39,12 +39,9 @@ TEST_SESSION_KEY = "judge-test-{}"
 
 
 def _managed_collection(request: HttpRequest, slug: str) -> Collection:
-    collection = get_object_or_404(Collection, slug=slug)
-    if can_manage(user=request.user, collection=collection):
-        return collection
-    if can_rate(user=request.user, collection=collection):
-        raise PermissionDenied("Only trainers of this collection can manage its judges.")
-    raise Http404("No such collection.")
+    """The collection if the user trains it; 404 for non-members, 403 for raters."""
+    refusal = "Only trainers of this collection can manage its judges."
+    return page_collection(user=request.user, slug=slug, manage=True, refusal=refusal)[0]
 
 
 def _judge(collection: Collection, judge_id: int) -> Judge:
@@ -275,6 +272,6 @@ def agreement_page(request: HttpRequest, slug: str, judge_id: int) -> HttpRespon
             "judge": judge,
             "a": figures,
             "confusion_rows": rows,
-            "certainty_help": certainty_meaning(judge.kind),
+            "confidence_help": confidence_meaning(judge.kind),
         },
     )

@@ -10,6 +10,9 @@ http
     ``auth_header`` (text): sent as the ``Authorization`` header, e.g. ``"Bearer s3cret"``.
     ``timeout`` (seconds, above 0 and at most 120, default 10): per attempt.
     ``retries`` (whole number 0–5, default 2): extra attempts after a timeout, refused connection or 5xx.
+    ``candidates`` (whole number 10–1000, default 50): how many of its top answers a trained version
+    reranks; ``budget_ms`` (1–10000, default 50): how long ``ranker_server`` may rerank before it
+    answers the service's own order (both also for engine rankers).
 engine
     a search engine called directly (Elasticsearch, OpenSearch, Solr): see ``rankers/engine_config.py``.
 
@@ -24,7 +27,7 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 
-from rankers.engine_config import redacted_engine_config, validate_engine_config
+from rankers.engine_config import check_rerank_settings, redacted_engine_config, validate_engine_config
 from rankers.models import RankerKind
 from rankers.outbound import OutboundRefused, check_url
 
@@ -56,7 +59,7 @@ def validate_ranker_config(*, kind: str, config: Any) -> dict[str, Any]:
             errors["candidates"] = "candidates must be a whole number from 10 to 1000."
         cleaned: dict[str, Any] = {"candidates": candidates}
     elif kind == RankerKind.HTTP:
-        allowed = {"url", "headers", "auth_header", "timeout", "retries"}
+        allowed = {"url", "headers", "auth_header", "timeout", "retries", "candidates", "budget_ms"}
         url = config.get("url")
         if not isinstance(url, str) or not url.strip():
             errors["url"] = "url is required: the address the trainer POSTs questions to."
@@ -101,6 +104,7 @@ def validate_ranker_config(*, kind: str, config: Any) -> dict[str, Any]:
             cleaned["headers"] = headers
         if auth_header:
             cleaned["auth_header"] = auth_header
+        check_rerank_settings(config, errors, cleaned)
     else:
         raise ValidationError({"kind": f"kind must be one of {', '.join(RankerKind.values)}, not {kind!r}."})
     for key in sorted(set(config) - allowed):

@@ -217,15 +217,19 @@ class EngineBackend(HttpBackend):
             raise EngineError(text + "; redirects are not followed", status=status)
         raise EngineError(text, engine_message=said, status=status)
 
-    def rank(self, query: RankQuery, k: int) -> Ranking:
-        prepared = prepare(self.config, question=query.text, rows=k)
+    def fetch(self, prepared: PreparedRequest) -> Any:
+        """The decoded JSON answer to one prepared request, retried as ``rank`` is (EngineUnavailable),
+        EngineError for the rest; for other requests to the same engine (``rankers.export``)."""
         response = self._retrying(lambda: self._send(prepared))
         try:
-            payload = json.loads(response.content)
+            return json.loads(response.content)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise EngineError(
                 f"{self._where()} answered 200 with a body that is not JSON", part="response", status=200
             ) from exc
+
+    def rank(self, query: RankQuery, k: int) -> Ranking:
+        payload = self.fetch(prepare(self.config, question=query.text, rows=k))
         try:
             return map_hits(payload, self.mapping, k=k, known_ids=self.known_ids)
         except EngineError as exc:

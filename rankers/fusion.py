@@ -22,7 +22,11 @@ candidate ``a``; ``g_{q,a}`` its graded label (0-3 stars; ``ndcg_at_k`` reads an
   "Linear feature-based models for information retrieval"), or a pairwise logistic loss
   (RankNet with a linear scorer) with L2. See ``fit_linear_fusion`` for which is the default and why.
 
-* NDCG@k (the learner's objective and the tests' check): linear gain = stars, log2 discount::
+* the same coordinate ascent over raw (not z-scored) features, weights optionally kept >= 0
+  (``fit_linear_weights``): a scorer a search engine can compute itself (``rankers.export``).
+
+* NDCG@k (the learner's objective and the tests' check): :mod:`rankers.ndcg`'s, with linear gain =
+  stars and log2 discount::
 
       DCG@k  = sum_{r=1..k} g_{q,(r)} / log2(r + 1)     (candidates sorted by score, ties by input order)
       NDCG@k = DCG@k / IDCG@k
@@ -30,7 +34,9 @@ candidate ``a``; ``g_{q,a}`` its graded label (0-3 stars; ``ndcg_at_k`` reads an
   where IDCG@k is the DCG of the question's *own* labels sorted best first, taken from ALL its labels
   (pass ``ideal_dcg``; ``ideal_dcg_from_labels`` computes it), not only those among the candidates, so
   a relevant answer that retrieval missed still counts against the question. Questions with IDCG = 0
-  have undefined NDCG (NaN) and are left out of means.
+  have undefined NDCG (NaN) and are left out of means. ``ndcg_at_k`` sorts each question's candidates
+  by score and asks :func:`rankers.ndcg.ndcg_at_k`'s DCG; the coordinate ascent computes the same
+  figure for many weight vectors at once (``_ndcg_matrix``, dot products: equal up to rounding).
 """
 
 from __future__ import annotations
@@ -41,12 +47,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from rankers.ndcg import dcg_at_k, ideal_dcg_at_k, safe_divide
+
 __all__ = [
     "FUSION_SIGNALS",
     "UNTRAINED_FUSION_WEIGHTS",
     "LinearFusion",
     "check_groups",
     "fit_linear_fusion",
+    "fit_linear_weights",
     "ideal_dcg_from_labels",
     "mean_ndcg",
     "ndcg_at_k",
@@ -185,6 +194,8 @@ def rank_within_groups(scores: ArrayLike, groups: ArrayLike) -> list[NDArray[np.
 def _ndcg_matrix(score_matrix: FloatArray, gain_padded: FloatArray, ideal: FloatArray, k: int) -> FloatArray:
     """NDCG@k for several scorings at once: ``score_matrix`` (scorings, groups, width) -> (scorings, groups).
 
+    The coordinate ascent's objective: :func:`ndcg_at_k`'s figure, batched over weight vectors and summed
+    as dot products (``ideal`` from ``ideal_dcg_from_labels``, summed alike, so a perfect order is 1.0).
     Padding must hold -inf scores (so it sorts last) and 0 gains.
     """
     top = min(k, score_matrix.shape[-1])
@@ -215,17 +226,19 @@ def ndcg_at_k(
     if not np.all(np.isfinite(s)) or not np.all(np.isfinite(g)) or np.any(g < 0):
         raise ValueError("scores must be finite; gains finite and >= 0")
     sizes = check_groups(groups, len(s))
-    if ideal_dcg is None:
-        discounts = _discounts(k)
-        sorted_gains = -np.sort(-_padded(g, sizes, 0.0), axis=1)[:, :k]
-        ideal = sorted_gains @ discounts[: sorted_gains.shape[1]]
-    else:
+    if ideal_dcg is not None:
         ideal = np.asarray(ideal_dcg, dtype=np.float64)
         if ideal.shape != sizes.shape or np.any(ideal < 0) or not np.all(np.isfinite(ideal)):
             raise ValueError("ideal_dcg must hold one finite value >= 0 per group")
     if len(sizes) == 0:
         return np.zeros(0)
-    return _ndcg_matrix(_padded(s, sizes, -np.inf)[None], _padded(g, sizes, 0.0), ideal, k)[0]
+    # Each question's stars in score order (ties by input order), NaN past its last candidate.
+    stars = _padded(g, sizes, np.nan)
+    order = np.argsort(-_padded(s, sizes, -np.inf), axis=1, kind="stable")
+    dcg = dcg_at_k(np.take_along_axis(stars, order, axis=1), k)
+    if ideal_dcg is None:
+        ideal = ideal_dcg_at_k(stars, k)
+    return safe_divide(dcg, ideal)
 
 
 def mean_ndcg(values: ArrayLike) -> float:
@@ -299,9 +312,10 @@ _STEPS = np.concatenate([-_STEPS[::-1], _STEPS])
 
 
 def _coordinate_ascent(
-    objective: _Objective, start: FloatArray, *, max_rounds: int, tolerance: float
+    objective: _Objective, start: FloatArray, *, max_rounds: int, tolerance: float, nonnegative: bool = False
 ) -> tuple[FloatArray, float, int]:
-    w = _l1(start.astype(np.float64))
+    """``nonnegative``: every trial weight is clipped at 0 before rescaling (weights stay >= 0)."""
+    w = _l1(np.maximum(start, 0.0) if nonnegative else start.astype(np.float64))
     best = objective(w)
     rounds = 0
     for rounds in range(1, max_rounds + 1):  # noqa: B007 (rounds is reported)
@@ -309,6 +323,8 @@ def _coordinate_ascent(
         for f in range(len(w)):
             trial = np.repeat(w[None], len(_STEPS), axis=0)
             trial[:, f] += _STEPS
+            if nonnegative:
+                np.maximum(trial, 0.0, out=trial)
             trial /= np.maximum(np.abs(trial).sum(axis=1, keepdims=True), 1e-12)
             values = objective.many(trial)
             # Prefer the smallest move among equally good ones (NDCG is flat between rank swaps).
@@ -329,6 +345,7 @@ def _best_of_starts(
     restarts: int,
     max_rounds: int,
     tolerance: float,
+    nonnegative: bool = False,
 ) -> tuple[FloatArray, float, int, list[float]]:
     """Coordinate ascent from ``first`` and ``restarts`` random points; the best (earliest on a tie)."""
     f = len(first)
@@ -336,7 +353,9 @@ def _best_of_starts(
     best: tuple[FloatArray, float, int] | None = None
     tried = []
     for s in starts:
-        result = _coordinate_ascent(objective, s, max_rounds=max_rounds, tolerance=tolerance)
+        result = _coordinate_ascent(
+            objective, s, max_rounds=max_rounds, tolerance=tolerance, nonnegative=nonnegative
+        )
         tried.append(round(result[1], 6))
         if best is None or result[1] > best[1] + 1e-12:
             best = result
@@ -513,3 +532,65 @@ def fit_linear_fusion(
         raise ValueError(f"method must be 'coordinate_ascent' or 'pairwise', not {method!r}")
     details["questions"] = objective.count
     return LinearFusion(weights=tuple(float(x) for x in w), feature_names=names, details=details)
+
+
+def fit_linear_weights(
+    features: ArrayLike,
+    gains: ArrayLike,
+    groups: ArrayLike,
+    *,
+    ideal_dcg: ArrayLike,
+    k: int = 10,
+    nonnegative: bool = False,
+    start: ArrayLike | None = None,
+    restarts: int = 4,
+    max_rounds: int = 20,
+    tolerance: float = 1e-5,
+    seed: int = SEED,
+) -> tuple[FloatArray, dict]:
+    """Weights ``w`` (L1 norm 1) of ``score = features @ w`` over the features AS GIVEN (no z-scores),
+    by ``fit_linear_fusion``'s coordinate ascent on the training questions' mean NDCG@k.
+
+    For a scorer that must be computed elsewhere, e.g. inside a search engine (``rankers.export``), which
+    cannot z-score within a question. ``gains``: NaN for an unrated candidate (left out of the fit, as in
+    ``fit_linear_fusion``); ``ideal_dcg``: each question's IDCG@k from all its labels. ``nonnegative``:
+    every weight stays >= 0. ``start`` (default: equal weights) is the first start, then ``restarts``
+    random ones (fixed ``seed``); the best training NDCG wins, the earliest start on a tie. Returns
+    ``(w, details)``.
+    """
+    matrix, _ = _as_matrix(features, "features")
+    g = np.asarray(gains, dtype=np.float64)
+    if g.shape != (len(matrix),):
+        raise ValueError("gains must hold one value per row of features")
+    known = ~np.isnan(g)
+    if not np.all(np.isfinite(g[known])) or np.any(g[known] < 0):
+        raise ValueError("gains must be finite and >= 0 (NaN: unknown)")
+    sizes = check_groups(groups, len(matrix))
+    k = _check_k(k)
+    ideal = np.asarray(ideal_dcg, dtype=np.float64)
+    if ideal.shape != sizes.shape or np.any(ideal < 0) or not np.all(np.isfinite(ideal)):
+        raise ValueError("ideal_dcg must hold one finite value >= 0 per group")
+    f = matrix.shape[1]
+    first = np.ones(f) if start is None else np.asarray(start, dtype=np.float64)
+    if f == 0 or first.shape != (f,) or not np.all(np.isfinite(first)) or not np.any(first):
+        raise ValueError("features need a column; start must be f finite weights, not all zero")
+    rated_sizes = np.bincount(_group_ids(sizes)[known], minlength=len(sizes)).astype(np.int64)
+    objective = _Objective(matrix[known], g[known], rated_sizes, ideal, k)
+    w, value, rounds, tried = _best_of_starts(
+        objective,
+        first,
+        np.random.default_rng(seed),
+        restarts=restarts,
+        max_rounds=max_rounds,
+        tolerance=tolerance,
+        nonnegative=nonnegative,
+    )
+    details = {
+        "method": "coordinate_ascent",
+        "train_ndcg": value,
+        "rounds": rounds,
+        "starts": tried,
+        "nonnegative": nonnegative,
+        "questions": objective.count,
+    }
+    return w, details

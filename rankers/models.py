@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from corpus.models import Collection
+from jobs.models import Job
 
 
 class RankerKind(models.TextChoices):
@@ -128,13 +129,20 @@ class BuildStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-class EmbeddingBuild(models.Model):
+class EmbeddingBuildQuerySet(models.QuerySet["EmbeddingBuild"]):
+    def succeeded(self) -> EmbeddingBuildQuerySet:
+        """The builds that finished: their embeddings are on disk."""
+        return self.filter(status=BuildStatus.SUCCEEDED)
+
+
+class EmbeddingBuild(Job):
     """Computing the answer embeddings of one state (index fingerprint) of a collection: a job row.
 
     The answers to encode are split into parts, one Celery task each, so several workers share the work;
     a part's vectors are kept in their own file, so a killed worker's part is simply done again.
     """
 
+    # From jobs.models.Job: created_at, started_at, finished_at, error.
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="embedding_builds")
     fingerprint = models.CharField(max_length=64)
     status = models.CharField(max_length=10, choices=BuildStatus.choices, default=BuildStatus.QUEUED)
@@ -144,12 +152,10 @@ class EmbeddingBuild(models.Model):
     )
     parts_total = models.PositiveIntegerField(default=0)
     parts_done = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     seconds = models.FloatField(null=True, blank=True)
+
+    objects = EmbeddingBuildQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from django.conf import settings
@@ -133,6 +134,110 @@ def question_vectors(texts: list[str]) -> np.ndarray:
 def forget_vectors() -> None:
     _vectors.clear()
     _questions.clear()
+    _returned.clear()
+
+
+# ------------------------------------------------------------------ answers an engine returned
+
+RETURNED_CACHE_SIZE = 50_000  # vectors held in memory (1.5 kB each)
+_returned: OrderedDict[str, np.ndarray] = OrderedDict()
+_returned_lock = threading.Lock()
+
+
+def answer_texts(*, index: CollectionIndex) -> list[str]:
+    """The text each answer's vector is made of, in index order (one query; the caller keeps it)."""
+    return _texts(index)
+
+
+def _returned_file(key: str) -> Path:
+    return Path(settings.EMBEDDINGS_DIR) / "returned" / key[:2] / f"{key}.npy"
+
+
+class CandidateVectors:
+    """Vectors of the answers a first stage (a search engine) returned, for rerankers of an engine.
+
+    Only answers an engine actually returns are encoded, when first met, and kept by text hash in
+    memory and as one file each under ``EMBEDDINGS_DIR/returned/`` (so a million-answer index needs
+    only the vectors of what questions retrieve, and a restarted server finds them again). When the
+    collection's full matrix is built, its rows are used; a text that another built matrix holds is
+    taken from there. Safe to share between threads.
+    """
+
+    def __init__(self, *, index: CollectionIndex, texts: list[str]) -> None:
+        self.index = index
+        self.texts = texts
+        self._keys: dict[int, str] = {}
+        self._built: dict[bytes, np.ndarray] | None = None
+
+    def _key(self, position: int) -> str:
+        key = self._keys.get(position)
+        if key is None:
+            key = self._keys[position] = text_hash(self.texts[position])
+        return key
+
+    def _lookup(self, key: str) -> np.ndarray | None:
+        with _returned_lock:
+            vector = _returned.get(key)
+            if vector is not None:
+                _returned.move_to_end(key)
+                return vector
+        path = _returned_file(key)
+        if not path.exists():
+            return None
+        vector = np.load(path)
+        self._keep(key, vector)
+        return vector
+
+    @staticmethod
+    def _keep(key: str, vector: np.ndarray) -> None:
+        with _returned_lock:
+            _returned[key] = vector
+            while len(_returned) > RETURNED_CACHE_SIZE:
+                _returned.popitem(last=False)
+
+    def cached(self, positions: np.ndarray) -> np.ndarray | None:
+        """The candidates' vectors if every one is known already, else None (nothing is encoded)."""
+        full = answer_vectors(index=self.index)
+        if full is not None:
+            return np.asarray(full[positions])
+        vectors = []
+        for p in positions:
+            vector = self._lookup(self._key(int(p)))
+            if vector is None:
+                return None
+            vectors.append(vector)
+        return np.vstack(vectors) if vectors else np.zeros((0, DIMENSION), np.float32)
+
+    def of(self, positions: np.ndarray) -> np.ndarray:
+        """The candidates' vectors, encoding (and keeping) the ones met for the first time.
+
+        Raises EmbeddingUnavailable when the model cannot be loaded.
+        """
+        full = answer_vectors(index=self.index)
+        if full is not None:
+            return np.asarray(full[positions])
+        keys = [self._key(int(p)) for p in positions]
+        found: dict[str, np.ndarray | None] = {key: self._lookup(key) for key in dict.fromkeys(keys)}
+        missing = [key for key, vector in found.items() if vector is None]
+        if missing and self._built is None:
+            # Texts some collection's built matrix already holds (the same text, the same vector).
+            self._built = _previous(self.index.collection_id, self.index.fingerprint)
+        for key in missing:
+            vector = (self._built or {}).get(key.encode())
+            if vector is not None:
+                self._keep(key, vector)
+                found[key] = vector
+        missing = [key for key, vector in found.items() if vector is None]
+        if missing:
+            text_of = {self._key(int(p)): self.texts[int(p)] for p in positions}
+            encoded = load_encoder().encode([text_of[key] for key in missing], batch_size=BATCH_SIZE)
+            for key, vector in zip(missing, encoded, strict=True):
+                _save(_returned_file(key), vector)
+                self._keep(key, vector)
+                found[key] = vector
+        if not keys:
+            return np.zeros((0, DIMENSION), np.float32)
+        return np.vstack([cast(np.ndarray, found[key]) for key in keys])
 
 
 # ------------------------------------------------------------------------------------------ building

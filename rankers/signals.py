@@ -9,7 +9,13 @@ rm3            BM25 under the question expanded by RM3 pseudo-relevance feedback
                ``RM3_FEEDBACK_DOCS`` candidates (``rankers.rm3``)
 propagation    stars that similar *training* questions gave this answer, weighted by question
                similarity (``rankers.propagation``); never from test questions
+engine         the search engine's (or http ranker's) own score of the answer, for a ranker that
+               reranks an engine's top answers (``rankers.reranking``)
+engine_rank    1 / (rank in the engine's answers, from 1): its order, whatever its scores' scale
 =============  =================================================================================
+
+The app's signals (bm25, rm3, cosine, propagation) are computed on the app's copy of each answer, also
+when an engine retrieved it.
 
 ``SEMANTIC`` signals need embeddings; without them (model package missing, vectors not built) only
 ``LEXICAL`` ones can be computed, and a version that needs the others ranks as BM25 does.
@@ -28,8 +34,9 @@ from rankers.index import CollectionIndex
 from rankers.propagation import propagation_scores
 from rankers.rm3 import rm3_scores, term_frequency_matrix
 
-SIGNALS = ("bm25", "cosine", "rm3", "propagation")
+SIGNALS = ("bm25", "cosine", "rm3", "propagation", "engine", "engine_rank")
 LEXICAL = ("bm25", "rm3")
+ENGINE = ("engine", "engine_rank")
 SEMANTIC = ("cosine", "propagation")
 RM3_FEEDBACK_DOCS = 10
 RM3_TERMS = 10
@@ -95,21 +102,34 @@ def candidate_signals(
     answer_vectors: np.ndarray | None = None,
     rated: RatedQuestions | None = None,
     exclude: int = -1,
+    candidate_vectors: np.ndarray | None = None,
+    engine_scores: np.ndarray | None = None,
 ) -> np.ndarray:
-    """(len(positions), len(names)) signals of the candidates at ``positions`` (BM25 order).
+    """(len(positions), len(names)) signals of the candidates at ``positions`` (first-stage order).
 
     ``bm25``: the title + body BM25 score of every answer. ``exclude``: a row of ``rated`` to leave
-    out (the question itself, when it is a training question). Raises ValueError when a semantic signal
-    is asked for without the vectors it needs.
+    out (the question itself, when it is a training question). The answers' vectors come as
+    ``answer_vectors`` (every answer's, indexed by position) or ``candidate_vectors`` (the candidates'
+    only, in order); ``engine_scores`` are the engine's scores of the candidates, in order. Raises
+    ValueError when a signal is asked for without what it needs.
     """
     columns = []
     for name in names:
         if name == "bm25":
             columns.append(bm25[positions].astype(np.float64))
         elif name == "cosine":
-            if question_vector is None or answer_vectors is None:
+            if candidate_vectors is None and answer_vectors is not None:
+                candidate_vectors = np.asarray(answer_vectors[positions])
+            if question_vector is None or candidate_vectors is None:
                 raise ValueError("cosine needs the question's and the answers' vectors")
-            columns.append(np.asarray(answer_vectors[positions], dtype=np.float64) @ question_vector)
+            columns.append(np.asarray(candidate_vectors, dtype=np.float64) @ question_vector)
+        elif name in ENGINE:
+            if engine_scores is None:
+                raise ValueError(f"{name} needs the engine's scores of the candidates")
+            if name == "engine":
+                columns.append(np.asarray(engine_scores, dtype=np.float64))
+            else:
+                columns.append(1.0 / np.arange(1, len(positions) + 1, dtype=np.float64))
         elif name == "rm3":
             tf = term_frequency_matrix(index.doc_offsets, index.doc_terms, positions, len(index.idf))
             feedback = min(RM3_FEEDBACK_DOCS, len(positions))

@@ -27,11 +27,15 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from corpus.models import Answer, Collection, Question, Role, Split
-from corpus.permissions import can_create_collections, collection_role
+from corpus.models import Answer, Collection, Question, Split
+from corpus.permissions import can_create_collections, collection_access, collection_and_access
 from corpus.selectors import collections_for_user
-from raters import queue
 from raters.forms import STAR_CHOICES, RatingForm, SkipForm
+from raters.next_task.budget import budget_summary
+from raters.next_task.modes import MODES, mode_summary, next_mode_task
+from raters.next_task.picking import Overview, next_task, rater_overview, task_for_question
+from raters.next_task.pool import candidate_table, top_k
+from raters.next_task.task import Task
 from ratings.agreement import krippendorff_alpha
 from ratings.models import STAR_WORDS, Rating
 from ratings.selectors import (
@@ -105,13 +109,12 @@ def collection_view(*, manage: bool = False) -> Callable:
                     )
                 return redirect_to_login(request.get_full_path())
             try:
-                collection = Collection.objects.filter(slug=slug).first()
-                role = collection_role(user=request.user, collection=collection) if collection else None
-                if role is None:
+                collection, access = collection_and_access(user=request.user, slug=slug)
+                if collection is None or access.role is None:
                     raise Refusal(404, f"There is no collection “{slug}” that you are a member of.")
-                if manage and role != Role.TRAINER:
+                if manage and not access.may_manage:
                     raise Refusal(403, "Only the collection's trainers can see this page.")
-                request.collection_role = role
+                request.collection_role = access.role
                 return view(request, collection, **kwargs)
             except Refusal as refusal:
                 return _refusal_response(request, refusal)
@@ -125,9 +128,10 @@ def pair_view(view: Callable) -> Callable:
     """``collection_view`` for the per-answer endpoints (the hot path: one request per star clicked).
 
     One query (``rating_target``) finds the answer with its collection, checks the question is in the same
-    collection and reads the user's membership; ``_role_from_membership`` then applies ``collection_role``'s
-    rules to it. Refusals take the general path so that they say exactly what ``collection_view`` would (no
-    collection you are a member of, unknown question/answer).
+    collection and reads the user's membership, which ``collection_access`` takes as read: the same rules,
+    so the per-answer endpoints admit exactly whom every other collection page admits. Refusals take the
+    general path so that they say exactly what ``collection_view`` would (no collection you are a member
+    of, unknown question/answer).
     """
 
     @functools.wraps(view)
@@ -137,7 +141,11 @@ def pair_view(view: Callable) -> Callable:
         target = rating_target(
             slug=slug, question_id=question_id, answer_id=answer_id, user_id=request.user.pk
         )
-        role = _role_from_membership(request.user, target.member_role) if target else None
+        role = None
+        if target is not None:
+            role = collection_access(
+                user=request.user, collection=target.collection, member_role=target.member_role
+            ).role
         if target is None or not target.question_here or role is None:
             return collection_view()(_refuse_pair)(
                 request, slug, question_id=question_id, answer_id=answer_id
@@ -149,16 +157,6 @@ def pair_view(view: Callable) -> Callable:
             return _refusal_response(request, refusal)
 
     return wrapped
-
-
-def _role_from_membership(user: User, member_role: str | None) -> str | None:
-    """``collection_role`` with the membership row already read (by ``pair_view``'s one query): the same
-    rules, so the per-answer endpoints admit exactly whom every other collection page admits."""
-    if not user.is_active:
-        return None
-    if user.is_superuser:
-        return Role.TRAINER
-    return member_role
 
 
 def _refuse_pair(
@@ -207,7 +205,7 @@ def _task_key(collection: Collection, question_id: int) -> str:
     return f"{collection.pk}:{question_id}"
 
 
-def _remember_task(request: RatingRequest, collection: Collection, task: queue.Task) -> dict:
+def _remember_task(request: RatingRequest, collection: Collection, task: Task) -> dict:
     tasks = request.session.get(SESSION_TASKS, {})
     entry = {
         "answers": task.answer_ids,
@@ -245,7 +243,7 @@ def _session_started(request: RatingRequest) -> datetime:
 class CollectionEntry:
     collection: Collection
     role: str | None
-    overview: queue.Overview
+    overview: Overview
 
 
 @require_GET
@@ -255,8 +253,8 @@ def home(request: RatingRequest) -> HttpResponse:
     entries = [
         CollectionEntry(
             collection,
-            collection_role(user=request.user, collection=collection),
-            queue.rater_overview(collection=collection, rater=request.user),
+            collection_access(user=request.user, collection=collection).role,
+            rater_overview(collection=collection, rater=request.user),
         )
         for collection in collections_for_user(user=request.user)
     ]
@@ -273,7 +271,7 @@ def _mode(request: RatingRequest, collection: Collection) -> dict | None:
     rater's session until ``?mode=`` asks for the usual queue again."""
     key = f"rate-mode:{collection.pk}"
     if "mode" in request.GET:
-        if request.GET["mode"] in queue.MODES:
+        if request.GET["mode"] in MODES:
             request.session[key] = {
                 "mode": request.GET["mode"],
                 "champion_id": request.GET.get("champion", ""),
@@ -306,13 +304,13 @@ def rate_next(request: RatingRequest, collection: Collection) -> HttpResponse:
     mode = _mode(request, collection)
     task = None
     if mode is not None:
-        task = queue.next_mode_task(collection=collection, rater=request.user, exclude=exclude, **mode)
+        task = next_mode_task(collection=collection, rater=request.user, exclude=exclude, **mode)
         if task is None and exclude:
-            task = queue.next_mode_task(collection=collection, rater=request.user, **mode)
+            task = next_mode_task(collection=collection, rater=request.user, **mode)
     if task is None:
-        task = queue.next_task(collection=collection, rater=request.user, exclude=exclude, split=split)
+        task = next_task(collection=collection, rater=request.user, exclude=exclude, split=split)
     if task is None and exclude:
-        task = queue.next_task(collection=collection, rater=request.user, split=split)
+        task = next_task(collection=collection, rater=request.user, split=split)
     if task is None:
         return render(
             request, "raters/done.html", {"collection": collection, "role": request.collection_role}
@@ -365,7 +363,7 @@ def rate_question(request: RatingRequest, collection: Collection, question_id: i
         entry = _remember_task(
             request,
             collection,
-            queue.task_for_question(collection=collection, rater=request.user, question=question),
+            task_for_question(collection=collection, rater=request.user, question=question),
         )
     answers = Answer.objects.filter(collection=collection).in_bulk(entry["answers"])
     mine = {
@@ -383,7 +381,7 @@ def rate_question(request: RatingRequest, collection: Collection, question_id: i
     started = _session_started(request)
     mode = request.session.get(f"rate-mode:{collection.pk}")
     queue_mode = (
-        queue.mode_summary(
+        mode_summary(
             collection=collection,
             mode=mode["mode"],
             champion_id=mode.get("champion_id"),
@@ -402,7 +400,7 @@ def rate_question(request: RatingRequest, collection: Collection, question_id: i
             "rated": rated,
             "reason": entry["reason"],
             "star_choices": STAR_CHOICES,
-            "page_size": queue.top_k(collection=collection),
+            "page_size": top_k(collection=collection),
             "session_count": rating_count_since(rater=request.user, collection=collection, since=started),
             "skip_form": SkipForm(),
             # The mode stays in the session (``_mode``): say so, with the way back to the usual queue.
@@ -585,15 +583,15 @@ def training_progress(request: RatingRequest, collection: Collection) -> HttpRes
             "per_day": ratings_per_day(collection=collection),
             "raters": rater_summaries(collection=collection, ratings=shared),
             "coverage": coverage_by_split(
-                collection=collection, candidates=queue.candidate_table(collection=collection)
+                collection=collection, candidates=candidate_table(collection=collection)
             ),
             "alpha": alpha,
             "disagreement_count": disagreement_count,
             "disagreements": disagreeing,
             "alpha_pairs": len(units),
             "alpha_ratings": sum(len(u) for u in units),
-            "k": queue.top_k(collection=collection),
-            "budget": queue.budget_summary(collection=collection),
+            "k": top_k(collection=collection),
+            "budget": budget_summary(collection=collection),
         },
     )
 

@@ -13,7 +13,7 @@ from django.db import connection
 from django.db.models import Avg, Count, Exists, Max, Model, OuterRef, QuerySet
 from django.db.models.functions import TruncDate
 
-from corpus.formats import LabelRow
+from corpus.formats.records import LabelRow
 from corpus.models import Answer, Collection, Membership, Question, Split
 from ratings.models import Label, Rating, RatingSource, Skip
 

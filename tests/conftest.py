@@ -59,6 +59,7 @@ SLOW_FILES = {
     "tests/rankers/test_real_solr.py": 25,
     "tests/judges/test_tasks_judging.py": 24,
     "tests/rankers/test_real_opensearch.py": 22,
+    "tests/rankers/test_export_real_engines.py": 22,
 }
 SECONDS_PER_TEST = 0.4
 # Files run one after the other in one worker: both encode the 1,400 Cranfield answers with the embedding

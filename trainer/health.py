@@ -7,7 +7,7 @@ import logging
 from django.core.cache import caches
 from django.db import connection
 
-from evaluation.broker import BrokerUnreachable, broker_check
+from jobs.broker import BrokerUnreachable, broker_check
 
 logger = logging.getLogger(__name__)
 

@@ -65,12 +65,12 @@ from corpus.models import Collection, GainScheme, Question, Split
 from evaluation.metrics.ranking import Discount as MetricDiscount
 from evaluation.metrics.ranking import Gain, label_arrays, mean_ignoring_undefined, ndcg_at_k
 from evaluation.metrics.stats import compare_runs
+from rankers.base import RankerBackend, RankQuery
 from rankers.builtin import bm25_candidates
 from rankers.embedding import EmbeddingUnavailable
 from rankers.features import FEATURE_NAMES, FEATURE_VERSION, candidate_features
 from rankers.fitting import lambdamart_fit
 from rankers.fusion import (
-    FUSION_SIGNALS,
     UNTRAINED_FUSION_WEIGHTS,
     LinearFusion,
     fit_linear_fusion,
@@ -79,8 +79,14 @@ from rankers.fusion import (
 )
 from rankers.index import CollectionIndex
 from rankers.propagation import propagation_scores
-from rankers.semantic import embeddings_build_now, question_vectors
-from rankers.signals import PROPAGATION_NEIGHBOURS, PROPAGATION_POWER, RatedQuestions, candidate_signals
+from rankers.semantic import CandidateVectors, answer_texts, embeddings_build_now, question_vectors
+from rankers.signals import (
+    ENGINE,
+    PROPAGATION_NEIGHBOURS,
+    PROPAGATION_POWER,
+    RatedQuestions,
+    candidate_signals,
+)
 from rankers.text import tokenize
 from ratings.models import Rating
 from ratings.selectors import labels_for_collection
@@ -98,9 +104,47 @@ LAMBDAMART_PARAMS: dict[str, Any] = {
     "learning_rate": 0.05,
     "num_iterations": 100,
 }
-UNTRAINED = ("bm25", "fusion")
 
 Progress = Callable[[str, float], None]
+VectorsOf = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class FirstStage:
+    """Where a question's candidates come from, best first: BM25 over the app's copy of the answers
+    (``name`` "bm25"), or an engine or ranker service (``name`` "engine": its top answers, with its
+    scores as the ``engine`` signal). The learner's untrained candidates are this order and the fusion
+    of its score with the cosine; the trained ones rerank it."""
+
+    name: str
+    title: str  # as a sentence names it: "BM25", "the engine"
+    backend: RankerBackend | None = None  # the engine (None for BM25)
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        """The signals only this first stage has."""
+        return ENGINE if self.name == "engine" else ()
+
+    def candidates(
+        self, index: CollectionIndex, question: Question, terms: list[str], depth: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(positions in first-stage order, title + body BM25 of every answer, first-stage score of each
+        candidate). An engine's answers the collection does not know are left out: nobody can rate them.
+        Raises RankerError / RankerUnavailable when the engine fails."""
+        if self.backend is None:
+            positions, bm25 = bm25_candidates(index, terms, depth)
+            return positions, bm25, bm25[positions].astype(np.float64)
+        ranking = self.backend.rank(RankQuery(external_id=question.external_id, text=question.text), depth)
+        known = [(index.position[a], s) for a, s in ranking.answers if a in index.position]
+        positions = np.array([p for p, _ in known], dtype=np.int64)
+        return positions, index.scores("both", terms), np.array([s for _, s in known], dtype=np.float64)
+
+
+BM25_STAGE = FirstStage(name="bm25", title="BM25")
+
+
+def engine_stage(backend: RankerBackend) -> FirstStage:
+    return FirstStage(name="engine", title="the engine", backend=backend)
 
 
 def _no_progress(phase: str, fraction: float) -> None:
@@ -114,7 +158,8 @@ class QuestionExample:
     candidate_ids: list[str]
     positions: np.ndarray
     features: np.ndarray  # the 12 lexical features (LambdaMART)
-    signals: dict[str, np.ndarray]  # bm25, cosine, rm3 per candidate (propagation depends on the fold)
+    # bm25, rm3, cosine (and engine, engine_rank) per candidate; propagation depends on the fold
+    signals: dict[str, np.ndarray]
     targets: np.ndarray  # gain of each candidate, NaN when unrated (unknown, not 0 stars)
     labels: dict[str, int]  # every label of the question, retrieved or not (for ideal DCG)
     vector: np.ndarray | None = None
@@ -153,8 +198,17 @@ def training_examples(
     index: CollectionIndex,
     candidates: int,
     answer_vectors: np.ndarray | None = None,
+    first_stage: FirstStage = BM25_STAGE,
+    vectors_of: VectorsOf | None = None,
 ) -> list[QuestionExample]:
-    """One example per labelled training question: its BM25 candidates, their features and targets."""
+    """One example per labelled training question: its first-stage candidates, their features and targets.
+
+    The candidates' vectors come from ``vectors_of(positions)`` or, for every answer, ``answer_vectors``;
+    neither: no semantic signals.
+    """
+    if vectors_of is None and answer_vectors is not None:
+        full = answer_vectors
+        vectors_of = lambda positions: np.asarray(full[positions])  # noqa: E731
     labels: dict[int, dict[str, int]] = {}
     rows = labels_for_collection(collection=collection, split=Split.TRAIN).values_list(
         "question_id", "answer__external_id", "gain"
@@ -162,23 +216,26 @@ def training_examples(
     for question_id, answer_id, gain in rows:
         labels.setdefault(question_id, {})[answer_id] = gain
     questions = training_questions(collection=collection)
-    vectors = question_vectors([q.text for q in questions]) if answer_vectors is not None else None
+    vectors = question_vectors([q.text for q in questions]) if vectors_of is not None else None
     examples = []
     for i, question in enumerate(questions):
         terms = tokenize(question.text)
-        positions, scores = bm25_candidates(index, terms, candidates)
+        positions, bm25, first_scores = first_stage.candidates(index, question, terms, candidates)
         ids = [index.ids[p] for p in positions]
         known = labels[question.pk]
         vector = vectors[i] if vectors is not None else None
-        names = ("bm25", "rm3", "cosine") if vector is not None else ("bm25", "rm3")
+        names = ("bm25", "rm3", *first_stage.signals) + (("cosine",) if vector is not None else ())
         signals = candidate_signals(
             index,
             index.term_ids(terms),
             positions,
-            scores,
+            bm25,
             names=names,
             question_vector=vector,
-            answer_vectors=answer_vectors,
+            candidate_vectors=vectors_of(positions)
+            if vectors_of is not None and vector is not None
+            else None,
+            engine_scores=first_scores,
         )
         examples.append(
             QuestionExample(
@@ -186,7 +243,7 @@ def training_examples(
                 external_id=question.external_id,
                 candidate_ids=ids,
                 positions=positions,
-                features=candidate_features(index, terms, positions, scores),
+                features=candidate_features(index, terms, positions, bm25),
                 signals={name: signals[:, j] for j, name in enumerate(names)},
                 targets=np.array([known.get(a, np.nan) for a in ids], dtype=np.float64),
                 labels=known,
@@ -266,6 +323,10 @@ def _ndcg(
     )
 
 
+def _cap(text: str) -> str:
+    return text if text.startswith("BM25") else text.removeprefix("the ")
+
+
 def _order(example: QuestionExample, scores: np.ndarray) -> list[str]:
     # Stable sort: equal scores keep BM25's order.
     return [example.candidate_ids[i] for i in np.argsort(-scores, kind="stable")]
@@ -284,20 +345,26 @@ class _Candidate:
         raise NotImplementedError
 
 
-class _Bm25(_Candidate):
-    name = "bm25"
+class _FirstStageOrder(_Candidate):
+    """The first stage's own order (BM25's, or the engine's)."""
+
+    def __init__(self, first: str) -> None:
+        self.name = first
 
     def scores(self, example, rated):
-        return example.signals["bm25"]
+        return example.signals[self.name]
 
 
 class _Fusion(_Candidate):
     name = "fusion"
 
+    def __init__(self, first: str) -> None:
+        self.first = first
+
     def scores(self, example, rated):
         # The same function ranks a "fusion" version's questions (as LinearFusion with equal weights).
         return untrained_fusion(
-            example.signals["bm25"], example.signals["cosine"], [len(example.candidate_ids)]
+            example.signals[self.first], example.signals["cosine"], [len(example.candidate_ids)]
         )
 
 
@@ -305,26 +372,27 @@ class _LearnedFusion(_Candidate):
     name = "learned-fusion"
     trained = True
 
-    def __init__(self, k: int) -> None:
+    def __init__(self, k: int, signals: tuple[str, ...] = LEARNED_SIGNALS) -> None:
         self.k = k
+        self.signals = signals
         self.model: LinearFusion | None = None
 
     def fit(self, examples, rated):
         learnable = [e for e in examples if _learnable(e)]
-        features = np.vstack([_columns(e, LEARNED_SIGNALS, rated) for e in learnable])
+        features = np.vstack([_columns(e, self.signals, rated) for e in learnable])
         self.model = fit_linear_fusion(
             features,
             np.concatenate([e.targets for e in learnable]),
             [len(e.candidate_ids) for e in learnable],
             ideal_dcg=ideal_dcg_from_labels([e.labels.values() for e in learnable], self.k),
             k=self.k,
-            feature_names=LEARNED_SIGNALS,
+            feature_names=self.signals,
             seed=SEED,
         )
 
     def scores(self, example, rated):
         assert self.model is not None
-        return self.model.score(_columns(example, LEARNED_SIGNALS, rated), [len(example.candidate_ids)])
+        return self.model.score(_columns(example, self.signals, rated), [len(example.candidate_ids)])
 
 
 class _LambdaMart(_Candidate):
@@ -424,35 +492,56 @@ def train(
     index: CollectionIndex,
     candidates: int,
     progress: Progress = _no_progress,
+    first_stage: FirstStage = BM25_STAGE,
 ) -> TrainingResult:
     """Cross-validate the candidates on the current training labels, choose one, and fit it.
 
-    ``progress(phase, fraction)`` hears of each phase (collect-labels, compute-features,
-    cross-validate, fit) as it goes.
+    ``first_stage``: where candidates come from (BM25, or an engine ranker's engine). ``progress(phase,
+    fraction)`` hears of each phase (collect-labels, compute-features, cross-validate, fit) as it goes.
+    An engine that fails raises its RankerError / RankerUnavailable.
     """
     started = time.perf_counter()
+    first = first_stage.name
     progress("collect-labels", 0.0)
     notices: list[str] = []
     progress("compute-features", 0.0)
-    answer_vectors: np.ndarray | None
+    vectors_of: VectorsOf | None = None
     try:
-        answer_vectors = embeddings_build_now(
-            collection=collection, index=index, progress=lambda f: progress("compute-features", 0.8 * f)
-        )
+        if first_stage.backend is None:
+            full = embeddings_build_now(
+                collection=collection, index=index, progress=lambda f: progress("compute-features", 0.8 * f)
+            )
+            vectors_of = lambda positions: np.asarray(full[positions])  # noqa: E731
+        else:
+            # Only the answers the engine returns are encoded (cached by text hash), never the whole index.
+            vectors_of = CandidateVectors(index=index, texts=answer_texts(index=index)).of
         question_vectors(["warm up"])  # the model loads here rather than in the middle of the examples
     except EmbeddingUnavailable as exc:
-        answer_vectors = None
+        vectors_of = None
         notices.append(f"Semantic model unavailable ({exc}); this version uses lexical signals only.")
-    semantic = answer_vectors is not None
-    examples = training_examples(
-        collection=collection, index=index, candidates=candidates, answer_vectors=answer_vectors
-    )
+    semantic = vectors_of is not None
+    try:
+        examples = training_examples(
+            collection=collection,
+            index=index,
+            candidates=candidates,
+            first_stage=first_stage,
+            vectors_of=vectors_of,
+        )
+    except EmbeddingUnavailable as exc:
+        notices.append(f"Semantic model unavailable ({exc}); this version uses lexical signals only.")
+        semantic = False
+        examples = training_examples(
+            collection=collection, index=index, candidates=candidates, first_stage=first_stage
+        )
     progress("compute-features", 1.0)
     label_count = sum(len(e.labels) for e in examples)
     learnable = [e for e in examples if _learnable(e)]
     result = TrainingResult(uses_model=False, label_count=label_count, question_count=len(examples))
-    bm25_all = _ndcg([e.candidate_ids for e in examples], examples, collection=collection)
+    result.method = first
+    first_all = _ndcg([e.candidate_ids for e in examples], examples, collection=collection)
     result.details = {
+        "first_stage": first,
         "candidates_depth": candidates,
         "training_questions": len(examples),
         "learnable_questions": len(learnable),
@@ -467,20 +556,25 @@ def train(
     }
     if notices:
         result.details["message"] = " ".join(notices)
+    title = first_stage.title
     if len(learnable) < MIN_QUESTIONS:
-        result.cv_ndcg_bm25 = _mean(bm25_all)
+        result.cv_ndcg_bm25 = _mean(first_all)
         result.details["reason"] = (
-            f"Only {len(learnable)} training questions have a relevant answer among their BM25 candidates; "
-            f"at least {MIN_QUESTIONS} are needed to choose by cross-validation, so this version ranks by BM25."
+            f"Only {len(learnable)} training questions have a relevant answer among their {_cap(title)} "
+            f"candidates; at least {MIN_QUESTIONS} are needed to choose by cross-validation, so this version "
+            f"ranks as {title} does."
         )
         result.details["seconds"] = round(time.perf_counter() - started, 3)
         return result
 
-    extra = EXTRA_LAMBDAMART if semantic else ("rm3",)
-    makers: dict[str, Callable[[], _Candidate]] = {"bm25": _Bm25}
+    own = first_stage.signals
+    extra = (*own, *EXTRA_LAMBDAMART) if semantic else (*own, "rm3")
+    learned = (*own, *LEARNED_SIGNALS)
+    untrained = (first, "fusion")
+    makers: dict[str, Callable[[], _Candidate]] = {first: lambda: _FirstStageOrder(first)}
     if semantic:
-        makers["fusion"] = _Fusion
-        makers["learned-fusion"] = lambda: _LearnedFusion(collection.ndcg_k)
+        makers["fusion"] = lambda: _Fusion(first)
+        makers["learned-fusion"] = lambda: _LearnedFusion(collection.ndcg_k, learned)
     makers["lambdamart"] = lambda: _LambdaMart(collection, extra)
     per_question: dict[str, np.ndarray] = {}
     scores: dict[str, float] = {}
@@ -496,16 +590,16 @@ def train(
         table.append(
             {
                 "name": name,
-                "trained": name not in UNTRAINED,
+                "trained": name not in untrained,
                 "cv_ndcg": mean,
                 "spread": round(max(means) - min(means), 6) if means else None,
                 "per_assignment": [round(m, 6) for m in means],
                 "rated_share": round(share, 4),
             }
         )
-    # Among equals, BM25: the simplest ranking.
-    best_untrained = max((n for n in scores if n in UNTRAINED), key=lambda n: (scores[n], n == "bm25"))
-    best_trained = max((n for n in scores if n not in UNTRAINED), key=lambda n: scores[n])
+    # Among equals, the first stage: the simplest ranking.
+    best_untrained = max((n for n in scores if n in untrained), key=lambda n: (scores[n], n == first))
+    best_trained = max((n for n in scores if n not in untrained), key=lambda n: scores[n])
     chosen = best_untrained
     if scores[best_trained] >= scores[best_untrained] + MIN_CV_GAIN:
         chosen = best_trained
@@ -514,7 +608,8 @@ def train(
     result.details["candidates"] = table
     result.details["cv_judged_only"] = True
     result.details["cv_rated_share"] = next(row["rated_share"] for row in table if row["name"] == chosen)
-    result.details["cv_vs_bm25"] = _figures(per_question[chosen], per_question["bm25"])
+    # What this version adds over its first stage alone (BM25, or the engine as it is).
+    result.details["cv_vs_first_stage"] = _figures(per_question[chosen], per_question[first])
     if semantic:
         # What the ratings added: the best candidate that learned from them against the untrained fusion.
         result.details["ratings_added"] = {
@@ -522,33 +617,33 @@ def train(
             "over": "fusion",
             **_figures(per_question[best_trained], per_question["fusion"]),
         }
-    result.cv_ndcg_bm25 = scores["bm25"]
+    result.cv_ndcg_bm25 = scores[first]
     result.cv_ndcg_model = scores[chosen]
     result.method = chosen
-    if chosen not in ("bm25",) and chosen == best_untrained:
+    if chosen != first and chosen == best_untrained:
         result.details["reason"] = (
             f"The best candidate that learned from ratings ({best_trained}, CV NDCG@{collection.ndcg_k} "
             f"{scores[best_trained]:.4f}) did not beat {chosen} ({scores[chosen]:.4f}), which needs no "
             f"ratings, by at least {MIN_CV_GAIN}."
         )
-    elif chosen == "bm25":
-        result.details["reason"] = f"No candidate beat BM25 in cross-validation by at least {MIN_CV_GAIN}."
+    elif chosen == first:
+        result.details["reason"] = f"No candidate beat {title} in cross-validation by at least {MIN_CV_GAIN}."
 
     progress("fit", 0.0)
     rated = rated_questions(examples, index) if semantic else None
     if chosen == "learned-fusion":
-        fusion = _LearnedFusion(collection.ndcg_k)
+        fusion = _LearnedFusion(collection.ndcg_k, learned)
         fusion.fit(examples, rated)
         assert fusion.model is not None
-        result.params = {"signals": list(LEARNED_SIGNALS), "weights": list(fusion.model.weights)}
+        result.params = {"signals": list(learned), "weights": list(fusion.model.weights)}
         result.feature_importances = {
-            name: round(abs(w), 6) for name, w in zip(LEARNED_SIGNALS, fusion.model.weights, strict=True)
+            name: round(abs(w), 6) for name, w in zip(learned, fusion.model.weights, strict=True)
         }
         result.rated = rated
         result.uses_model = True
     elif chosen == "fusion":
-        result.params = {"signals": list(FUSION_SIGNALS), "weights": list(UNTRAINED_FUSION_WEIGHTS)}
-        result.feature_importances = {"bm25": 0.5, "cosine": 0.5}
+        result.params = {"signals": [first, "cosine"], "weights": list(UNTRAINED_FUSION_WEIGHTS)}
+        result.feature_importances = {first: 0.5, "cosine": 0.5}
         result.uses_model = True
     elif chosen == "lambdamart":
         model = _LambdaMart(collection, extra)

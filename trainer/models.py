@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from corpus.models import Collection, Role
+from jobs.models import WorkerJob
 
 
 def _hash_token(key: str) -> str:
@@ -75,14 +76,15 @@ class TrainingPhase(models.TextChoices):
 ACTIVE_TRAINING = (TrainingStatus.QUEUED, TrainingStatus.RUNNING)
 
 
-class Training(models.Model):
+class Training(WorkerJob):
     """One training of a builtin ranker: a job row claimed by one worker, with phase and progress."""
 
+    # From jobs.models.WorkerJob: created_at, started_at, finished_at, error, claimed_by, heartbeat_at,
+    # attempts.
     ranker = models.ForeignKey("rankers.Ranker", on_delete=models.CASCADE, related_name="trainings")
     status = models.CharField(max_length=10, choices=TrainingStatus.choices, default=TrainingStatus.QUEUED)
     phase = models.CharField(max_length=20, choices=TrainingPhase.choices, default=TrainingPhase.QUEUED)
     progress = models.FloatField(default=0.0)
-    error = models.TextField(blank=True)
     trigger = models.CharField(max_length=10, default="ui")  # ui, api, command, auto
     version = models.ForeignKey(
         "rankers.RankerVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -93,12 +95,6 @@ class Training(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    claimed_by = models.CharField(max_length=200, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]

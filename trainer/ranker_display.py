@@ -1,17 +1,17 @@
 """How the rankers pages put versions, comparisons and trainings into words and numbers.
 
-Pure presentation: no queries. NDCG with 3 decimals (0.412), differences signed (+0.041, −0.012),
-p-values as 0.004 or "< 0.001", durations in seconds or minutes.
+Pure presentation: no queries. Figures as :mod:`evaluation.numbers` writes them everywhere (NDCG 0.412,
+differences +0.041 and −0.012, "p = 0.004" or "p < 0.001"); durations in seconds or minutes.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from evaluation.certainty import expected_difference_text, probability_text, settle_text, verdict_text
+from evaluation.certainty import settle_text, verdict_text
+from evaluation.numbers import NO_VALUE, figure, interval, number, p_text, percent, probability, signed
 from rankers.models import RankerKind, RankerVersion
 from trainer.models import Training, TrainingStatus
 
@@ -22,7 +22,17 @@ METHOD_WORDS = {
     "lambdamart": "LambdaMART",
 }
 
+# An engine (or http) ranker's trained versions rerank its service's top answers; {first}: whose.
+RERANK_WORDS = {
+    "fusion": "{first} top answers reranked by {first} score + semantic similarity, untrained fusion",
+    "learned-fusion": "{first} top answers reranked by a learned fusion of {first} score, BM25, semantic "
+    "similarity, RM3 and rating propagation",
+    "lambdamart": "{first} top answers reranked by LambdaMART",
+}
+
 FEATURE_WORDS = {
+    "engine": "the engine's own score",
+    "engine_rank": "the engine's rank (1 / rank)",
     "cosine": "semantic similarity of question and answer (all-MiniLM-L6-v2 embeddings)",
     "rm3": "BM25 with the question expanded from its top answers (RM3)",
     "propagation": "stars that similar training questions gave this answer",
@@ -40,39 +50,19 @@ FEATURE_WORDS = {
     "query_length": "question length",
 }
 
-NO_VALUE = "–"
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return None if math.isnan(value) else float(value)
-
-
-def ndcg_text(value: object) -> str:
-    """0.412, or – when there is no figure."""
-    number = _number(value)
-    return NO_VALUE if number is None else f"{number:.3f}"
-
-
-def signed_text(value: object) -> str:
-    """+0.041 or −0.041 (a real minus sign), or –; a difference that rounds to zero is +0.000, never −0.000."""
-    number = _number(value)
-    if number is None:
-        return NO_VALUE
-    return f"{round(number, 3) or 0.0:+.3f}".replace("-", "−")
+# The rankers pages' older name for the signed difference (tests/trainer/test_ranker_display.py uses it).
+signed_text = signed
 
 
 def ci_text(ci_low: object, ci_high: object) -> str:
     """95% CI +0.012 to +0.070; "" when the bounds show the same (two versions that rank alike)."""
-    low, high = signed_text(ci_low), signed_text(ci_high)
-    return f"95% CI {low} to {high}" if low != high else ""
+    return f"95% CI {interval(ci_low, ci_high)}" if signed(ci_low) != signed(ci_high) else ""
 
 
 def difference_text(difference: object, ci_low: object, ci_high: object, p_value: object) -> str:
     """+0.082 (95% CI +0.051 to +0.114, p < 0.001), or +0.000 (p = 1.000) when the interval collapses."""
     ci = ci_text(ci_low, ci_high)
-    return f"{signed_text(difference)} ({ci + ', ' if ci else ''}p {p_text(p_value)})"
+    return f"{signed(difference)} ({ci + ', ' if ci else ''}{p_text(p_value)})"
 
 
 def comparison_text(
@@ -89,34 +79,39 @@ def comparison_text(
     its bounds show the same (two versions that rank alike: "+0.000, p = 1.000")."""
     ci = ci_text(ci_low, ci_high)
     return (
-        f"NDCG@{k} {ndcg_text(challenger)} vs {ndcg_text(champion)} "
-        f"({signed_text(difference)}{', ' + ci if ci else ''}, p {p_text(p_value)})"
+        f"NDCG@{k} {figure(challenger)} vs {figure(champion)} "
+        f"({signed(difference)}{', ' + ci if ci else ''}, {p_text(p_value)})"
     )
-
-
-def p_text(value: object) -> str:
-    """The p-value as it follows "p": "= 0.004", "< 0.001"."""
-    number = _number(value)
-    if number is None:
-        return f"= {NO_VALUE}"
-    return "< 0.001" if number < 0.001 else f"= {number:.3f}"
 
 
 def duration_text(seconds: object) -> str:
     """12.3 s, 2 min 5 s, or "" when unknown."""
-    number = _number(seconds)
-    if number is None:
+    x = number(seconds)
+    if x is None:
         return ""
-    if number < 60:
-        return f"{number:.1f} s"
-    minutes, rest = divmod(round(number), 60)
+    if x < 60:
+        return f"{x:.1f} s"
+    minutes, rest = divmod(round(x), 60)
     return f"{minutes} min {rest} s"
 
 
+def _candidate_words(name: str, engine: bool) -> str:
+    """A training candidate in words; an engine ranker's rerank the engine's answers."""
+    if engine and name in RERANK_WORDS:
+        return RERANK_WORDS[name].format(first="the engine's")
+    if engine and name == "engine":
+        return "the engine's own order"
+    return METHOD_WORDS.get(name, name)
+
+
 def method_text(method: str, kind: str) -> str:
+    if kind in (RankerKind.ENGINE, RankerKind.HTTP) and method in RERANK_WORDS:
+        return RERANK_WORDS[method].format(
+            first="the engine's" if kind == RankerKind.ENGINE else "the service's"
+        )
     if method in METHOD_WORDS:
         return METHOD_WORDS[method]
-    if not method:
+    if not method or method == "engine":
         if kind == RankerKind.ENGINE:
             return "the search engine's own ranking"
         return "the HTTP service's own model" if kind == RankerKind.HTTP else "not recorded"
@@ -141,14 +136,12 @@ class Predicted:
         if not isinstance(data, dict):
             return None
         shares = data.get("verdict_shares")
-        if not (
-            isinstance(shares, list) and len(shares) == 3 and all(_number(v) is not None for v in shares)
-        ):
+        if not (isinstance(shares, list) and len(shares) == 3 and all(number(v) is not None for v in shares)):
             return None
         to_settle = data.get("ratings_to_settle")
         return cls(
-            probability=_number(data.get("probability")),
-            expected_difference=_number(data.get("expected_difference")),
+            probability=number(data.get("probability")),
+            expected_difference=number(data.get("expected_difference")),
             verdict=str(data.get("verdict") or ""),
             verdict_shares=tuple(float(v) for v in shares),
             ratings_to_settle=to_settle
@@ -158,13 +151,11 @@ class Predicted:
 
     @property
     def probability_text(self) -> str:
-        return probability_text(math.nan if self.probability is None else self.probability)
+        return probability(self.probability)
 
     @property
     def difference_text(self) -> str:
-        return expected_difference_text(
-            math.nan if self.expected_difference is None else self.expected_difference
-        )
+        return signed(self.expected_difference)
 
     @property
     def verdict_text(self) -> str:
@@ -203,18 +194,18 @@ class Comparison:
 
     @classmethod
     def of(cls, data: object, *, k: int) -> Comparison | None:
-        if not isinstance(data, dict) or _number(data.get("challenger_ndcg")) is None:
+        if not isinstance(data, dict) or number(data.get("challenger_ndcg")) is None:
             return None
         questions = data.get("questions")
         return cls(
             k=int(data["k"]) if isinstance(data.get("k"), int) else k,
             questions=questions if isinstance(questions, int) else None,
             challenger_ndcg=float(data["challenger_ndcg"]),
-            champion_ndcg=_number(data.get("champion_ndcg")),
-            difference=_number(data.get("difference")),
-            ci_low=_number(data.get("ci_low")),
-            ci_high=_number(data.get("ci_high")),
-            p_value=_number(data.get("p_value")),
+            champion_ndcg=number(data.get("champion_ndcg")),
+            difference=number(data.get("difference")),
+            ci_low=number(data.get("ci_low")),
+            ci_high=number(data.get("ci_high")),
+            p_value=number(data.get("p_value")),
             verdict=str(data.get("verdict") or ""),
             champion=str(data.get("champion") or ""),
             champion_id=data["champion_id"] if isinstance(data.get("champion_id"), int) else None,
@@ -241,7 +232,7 @@ class Comparison:
         answers: "…; counting unrated answers: real improvement, settled" or "…: not settled, P(better) 75%"."""
         joiner = "than" if self.verdict in ("better", "worse") else "vs"
         against = f" {joiner} {self.champion}" if self.champion else ""
-        text = f"{self.verdict or 'compared'}{against} ({signed_text(self.difference)})"
+        text = f"{self.verdict or 'compared'}{against} ({signed(self.difference)})"
         predicted = self.predicted
         if predicted is None:
             return text
@@ -270,23 +261,24 @@ class VersionView:
     @property
     def test_ndcg(self) -> str:
         comparison = self.comparison
-        return ndcg_text(comparison.challenger_ndcg) if comparison else NO_VALUE
+        return figure(comparison.challenger_ndcg) if comparison else NO_VALUE
 
     @property
     def cv(self) -> str:
         """model 0.512 · BM25 0.430 (cross-validated on the training questions)."""
         details = self.version.details if isinstance(self.version.details, dict) else {}
         model = self.version.cv_ndcg_model
-        bm25 = self.version.cv_ndcg_bm25
+        bm25 = self.version.cv_ndcg_bm25  # the first stage's: BM25, or the engine alone
+        first = "the engine alone" if details.get("first_stage") == "engine" else "BM25"
         if model is None:
-            model = _number(details.get("cv_ndcg_model"))
+            model = number(details.get("cv_ndcg_model"))
         if bm25 is None:
-            bm25 = _number(details.get("cv_ndcg_bm25"))
+            bm25 = number(details.get("cv_ndcg_bm25"))
         parts = []
         if model is not None:
-            parts.append(f"model {ndcg_text(model)}")
+            parts.append(f"model {figure(model)}")
         if bm25 is not None:
-            parts.append(f"BM25 {ndcg_text(bm25)}")
+            parts.append(f"{first} {figure(bm25)}")
         return " · ".join(parts) or NO_VALUE
 
 
@@ -307,7 +299,7 @@ class Feature:
 
     @property
     def percent(self) -> str:
-        return f"{100 * self.importance:.1f}%"
+        return percent(self.importance, digits=1)
 
 
 @dataclass(frozen=True)
@@ -338,6 +330,7 @@ class VersionDetails:
     # Judged-only CV (unrated answers left out) and how much of its top k rested on rated answers.
     judged_only: bool = False
     rated_share: str = ""
+    engine: bool = False  # an engine (or http) ranker's version: it reranks the engine's answers
 
     @classmethod
     def of(cls, version: RankerVersion) -> VersionDetails:
@@ -347,21 +340,22 @@ class VersionDetails:
             value = details.get(name)
             return value if isinstance(value, int) and not isinstance(value, bool) else None
 
+        engine = details.get("first_stage") == "engine"
         raw_candidates = details.get("candidates")
         candidates = []
         if isinstance(raw_candidates, list):
             for item in raw_candidates:
                 if isinstance(item, dict):
-                    spread = _number(item.get("spread"))
+                    spread = number(item.get("spread"))
                     name = str(item.get("name", ""))
                     candidates.append(
                         Candidate(
                             name=name,
-                            cv_ndcg=ndcg_text(item.get("cv_ndcg")),
+                            cv_ndcg=figure(item.get("cv_ndcg")),
                             # The range of the CV figure over the fold assignments.
-                            spread="" if spread is None else f"{spread:.3f}",
+                            spread="" if spread is None else figure(spread),
                             chosen=bool(item.get("chosen")),
-                            words=METHOD_WORDS.get(name, name),
+                            words=_candidate_words(name, engine),
                         )
                     )
         chosen = details.get("params") if isinstance(details.get("params"), dict) else {}
@@ -372,24 +366,26 @@ class VersionDetails:
                 grid.append(
                     Setting(
                         params=_params_text(params),
-                        cv_ndcg=ndcg_text(item.get("cv_ndcg")),
+                        cv_ndcg=figure(item.get("cv_ndcg")),
                         chosen=bool(chosen) and params == chosen,
                     )
                 )
-        cv = details.get("cv_vs_bm25") or details.get("cv_comparison")
+        # Versions trained before engine rankers trained kept it as cv_vs_bm25 (or cv_comparison).
+        cv = details.get("cv_vs_first_stage") or details.get("cv_vs_bm25") or details.get("cv_comparison")
         cv_comparison = ""
-        if isinstance(cv, dict) and _number(cv.get("difference")) is not None:
+        if isinstance(cv, dict) and number(cv.get("difference")) is not None:
             questions = cv.get("questions")
+            first = "the engine alone" if details.get("first_stage") == "engine" else "BM25"
             cv_comparison = (
-                "chosen − BM25 "
+                f"chosen − {first} "
                 f"{difference_text(cv.get('difference'), cv.get('ci_low'), cv.get('ci_high'), cv.get('p_value'))}"
                 + (f" over {questions} training questions" if isinstance(questions, int) else "")
             )
         added = details.get("ratings_added")
         ratings_added = ""
-        if isinstance(added, dict) and _number(added.get("difference")) is not None:
+        if isinstance(added, dict) and number(added.get("difference")) is not None:
             ratings_added = (
-                f"{METHOD_WORDS.get(str(added.get('candidate')), added.get('candidate'))} − untrained fusion "
+                f"{_candidate_words(str(added.get('candidate')), engine)} − untrained fusion "
                 f"{difference_text(added.get('difference'), added.get('ci_low'), added.get('ci_high'), added.get('p_value'))}"
             )
         notices = [
@@ -413,13 +409,13 @@ class VersionDetails:
             ratings_added=ratings_added,
             judged_only=details.get("cv_judged_only") is True,
             rated_share=percent_text(details.get("cv_rated_share")),
+            engine=engine,
         )
 
 
 def percent_text(share: object) -> str:
     """A share 0..1 as a whole percent ("42%"), or "" when there is none."""
-    value = _number(share)
-    return "" if value is None else f"{100 * value:.0f}%"
+    return "" if number(share) is None else percent(share)
 
 
 def _params_text(params: dict) -> str:
@@ -432,7 +428,7 @@ def features_of(version: RankerVersion) -> list[Feature]:
     features = [
         Feature(name=name, words=FEATURE_WORDS.get(name, ""), importance=float(value))
         for name, value in importances.items()
-        if _number(value) is not None
+        if number(value) is not None
     ]
     return sorted(features, key=lambda f: (-f.importance, f.name))
 

@@ -15,12 +15,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
-from corpus.formats import AnswerRecord, FormatError, JudgmentRecord, QuestionRecord
+from corpus.formats.common import FormatError
+from corpus.formats.records import AnswerRecord, JudgmentRecord, QuestionRecord
 from corpus.models import Answer, Collection, Question, Role
-from corpus.permissions import collection_role
+from corpus.permissions import collection_access
 from corpus.services import (
     ImportFiles,
     UpsertSummary,
@@ -29,19 +30,28 @@ from corpus.services import (
     parse_import_files,
     questions_upsert,
 )
-from evaluation.broker import BrokerUnreachable, broker_check
 from evaluation.certainty import VersionPair, certainty, comparison_json
-from evaluation.heartbeat import heartbeat, stale_jobs_take_over
 from evaluation.models import RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start, versions_compare
 from evaluation.uncertainty.verdicts import REAL_IMPROVEMENT
+from jobs import (
+    BrokerUnreachable,
+    JobUnavailable,
+    broker_require,
+    enqueue_after_commit,
+    heartbeat_rows,
+    job_claim,
+    stale_jobs_take_over,
+)
+from rankers.backends import service_backend
 from rankers.config import validate_ranker_config
+from rankers.engine_config import rerank_settings
 from rankers.fitting import model_file_write, rated_file_write
 from rankers.index import load_index
 from rankers.models import PromotionPolicy, Ranker, RankerKind, RankerVersion
 from rankers.services import next_version_label, version_promote
 from ratings.services import ratings_import
-from trainer.learner import train
+from trainer.learner import BM25_STAGE, engine_stage, train
 from trainer.models import ACTIVE_TRAINING, ApiToken, Training, TrainingPhase, TrainingStatus
 from trainer.ranker_display import Predicted, comparison_text
 from trainer.selectors import Readiness, auto_training_due, training_readiness
@@ -176,21 +186,27 @@ def demo_collection_load(*, slug: str = "cranfield") -> Collection | None:
 def ranker_train(
     *, ranker: Ranker, created_by: User | None = None, progress: Progress = _no_progress
 ) -> RankerVersion:
-    """Learn a new version of a builtin ranker from the current labels of its TRAINING questions.
+    """Learn a new version of a ranker from the current labels of its TRAINING questions.
 
+    A builtin ranker reranks its BM25 candidates; an engine or http ranker reranks its service's top
+    ``candidates`` answers (default 50, the same at ranking), and its first version is the service as
+    it is (made and promoted here when it has no champion), so training has something to beat.
     Cross-validation chooses among the candidates (see ``trainer.learner``) and every candidate's
-    figures are recorded on the version. Raises ValidationError for an http ranker (those train
-    elsewhere and announce their versions). The version is not evaluated or promoted here.
+    figures are recorded on the version. The version is not evaluated or promoted here. An engine that
+    fails raises its RankerError (the training fails with the engine's reason).
     """
-    if ranker.kind != RankerKind.BUILTIN:
-        raise ValidationError(
-            {"ranker": "Only builtin rankers train here; an http ranker announces its versions."}
-        )
     config = validate_ranker_config(kind=ranker.kind, config=ranker.config)
     collection = ranker.collection
     # Training reads and computes for seconds; only the version row is written in a transaction.
     index = load_index(collection=collection)
-    result = train(collection=collection, index=index, candidates=config["candidates"], progress=progress)
+    if ranker.kind == RankerKind.BUILTIN:
+        first_stage, depth = BM25_STAGE, config["candidates"]
+    else:
+        service_version_ensure(ranker=ranker)
+        first_stage, depth = engine_stage(service_backend(ranker, config)), rerank_settings(config)[0]
+    result = train(
+        collection=collection, index=index, candidates=depth, progress=progress, first_stage=first_stage
+    )
     with transaction.atomic():
         Ranker.objects.select_for_update().filter(pk=ranker.pk).first()  # serialise label numbering
         label = next_version_label(ranker)
@@ -251,8 +267,12 @@ def ranker_version_announce(*, ranker: Ranker, label: str, notes: str = "", crea
     return version, run
 
 
-class TrainingUnavailable(Exception):
+class TrainingUnavailable(JobUnavailable):
     """Training cannot be queued: the Celery broker is unreachable."""
+
+    @classmethod
+    def explain(cls, unreachable: BrokerUnreachable) -> str:
+        return f"Training could not be queued: the task queue is not reachable ({unreachable})."
 
 
 class TrainingConflict(Exception):
@@ -274,24 +294,26 @@ class TrainingRefused(Exception):
         super().__init__(readiness.message)
 
 
-def _builtin_only(ranker: Ranker) -> None:
-    if ranker.kind != RankerKind.BUILTIN:
-        raise ValidationError(
-            {"ranker": "Only builtin rankers train here; an http ranker announces its versions."}
+def service_version_ensure(*, ranker: Ranker) -> RankerVersion:
+    """The champion of an engine or http ranker; when it has none, a first version that is the service
+    as it is ("v1", or the next free label), made champion: what a trained reranker must beat."""
+    with transaction.atomic():
+        locked = Ranker.objects.select_for_update().get(pk=ranker.pk)
+        if locked.champion_id is not None:
+            return RankerVersion.objects.get(pk=locked.champion_id)
+        version = RankerVersion.objects.create(
+            ranker=locked,
+            label=next_version_label(locked),
+            notes="The engine as it is: its own ranking, before any reranker.",
+            method="",
         )
-
-
-def _broker_check() -> None:
-    try:
-        broker_check()
-    except BrokerUnreachable as exc:
-        raise TrainingUnavailable(
-            f"Training could not be queued: the task queue is not reachable ({exc})."
-        ) from exc
-
-
-def _enqueue(training_id: int) -> None:
-    current_app.send_task("trainer.training_run", kwargs={"training_id": training_id})
+        version_promote(
+            version=version,
+            changed_by=None,
+            reason="The engine as it is: the first version, before a reranker learned from ratings.",
+        )
+        ranker.refresh_from_db()
+        return version
 
 
 def training_start(*, ranker: Ranker, created_by: User | None = None, trigger: str = "ui") -> Training:
@@ -301,18 +323,17 @@ def training_start(*, ranker: Ranker, created_by: User | None = None, trigger: s
     (naming the running job) when the ranker already trains, TrainingUnavailable when the broker is
     unreachable; nothing is stored in any of these cases.
     """
-    _builtin_only(ranker)
     readiness = training_readiness(ranker=ranker)
     if not readiness.ready:
         raise TrainingRefused(readiness)
-    _broker_check()
+    broker_require(TrainingUnavailable)
     with transaction.atomic():
         Ranker.objects.select_for_update().filter(pk=ranker.pk).first()
         active = Training.objects.filter(ranker=ranker, status__in=ACTIVE_TRAINING).first()
         if active is not None:
             raise TrainingConflict(active)
         training = Training.objects.create(ranker=ranker, created_by=created_by, trigger=trigger)
-        transaction.on_commit(lambda: _enqueue(training.pk))
+        enqueue_after_commit("trainer.training_run", kwargs={"training_id": training.pk})
     return training
 
 
@@ -341,17 +362,8 @@ def _progress_write(training_id: int, phase: str, fraction: float) -> None:
 
 def training_claim(*, training_id: int, worker: str) -> bool:
     """QUEUED → RUNNING by one conditional UPDATE: of two workers given the same job, one wins."""
-    now = timezone.now()
-    return bool(
-        Training.objects.filter(pk=training_id, status=TrainingStatus.QUEUED).update(
-            status=TrainingStatus.RUNNING,
-            started_at=now,
-            heartbeat_at=now,
-            claimed_by=worker,
-            attempts=F("attempts") + 1,
-            phase=TrainingPhase.COLLECT_LABELS,
-            progress=0.0,
-        )
+    return job_claim(
+        Training, pk=training_id, worker=worker, phase=TrainingPhase.COLLECT_LABELS, progress=0.0
     )
 
 
@@ -368,9 +380,7 @@ def training_run(*, training_id: int, worker: str) -> Training | None:
     mine = Training.objects.filter(pk=training_id, status=TrainingStatus.RUNNING, claimed_by=worker)
     try:
         # Beats on a timer: cross-validation can report no progress for minutes on a big collection.
-        with heartbeat(
-            lambda: mine.update(heartbeat_at=timezone.now()), stale_seconds=settings.TRAINING_STALE_SECONDS
-        ):
+        with heartbeat_rows(mine, stale_seconds=settings.TRAINING_STALE_SECONDS):
             version = ranker_train(
                 ranker=ranker,
                 created_by=training.created_by,
@@ -539,10 +549,10 @@ def api_token_create(
         raise ValidationError({"days": "days must be 0 (never expires) or more."})
     if role not in Role.values:
         raise ValidationError({"role": f"role must be one of {', '.join(Role.values)}, not {role!r}."})
-    user_role = collection_role(user=user, collection=collection)
-    if user_role is None:
+    user_access = collection_access(user=user, collection=collection)
+    if not user_access.may_see:
         raise ValidationError({"user": f"{user} is not a member of {collection.slug}."})
-    if role == Role.TRAINER and user_role != Role.TRAINER:
+    if role == Role.TRAINER and not user_access.may_manage:
         raise ValidationError(
             {"role": f"{user} is a rater in {collection.slug}, so cannot hold a trainer token."}
         )

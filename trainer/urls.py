@@ -56,6 +56,11 @@ urlpatterns = [
         views_rankers.version_promote_view,
         name="ranker-version-promote",
     ),
+    path(
+        "c/<slug:slug>/rankers/<int:ranker_id>/versions/<int:version_id>/export/<str:fmt>/",
+        views_rankers.version_export_download,
+        name="ranker-version-export",
+    ),
     path("tokens/", views_tokens.tokens_page, name="tokens"),
     path("tokens/<int:token_id>/revoke/", views_tokens.token_revoke, name="token-revoke"),
     path("api/", include("trainer.api.urls")),

@@ -9,13 +9,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from corpus.formats import FormatError
+from corpus.formats.common import FormatError
 from corpus.models import Collection, Membership
-from corpus.permissions import can_create_collections, can_manage, can_rate
+from corpus.permissions import can_create_collections, page_collection
 from corpus.services import ImportFiles, collection_create, membership_set, parse_import_files
 from trainer.forms import IMPORT_FILE_FIELDS, CollectionForm, ImportForm, MemberForm
 from trainer.health import health_report
@@ -61,12 +61,8 @@ def signed_in_user(request: HttpRequest) -> User:
 
 def _managed_collection(request: HttpRequest, slug: str) -> Collection:
     """The collection if the user trains it; 404 for non-members (don't reveal it exists), 403 for raters."""
-    collection = get_object_or_404(Collection, slug=slug)
-    if can_manage(user=request.user, collection=collection):
-        return collection
-    if can_rate(user=request.user, collection=collection):
-        raise PermissionDenied("Only trainers of this collection can manage it.")
-    raise Http404("No such collection.")
+    refusal = "Only trainers of this collection can manage it."
+    return page_collection(user=request.user, slug=slug, manage=True, refusal=refusal)[0]
 
 
 @login_required

@@ -13,19 +13,21 @@ from typing import Any, cast
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
 from corpus.models import Collection
-from corpus.permissions import can_manage, can_rate
+from corpus.permissions import page_collection
 from evaluation.selectors import runs_for_ranker
-from rankers.models import ChampionChange, Ranker, RankerKind, RankerVersion
+from rankers.engine_config import rerank_settings
+from rankers.models import ChampionChange, Ranker, RankerVersion
 from rankers.selectors import default_ranker
 from rankers.services import ranker_training_settings_set, version_promote
+from trainer.engine_export import ExportMissing, version_export_render
 from trainer.forms import TrainingSettingsForm
 from trainer.ranker_display import TrainingView, VersionDetails, VersionView, features_of
 from trainer.selectors import Readiness, champion_changes, latest_training, training_readiness, versions_of
@@ -38,12 +40,8 @@ HISTORY_SHOWN = 50
 
 def _managed_collection(request: HttpRequest, slug: str) -> Collection:
     """The collection if the user trains it; 404 for non-members, 403 for raters."""
-    collection = get_object_or_404(Collection, slug=slug)
-    if can_manage(user=request.user, collection=collection):
-        return collection
-    if can_rate(user=request.user, collection=collection):
-        raise PermissionDenied("Only trainers of this collection can manage its rankers.")
-    raise Http404("No such collection.")
+    refusal = "Only trainers of this collection can manage its rankers."
+    return page_collection(user=request.user, slug=slug, manage=True, refusal=refusal)[0]
 
 
 def _ranker(collection: Collection, ranker_id: int) -> Ranker:
@@ -76,8 +74,9 @@ class RankerPanel:
     settings_form: TrainingSettingsForm | None
 
     @property
-    def builtin(self) -> bool:
-        return self.ranker.kind == RankerKind.BUILTIN
+    def depth(self) -> int:
+        """How many of an engine or http ranker's answers its trained versions rerank."""
+        return rerank_settings(self.ranker.config)[0]
 
 
 def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | None = None) -> RankerPanel:
@@ -89,9 +88,8 @@ def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | 
             kind=ranker.kind,
         )
 
-    builtin = ranker.kind == RankerKind.BUILTIN
-    training = latest_training(ranker=ranker) if builtin else None
-    if builtin and form is None:
+    training = latest_training(ranker=ranker)
+    if form is None:
         form = TrainingSettingsForm(
             prefix=f"r{ranker.pk}",
             initial={
@@ -111,9 +109,9 @@ def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | 
         change_count=changes.count(),
         training=TrainingView(training) if training else None,
         readiness=_readiness_html(training_readiness(ranker=ranker))
-        if builtin and not (training and training.is_active)
+        if not (training and training.is_active)
         else "",
-        settings_form=form if builtin else None,
+        settings_form=form,
     )
 
 
@@ -202,11 +200,9 @@ def _htmx(request: HttpRequest) -> bool:
 @login_required
 @require_POST
 def ranker_settings(request: HttpRequest, slug: str, ranker_id: int) -> HttpResponse:
-    """Save a builtin ranker's promotion policy and automatic training."""
+    """Save a ranker's promotion policy and automatic training."""
     collection = _managed_collection(request, slug)
     ranker = _ranker(collection, ranker_id)
-    if ranker.kind != RankerKind.BUILTIN:
-        raise Http404("Only builtin rankers have training settings.")
     form = TrainingSettingsForm(request.POST, prefix=f"r{ranker.pk}")
     if form.is_valid():
         try:
@@ -266,3 +262,21 @@ def version_promote_view(request: HttpRequest, slug: str, ranker_id: int, versio
     else:
         messages.success(request, f"{version.label} is now the champion of {ranker.name}.")
     return _see_other(reverse("ranker-version", args=[collection.slug, ranker.pk, version.pk]))
+
+
+@login_required
+@require_GET
+def version_export_download(
+    request: HttpRequest, slug: str, ranker_id: int, version_id: int, fmt: str
+) -> HttpResponse:
+    """The version's model for its engine in one format (``trainer.engine_export``), as a JSON file."""
+    collection = _managed_collection(request, slug)
+    ranker = _ranker(collection, ranker_id)
+    version = get_object_or_404(RankerVersion.objects.select_related("ranker"), pk=version_id, ranker=ranker)
+    try:
+        body = version_export_render(version=version, fmt=fmt)
+    except (ExportMissing, ValueError) as exc:
+        raise Http404(str(exc)) from None
+    response = JsonResponse(body, json_dumps_params={"indent": 2, "ensure_ascii": False})
+    response["Content-Disposition"] = f'attachment; filename="{body["name"]}-{fmt}.json"'
+    return response

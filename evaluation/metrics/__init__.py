@@ -1,7 +1,9 @@
 """Ranking metrics engine: pure numpy, no Django.
 
 * :mod:`.ranking` – per-question DCG / NDCG / accuracy / precision / recall / RR / judged at k,
-  vectorised over many questions, plus :func:`evaluate_rankings` for ragged Python input.
+  vectorised over many questions, plus :func:`evaluate_rankings` for ragged Python input. DCG, NDCG@k,
+  gains and discounts are defined once in :mod:`rankers.ndcg` (the learners use them too) and
+  re-exported here.
 * :mod:`.judged` – judged-only NDCG@k (``trec_eval -J``): unrated answers removed before NDCG;
   :func:`judged_ndcg_at_k` takes scores and labels (NaN: unrated) as arrays, for learners.
 * :mod:`.stats` – bootstrap confidence intervals and the paired randomization test.

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .ranking import Discount, FloatArray, Gain, as_label_matrix, check_k, ndcg_at_k
+from rankers.ndcg import Discount, FloatArray, Gain, as_label_matrix, check_k, ndcg_at_k
 
 __all__ = ["condensed", "judged_ndcg_at_k"]
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from evaluation.metrics.ranking import gains
+from rankers.ndcg import gains
 
 from .pairs import JudgingArrays
 

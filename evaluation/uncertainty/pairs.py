@@ -14,7 +14,7 @@ label (known or sampled) serves every run, as a rater's rating does.
 NDCG@k of run ``r`` on question ``q`` for a full assignment of stars ``x`` (one value per pair):
 ``DCG = sum_{i<=k} g(x[run_pairs[r,q,i]]) / d(i)`` and ``IDCG = sum_{i<=k} g_(i) / d(i)`` where ``g_(i)``
 is the ``i``-th largest gain among the question's pairs; ``NDCG = DCG / IDCG``, undefined (``NaN``) when
-``IDCG = 0``. Gains and discounts are those of :mod:`evaluation.metrics.ranking`.
+``IDCG = 0``. Gains and discounts are those of :mod:`rankers.ndcg`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from evaluation.metrics.ranking import Discount, Gain, check_k, discount_divisors, gains
+from rankers.ndcg import Discount, Gain, check_k, discount_divisors, gains
 
 __all__ = ["STARS", "JudgingArrays", "judging_arrays", "ndcg_for_labels"]
 

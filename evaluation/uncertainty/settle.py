@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from evaluation.metrics.ranking import gains
+from rankers.ndcg import gains
 
 from .pairs import STARS, JudgingArrays
 

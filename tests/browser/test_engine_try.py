@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from corpus.formats import AnswerRecord
+from corpus.formats.records import AnswerRecord
 from corpus.models import Role
 from corpus.services import answers_upsert, collection_create, membership_set
 from rankers.engine_server import EngineServer

@@ -11,7 +11,8 @@ from rankers.backends import RankQuery, get_backend
 from rankers.builtin import clear_ranker_caches
 from rankers.models import Ranker, RankerKind, RankerVersion
 from rankers.services import version_promote
-from raters import queue
+from raters.next_task.pool import interleaved
+from raters.next_task.task import shuffled
 from tests.browser.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -55,7 +56,7 @@ def test_rating_page_shows_ten_pooled_answers_shuffled_with_help(page, live_serv
     collection, question, user, (champion_top, bm25_top) = pooled
     assert not set(champion_top) & set(bm25_top)
     ids = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
-    first_page = [ids[a] for a in queue.interleaved([champion_top, bm25_top], 10)[:10]]
+    first_page = [ids[a] for a in interleaved([champion_top, bm25_top], 10)[:10]]
 
     log_in(page, live_server, username="pia", password="pw-pia-12345")
     page.goto(f"{live_server.url}/c/{collection.slug}/rate/")
@@ -65,7 +66,7 @@ def test_rating_page_shows_ten_pooled_answers_shuffled_with_help(page, live_serv
     shown = [int(cards.nth(i).get_attribute("data-answer")) for i in range(10)]
     # Five from each ranking, in the rater's stable shuffle, not in either ranking's order.
     assert sorted(shown) == sorted(first_page)
-    assert shown == queue.shuffled(first_page, rater_id=user.pk, question_id=question.pk)
+    assert shown == shuffled(first_page, rater_id=user.pk, question_id=question.pk)
     assert len(set(shown) & {ids[a] for a in champion_top}) == 5
     page.locator("#help summary").click()
     expect(page.locator("#queue-help")).to_contain_text(

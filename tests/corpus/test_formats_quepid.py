@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from corpus.formats import FormatError, grade_map_from_spec, parse_quepid_ratings, question_id_from_text
+from corpus.formats.common import FormatError, question_id_from_text
+from corpus.formats.grades import grade_map_from_spec
+from corpus.formats.quepid import parse_quepid_ratings
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "quepid"
 IDENTITY = grade_map_from_spec("identity")

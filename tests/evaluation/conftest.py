@@ -13,7 +13,7 @@ import pytest
 from kombu import Connection
 
 import rankers.http
-from corpus.formats import AnswerRecord, QuestionRecord
+from corpus.formats.records import AnswerRecord, QuestionRecord
 from corpus.models import Answer, Collection, Question, Split
 from corpus.services import answers_upsert, questions_upsert
 from evaluation.models import EvaluationRun

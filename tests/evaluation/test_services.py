@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from django.db import transaction
 
-from corpus.formats import AnswerRecord, QuestionRecord
+from corpus.formats.records import AnswerRecord, QuestionRecord
 from corpus.models import Answer, Question, Split
 from corpus.services import answers_upsert, collection_create, questions_upsert
 from evaluation import selectors, services

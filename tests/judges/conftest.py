@@ -15,7 +15,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 
-from corpus.formats import AnswerRecord, QuestionRecord
+from corpus.formats.records import AnswerRecord, QuestionRecord
 from corpus.models import Answer, Collection, Question, Role, Split
 from corpus.services import answers_upsert, collection_create, membership_set, questions_upsert
 from ratings.services import rating_record

@@ -73,7 +73,7 @@ def test_person_rating_after_trusted_judge_takes_over(judged, judge):
 
 
 def test_judge_never_rates_in_another_collection(judged, judge, collection):
-    from corpus.formats import AnswerRecord, QuestionRecord
+    from corpus.formats.records import AnswerRecord, QuestionRecord
     from corpus.models import Answer, Question
     from corpus.services import answers_upsert, questions_upsert
 

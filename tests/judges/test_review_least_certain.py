@@ -7,7 +7,9 @@ from django.test import Client
 from corpus.models import Role
 from judges.selectors import agreement, least_certain
 from judges.services import judge_create
-from raters import queue
+from raters.next_task.judge_reads import judge_uncertain_pairs
+from raters.next_task.picking import task_for_question
+from raters.next_task.task import PRIORITY_JUDGE_UNCERTAIN
 from ratings.services import judge_ratings_record, rating_record
 
 
@@ -36,7 +38,7 @@ def test_least_certain_unrated_pairs_of_each_judge_smallest_first(judged):
         account=other.account, judgments=[(judged.q("q3").pk, judged.a("a1").pk, 1, "", 0.9)]
     )
 
-    pairs = queue.judge_uncertain_pairs(collection=judged.collection, per_judge=2)
+    pairs = judge_uncertain_pairs(collection=judged.collection, per_judge=2)
 
     # Unsure's two least certain unrated pairs, and Other's only one (0.9 is its least certain).
     assert pairs == {
@@ -50,9 +52,9 @@ def test_review_the_judge_offers_its_least_certain_pair_with_a_plain_reason(judg
     _judge_with_certainties(judged, "Unsure", CERTAINTIES)
     reviewer = make_user("unsure-rev", collection=judged.collection, role=Role.RATER)
 
-    task = queue.task_for_question(collection=judged.collection, rater=reviewer, question=judged.q("q4"))
+    task = task_for_question(collection=judged.collection, rater=reviewer, question=judged.q("q4"))
 
-    assert task.priority == queue.PRIORITY_JUDGE_UNCERTAIN
+    assert task.priority == PRIORITY_JUDGE_UNCERTAIN
     assert judged.a("a3").pk in task.answer_ids
     assert task.reason == (
         "Chosen because a judge (a model) was least sure of its grade for 1 answer here and no person has "
@@ -65,12 +67,12 @@ def test_a_pair_people_rated_is_no_longer_offered_as_uncertain(judged, make_user
     reviewer = make_user("unsure-rev2", collection=judged.collection, role=Role.RATER)
     rating_record(rater=reviewer, question=judged.q("q4"), answer=judged.a("a3"), stars=1)
 
-    pairs = queue.judge_uncertain_pairs(collection=judged.collection)
+    pairs = judge_uncertain_pairs(collection=judged.collection)
 
     assert judged.q("q4").pk not in pairs
     other = make_user("unsure-rev3", collection=judged.collection, role=Role.RATER)
-    task = queue.task_for_question(collection=judged.collection, rater=other, question=judged.q("q4"))
-    assert task.priority != queue.PRIORITY_JUDGE_UNCERTAIN
+    task = task_for_question(collection=judged.collection, rater=other, question=judged.q("q4"))
+    assert task.priority != PRIORITY_JUDGE_UNCERTAIN
 
 
 def test_least_certain_lists_certainty_and_peoples_grade(judged):

@@ -154,7 +154,8 @@ def test_agreement_lists_the_biggest_disagreements_first(judged, judge):
 
 def test_review_the_judge_comes_to_people_in_the_queue(judged, make_user):
     from corpus.models import Role
-    from raters import queue
+    from raters.next_task.picking import task_for_question
+    from raters.next_task.task import PRIORITY_JUDGE_DISAGREEMENT
 
     judge = judge_create(collection=judged.collection, name="Far", kind="builtin")
     judge_rating_record(
@@ -162,9 +163,9 @@ def test_review_the_judge_comes_to_people_in_the_queue(judged, make_user):
     )  # people: 0
     reviewer = make_user("rev", collection=judged.collection, role=Role.RATER)
 
-    task = queue.task_for_question(collection=judged.collection, rater=reviewer, question=judged.q("q4"))
+    task = task_for_question(collection=judged.collection, rater=reviewer, question=judged.q("q4"))
 
-    assert task.priority == queue.PRIORITY_JUDGE_DISAGREEMENT
+    assert task.priority == PRIORITY_JUDGE_DISAGREEMENT
     assert judged.a("a1").pk in task.answer_ids
     assert "a judge (a model) grades 1 answer 2 or more stars apart from people" in task.reason
 

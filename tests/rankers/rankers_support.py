@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from corpus.formats import AnswerRecord, JudgmentRecord, QuestionRecord
+from corpus.formats.records import AnswerRecord, JudgmentRecord, QuestionRecord
 from corpus.models import Collection, Split
 from corpus.services import collection_create
 from rankers.builtin import clear_ranker_caches

@@ -32,7 +32,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from corpus.formats import parse_rnr_documents
+from corpus.formats.rnr import parse_rnr_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ROOT / "engines"

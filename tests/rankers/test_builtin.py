@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpus.formats import AnswerRecord
+from corpus.formats.records import AnswerRecord
 from corpus.services import answers_upsert
 from rankers.backends import RankQuery, get_backend
 from rankers.builtin import BuiltinBackend, clear_ranker_caches

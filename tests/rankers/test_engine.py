@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, parse_qsl
 
 import pytest
 
-from corpus.formats import AnswerRecord
+from corpus.formats.records import AnswerRecord
 from corpus.services import answers_upsert
 from rankers.backends import get_backend
 from rankers.base import RankQuery

@@ -116,6 +116,17 @@ def test_ndcg_matches_the_metrics_engine():
     assert ours == pytest.approx(theirs)
 
 
+def test_training_ndcg_is_the_mean_ndcg_at_k_of_the_learned_scores():
+    # The learner's objective sums NDCG@k its own way (many weight vectors at once); it is ndcg_at_k's.
+    rng = np.random.default_rng(5)
+    sizes = np.full(30, 12)
+    gains = rng.integers(0, 4, sizes.sum()).astype(float)
+    features = rng.normal(size=(sizes.sum(), 3)) + gains[:, None] * np.array([0.4, 0.1, 0.0])
+    model = fit_linear_fusion(features, gains, sizes)
+    scores = model.score(features, sizes)
+    assert model.details["train_ndcg"] == pytest.approx(mean_ndcg(ndcg_at_k(scores, gains, sizes)))
+
+
 def test_rank_within_groups():
     ranked = rank_within_groups([1.0, 3.0, 2.0, 5.0, 5.0], [3, 2])
     assert [r.tolist() for r in ranked] == [[1, 2, 0], [3, 4]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpus.formats import AnswerRecord
+from corpus.formats.records import AnswerRecord
 from corpus.services import collection_create
 from rankers.index import build_index
 from rankers.text import tokenize

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from corpus.formats import AnswerRecord
+from corpus.formats.records import AnswerRecord
 from corpus.services import collection_create
 from rankers import semantic
 from rankers.index import load_index

@@ -12,8 +12,8 @@ from django.urls import reverse
 
 from corpus.models import Role
 from corpus.services import collection_create
-from ratings import services
 from ratings.models import Label, Rating, RatingHistory
+from ratings.services import locks, record
 from tests.ratings.conftest import HTMX, build_corpus
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -165,8 +165,8 @@ def test_plain_form_aborted_every_attempt_503_nothing_saved(shared, monkeypatch)
         except psycopg.errors.Error as exc:
             raise OperationalError(str(exc)) from exc
 
-    monkeypatch.setattr(services, "_lock_pairs", deadlocked)
-    monkeypatch.setattr(services, "TRANSACTION_RETRY_BACKOFF_SECONDS", 0.0)
+    monkeypatch.setattr(record, "_lock_pairs", deadlocked)
+    monkeypatch.setattr(locks, "TRANSACTION_RETRY_BACKOFF_SECONDS", 0.0)
     client = Client()
     client.force_login(ann)
 

@@ -8,9 +8,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import OperationalError, connection
 
-from ratings import services
 from ratings.models import Label, Rating
-from ratings.services import TRANSACTION_ATTEMPTS, RatingsBusy, ratings_record
+from ratings.services import TRANSACTION_ATTEMPTS, RatingsBusy, locks, ratings_record, record, write
 
 # Real transactions: a retried transaction must be the outermost one.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,7 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(autouse=True)
 def no_backoff(monkeypatch):
-    monkeypatch.setattr(services, "TRANSACTION_RETRY_BACKOFF_SECONDS", 0.0)
+    monkeypatch.setattr(locks, "TRANSACTION_RETRY_BACKOFF_SECONDS", 0.0)
 
 
 def aborted(error: type[psycopg.errors.Error]) -> OperationalError:
@@ -34,7 +33,7 @@ def aborted(error: type[psycopg.errors.Error]) -> OperationalError:
 
 def failing_first(monkeypatch, times: int, error: type[psycopg.errors.Error]) -> list[int]:
     """Make the first ``times`` pair-lockings fail as PostgreSQL would; returns the call count (a list)."""
-    real, calls = services._lock_pairs, [0]
+    real, calls = record._lock_pairs, [0]
 
     def lock(pairs):
         calls[0] += 1
@@ -42,21 +41,21 @@ def failing_first(monkeypatch, times: int, error: type[psycopg.errors.Error]) ->
             raise aborted(error)
         real(pairs)
 
-    monkeypatch.setattr(services, "_lock_pairs", lock)
+    monkeypatch.setattr(record, "_lock_pairs", lock)
     return calls
 
 
 def failing_first_write(monkeypatch, times: int, error: type[psycopg.errors.Error]) -> list[int]:
     """The same for a single rating, which is written in one statement without ``_lock_pairs``."""
-    real, calls = services._rating_record_postgresql, [0]
+    real, calls = write._rating_write_postgresql, [0]
 
-    def write(*args):
+    def failing(*args):
         calls[0] += 1
         if calls[0] <= times:
             raise aborted(error)
         return real(*args)
 
-    monkeypatch.setattr(services, "_rating_record_postgresql", write)
+    monkeypatch.setattr(write, "_rating_write_postgresql", failing)
     return calls
 
 
@@ -127,9 +126,9 @@ def test_ratings_record_bad_stars_later_in_list_stores_nothing(corpus, rater):
 def test_ratings_record_holds_every_pair_lock_until_commit(corpus, rater, monkeypatch):
     """All the list's pairs are locked before the first rating is written (in ascending key order)."""
     held: list[int] = []
-    real_record = services.rating_record
+    real_record = record.rating_record
 
-    def record(**kwargs):
+    def recording(**kwargs):
         if not held:
             with connection.cursor() as cursor:
                 cursor.execute(
@@ -139,10 +138,10 @@ def test_ratings_record_holds_every_pair_lock_until_commit(corpus, rater, monkey
                 held.extend(k for (k,) in cursor.fetchall())
         return real_record(**kwargs)
 
-    monkeypatch.setattr(services, "rating_record", record)
+    monkeypatch.setattr(record, "rating_record", recording)
     q1, q3 = corpus.q["q1"], corpus.q["q3"]
     pairs = [(q3, corpus.a["d5"]), (q1, corpus.a["d2"]), (q1, corpus.a["d1"])]
 
     ratings_record(rater=rater, ratings=[(q, a, 2) for q, a in pairs])
 
-    assert held == sorted(services._pair_key(q.pk, a.pk) for q, a in pairs)
+    assert held == sorted(locks._pair_key(q.pk, a.pk) for q, a in pairs)

@@ -3,9 +3,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from corpus.models import Answer, Role
-from ratings import services
 from ratings.models import JudgeAccount, Label, Rating, RatingHistory, Skip
-from ratings.services import question_skip, rating_record, rating_undo
+from ratings.services import question_skip, rating_record, rating_undo, write
 
 pytestmark = pytest.mark.django_db
 
@@ -92,7 +91,7 @@ def test_question_skip_reason_too_long_rejected(corpus, rater):
 
 
 def test_labels_recompute_postgresql_matches_python_aggregate(corpus, make_user):
-    from ratings.services import _labels_recompute_postgresql, _labels_recompute_python
+    from ratings.services.labels import _labels_recompute_postgresql, _labels_recompute_python
 
     raters = [make_user(f"r{i}", collection=corpus.collection, role=Role.RATER) for i in range(5)]
     pairs = []
@@ -135,9 +134,7 @@ def test_rating_record_returns_the_stored_row(corpus, rater):
 def write_path(request, monkeypatch):
     """rating_record's one query string (PostgreSQL), or the ORM path other databases take."""
     if request.param == "orm":
-        monkeypatch.setattr(
-            services, "_rating_record_postgresql", lambda *args: services._rating_record_orm(*args)
-        )
+        monkeypatch.setattr(write, "_rating_write_postgresql", lambda *args: write._rating_write_orm(*args))
     return request.param
 
 

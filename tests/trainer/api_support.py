@@ -12,7 +12,7 @@ import pytest
 from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
 
-from corpus.formats import AnswerRecord, QuestionRecord
+from corpus.formats.records import AnswerRecord, QuestionRecord
 from corpus.models import Answer, Collection, Question, Role, Split
 from corpus.services import answers_upsert, questions_upsert
 from evaluation.models import EvaluationRun, RunTrigger

@@ -18,11 +18,11 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from corpus.formats import AnswerRecord, QuestionRecord
+from corpus.formats.records import AnswerRecord, QuestionRecord
 from corpus.models import Role, Split
 from corpus.services import answers_upsert, collection_create, questions_upsert
 from ratings.models import Label, Rating
-from ratings.services import _pair_key
+from ratings.services.locks import _pair_key
 from tests.conftest import _database_url_for_tests
 from tests.trainer.gunicorn_support import clean_env, gunicorn
 from trainer.admission import queued

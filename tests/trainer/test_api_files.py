@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from corpus.formats import question_id_from_text
+from corpus.formats.common import question_id_from_text
 from corpus.models import Answer, Question
 from ratings.models import Rating
 from ratings.services import rating_note_set

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from corpus import formats
+from corpus.formats.grades import grade_map_from_spec
+from corpus.formats.ground_truth_jsonl import parse_ground_truth_jsonl
+from corpus.formats.rnr import parse_rnr_ground_truth
+from corpus.formats.trec import parse_trec_qrels
 from corpus.services import collection_create
 from ratings.selectors import ground_truth_rows
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
@@ -114,11 +117,11 @@ def test_api_ground_truth_export_round_trips_through_import(caller, trainer, tmp
     copy = collection_create(name="Copy", slug="copy")
     answers, questions, _ = _demo_records()
     if fmt == "rnr-csv":
-        _, judgments = formats.parse_rnr_ground_truth(path, grade_map=formats.grade_map_from_spec("identity"))
+        _, judgments = parse_rnr_ground_truth(path, grade_map=grade_map_from_spec("identity"))
     elif fmt == "trec-qrels":
-        judgments = formats.parse_trec_qrels(path, grade_map=formats.grade_map_from_spec("identity"))
+        judgments = parse_trec_qrels(path, grade_map=grade_map_from_spec("identity"))
     else:
-        _, judgments = formats.parse_ground_truth_jsonl(path)
+        _, judgments = parse_ground_truth_jsonl(path)
     collection_import(collection=copy, answers=answers, questions=questions, judgments=judgments)
 
     def labels(collection):

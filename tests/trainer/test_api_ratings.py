@@ -6,9 +6,8 @@ import psycopg.errors
 import pytest
 from django.db import OperationalError, connection
 
-from ratings import services
 from ratings.models import Label, Rating, RatingSource
-from ratings.services import rating_record
+from ratings.services import rating_record, record
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 
 pytestmark = pytest.mark.django_db
@@ -100,7 +99,7 @@ def test_api_ratings_invalid_list_records_nothing(api_data, caller, body, errors
 
 
 def test_api_ratings_answer_of_another_collection_is_unknown(api_data, caller, other_collection):
-    from corpus.formats import AnswerRecord
+    from corpus.formats.records import AnswerRecord
     from corpus.services import answers_upsert
 
     answers_upsert(collection=other_collection, records=[AnswerRecord("o1", "Other", "x")])
@@ -119,7 +118,7 @@ def test_api_ratings_deadlock_in_callers_transaction_503_retry_after(api_data, c
         except psycopg.errors.Error as exc:
             raise OperationalError(str(exc)) from exc
 
-    monkeypatch.setattr(services, "_lock_pairs", deadlocked)
+    monkeypatch.setattr(record, "_lock_pairs", deadlocked)
 
     # A list (its pairs are locked first; a single rating is one statement without that step).
     body = [{"question_id": "q1", "answer_id": a, "stars": 1} for a in ("a1", "a2")]

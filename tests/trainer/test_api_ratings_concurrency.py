@@ -13,11 +13,11 @@ import pytest
 from django.db import OperationalError, connection
 from rest_framework.test import APIClient
 
-from corpus.formats import AnswerRecord, QuestionRecord
+from corpus.formats.records import AnswerRecord, QuestionRecord
 from corpus.models import Role, Split
 from corpus.services import answers_upsert, collection_create, questions_upsert
-from ratings import services
 from ratings.models import Label, Rating
+from ratings.services import locks, record
 from tests.trainer.api_support import lifted_throttle  # noqa: F401 - autouse fixture
 from trainer.services import api_token_create
 
@@ -93,8 +93,8 @@ def test_api_ratings_aborted_every_attempt_503_retry_after_nothing_stored(keys, 
         except psycopg.errors.Error as exc:
             raise OperationalError(str(exc)) from exc
 
-    monkeypatch.setattr(services, "_lock_pairs", deadlocked)
-    monkeypatch.setattr(services, "TRANSACTION_RETRY_BACKOFF_SECONDS", 0.0)
+    monkeypatch.setattr(record, "_lock_pairs", deadlocked)
+    monkeypatch.setattr(locks, "TRANSACTION_RETRY_BACKOFF_SECONDS", 0.0)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {keys[0]}")
 

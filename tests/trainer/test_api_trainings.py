@@ -70,13 +70,13 @@ def test_api_train_too_few_labels_is_400_saying_how_many_more(api_data, caller):
     }
 
 
-def test_api_train_http_ranker_is_400(api_data, caller):
+def test_api_train_http_ranker_is_refused_as_a_builtin_one_too_few_labels(api_data, caller):
+    # An http ranker trains a reranker of its service's answers, on the same training labels.
     response = caller("trainer").post(f"/api/rankers/{api_data.ranker.pk}/train/", {}, format="json")
 
     assert response.status_code == 400
-    assert response.json() == {
-        "detail": "Only builtin rankers train here; an http ranker announces its versions."
-    }
+    assert response.json()["training_questions"] == 1
+    assert response.json()["needed"] == 10
 
 
 def test_api_versions_list_marks_the_champion(api_data, caller):

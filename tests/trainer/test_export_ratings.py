@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from corpus.formats import AnswerRecord, QuestionRecord
+from corpus.formats.records import AnswerRecord, QuestionRecord
 from corpus.models import Answer, Question, Split
 from corpus.services import answers_upsert, questions_upsert
 from ratings.services import rating_record

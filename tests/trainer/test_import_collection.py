@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from corpus.formats import question_id_from_text
+from corpus.formats.common import question_id_from_text
 from corpus.models import Answer, Collection, Question
 from ratings.models import Label, Rating
 

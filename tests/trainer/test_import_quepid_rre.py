@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from corpus.formats import AnswerRecord, question_id_from_text
+from corpus.formats.common import question_id_from_text
+from corpus.formats.records import AnswerRecord
 from corpus.models import Question
 from corpus.services import answers_upsert
 from ratings.models import Label, Rating

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.core.exceptions import ValidationError
 
 from corpus.models import Answer, Question, Split
 from corpus.services import collection_create
-from rankers.backends import RankQuery, get_backend
+from rankers.backends import RankerUnavailable, RankQuery, get_backend
 from rankers.builtin import clear_ranker_caches
 from rankers.index import load_index
 from rankers.models import Ranker, RankerKind
@@ -82,7 +81,7 @@ def test_ranker_train_cranfield_semantic_candidates_beat_bm25_in_cv(model_dir):
     assert version.cv_ndcg_bm25 == pytest.approx(0.659895, abs=1e-6)
     assert version.method in {"fusion", "learned-fusion", "lambdamart"}
     assert version.cv_ndcg_model >= version.cv_ndcg_bm25 + 0.02
-    assert version.details["cv_vs_bm25"]["p_value"] < 0.05
+    assert version.details["cv_vs_first_stage"]["p_value"] < 0.05
     assert set(version.details["ratings_added"]) >= {"difference", "ci_low", "ci_high", "p_value"}
     query = Question.objects.filter(collection=collection, split=Split.TEST).order_by("id").first()
     with_version = get_backend(ranker, version).rank(RankQuery(query.external_id, query.text), 10)
@@ -181,15 +180,23 @@ def test_backend_with_missing_rated_file_raises_ranker_error(learnable, model_di
         get_backend(learnable.ranker, version)
 
 
-def test_ranker_train_http_ranker_is_refused(collection):
+def test_ranker_train_http_ranker_down_fails_with_the_service_reason(learnable):
+    # An http ranker trains on its service's answers; when the service is down, so is the training.
     ranker = ranker_create(
-        collection=collection, name="Service", kind="http", config={"url": "http://x.test/"}
+        collection=learnable.collection,
+        name="Service",
+        kind="http",
+        config={"url": "http://127.0.0.1:1/", "retries": 0},
     )
 
-    with pytest.raises(ValidationError) as info:
+    with pytest.raises(RankerUnavailable) as info:
         ranker_train(ranker=ranker)
 
-    assert "announces its versions" in info.value.message_dict["ranker"][0]
+    assert str(info.value).startswith("ranker at http://127.0.0.1:1/ cannot be reached")
+    ranker.refresh_from_db()
+    # Its first version, the service as it is, is the champion a reranker will have to beat.
+    assert (ranker.champion.label, ranker.champion.method) == ("v1", "")
+    assert ranker.versions.count() == 1
 
 
 def test_ranker_train_unrated_answers_do_not_count_against_a_candidate(model_dir):

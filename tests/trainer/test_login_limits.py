@@ -129,7 +129,7 @@ def test_api_blocked_address_gets_429_for_a_valid_key_on_a_view_without_throttle
     blocked_address, collection, rater, monkeypatch
 ):
     """The budget is checked in the throttle's round trip only where a throttle carries it."""
-    from trainer.api.views import RatingCreateView
+    from trainer.api.views_ratings import RatingCreateView
 
     monkeypatch.setattr(RatingCreateView, "throttle_classes", [])
     _, key = api_token_create(collection=collection, user=rater)
@@ -152,7 +152,7 @@ def test_api_blocked_address_gets_429_for_a_valid_key_before_a_stricter_permissi
     """A permission that refuses (403) runs before the throttles: then the budget is checked first."""
     from rest_framework.permissions import BasePermission
 
-    from trainer.api.views import RatingCreateView
+    from trainer.api.views_ratings import RatingCreateView
 
     class Never(BasePermission):
         def has_permission(self, request, view):

@@ -78,7 +78,7 @@ def test_api_unexpected_error_answers_json_500_under_debug(caller, settings):
     settings.DEBUG = True
     client = caller("trainer_token")
     client.raise_request_exception = False
-    with mock.patch("trainer.api.views.RankerListView.get", side_effect=ZeroDivisionError("boom")):
+    with mock.patch("trainer.api.views_rankers.RankerListView.get", side_effect=ZeroDivisionError("boom")):
         response = client.get("/api/rankers/")
     assert response.status_code == 500
     assert body(response) == {"detail": "Server error."}

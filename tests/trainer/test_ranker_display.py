@@ -1,6 +1,15 @@
 """Figures of the ranker pages in words: one format, no empty interval ("+0.000 to +0.000")."""
 
-from trainer.ranker_display import Comparison, Predicted, comparison_text, difference_text, signed_text
+from rankers.models import RankerVersion
+from trainer.ranker_display import (
+    Comparison,
+    Predicted,
+    VersionDetails,
+    comparison_text,
+    difference_text,
+    method_text,
+    signed_text,
+)
 
 
 def test_signed_text_difference_rounding_to_zero_is_plus_zero():
@@ -83,3 +92,36 @@ def test_comparison_short_says_what_counting_the_unrated_answers_gave():
         "better than v1 (+0.065); counting unrated answers: not settled, P(better) 75%",
         "better than v1 (+0.065); counting unrated answers: real improvement, settled",
     ]
+
+
+def test_version_details_of_an_engine_reranker_name_the_engine_alone():
+    details = {
+        "first_stage": "engine",
+        "candidates_depth": 50,
+        "candidates": [
+            {"name": "engine", "cv_ndcg": 0.41, "spread": 0.0, "chosen": False},
+            {"name": "lambdamart", "cv_ndcg": 0.47, "spread": 0.01, "chosen": True},
+        ],
+        "cv_vs_first_stage": {
+            "difference": 0.06,
+            "ci_low": 0.03,
+            "ci_high": 0.09,
+            "p_value": 0.0005,
+            "questions": 74,
+        },
+    }
+    version = RankerVersion(
+        label="v2", method="lambdamart", details=details, cv_ndcg_model=0.47, cv_ndcg_bm25=0.41
+    )
+
+    shown = VersionDetails.of(version)
+
+    assert shown.engine is True
+    assert [c.words for c in shown.candidates] == [
+        "the engine's own order",
+        "the engine's top answers reranked by LambdaMART",
+    ]
+    assert shown.cv_comparison.startswith("chosen − the engine alone +0.060")
+    assert shown.cv_comparison.endswith("over 74 training questions")
+    assert method_text("lambdamart", "engine") == "the engine's top answers reranked by LambdaMART"
+    assert method_text("", "engine") == "the search engine's own ranking"

@@ -1,4 +1,4 @@
-from corpus.formats import QuestionRecord
+from corpus.formats.records import QuestionRecord
 from corpus.models import Question, Split
 from corpus.services import questions_upsert, split_for
 
@@ -28,7 +28,7 @@ def test_questions_upsert_keeps_split_when_file_gives_none(collection):
 def test_collection_import_queues_index_build_only_when_answers_change(
     collection, django_capture_on_commit_callbacks
 ):
-    from corpus.formats import AnswerRecord
+    from corpus.formats.records import AnswerRecord
     from trainer.services import collection_import
 
     records = [AnswerRecord("a1", "Lift", "wing lift")]

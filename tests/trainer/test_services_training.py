@@ -60,12 +60,15 @@ def test_training_start_too_few_labels_says_how_many_more_and_links_the_train_qu
     assert Training.objects.count() == 0
 
 
-def test_training_start_http_ranker_is_refused(db):
+def test_training_start_http_ranker_without_labels_is_refused_for_too_few(db):
+    # An http ranker trains a reranker of its service's answers, on the same readiness rule.
     collection = collection_create(name="C", slug="c")
     ranker = ranker_create(collection=collection, name="S", kind="http", config={"url": "http://r.test/"})
 
-    with pytest.raises(ValidationError):
+    with pytest.raises(TrainingRefused) as refused:
         training_start(ranker=ranker)
+
+    assert (refused.value.readiness.questions, refused.value.readiness.needed) == (0, 10)
 
 
 def test_training_start_second_request_conflicts_naming_the_running_one(learnable_ranker):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from corpus.formats import AnswerRecord
+from corpus.formats.records import AnswerRecord
 from corpus.services import answers_upsert
 from rankers.models import Ranker
 from rankers.services import ranker_create

@@ -111,10 +111,13 @@ def test_ranker_settings_unknown_policy_is_refused(client, rankers, trainer):
     assert "Select a valid choice. always is not one of the available choices." in response.content.decode()
 
 
-def test_ranker_settings_http_ranker_is_404(client, collection, trainer):
+def test_ranker_settings_http_ranker_saves_them_too(client, collection, trainer):
+    # An http ranker trains a reranker of its service's answers, with the same policy and schedule.
     service = ranker_create(
         collection=collection, name="Service", kind="http", config={"url": "http://r.test/"}
     )
     client.force_login(trainer)
 
-    assert client.post(_url(service), _form(service)).status_code == 404
+    assert client.post(_url(service), _form(service)).status_code == 302
+    service.refresh_from_db()
+    assert (service.promotion_policy, service.auto_train_labels, service.auto_train_hours) == ("not-worse", 50, 24)

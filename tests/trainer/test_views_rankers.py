@@ -140,15 +140,16 @@ def test_rankers_page_after_training_says_decision_and_links_version(client, ran
     assert f'href="/c/tiny/rankers/{rankers.ranker.pk}/versions/{rankers.v2.pk}/">Show v2</a>' in outcome
 
 
-def test_rankers_page_http_ranker_has_no_train_button_nor_settings(client, collection, trainer):
+def test_rankers_page_http_ranker_trains_a_reranker_of_its_answers(client, collection, trainer):
     ranker_create(collection=collection, name="Service", kind="http", config={"url": "http://r.test/"})
     client.force_login(trainer)
 
     body = client.get(reverse("rankers", args=[collection.slug])).content.decode()
 
     assert "Service" in body
-    assert "Train new version" not in body
-    assert "Training settings" not in body
+    assert "Train new version" in body
+    assert "Training settings" in body
+    assert "Training here learns a reranker of its top 50 answers (v1 is the service as it is)" in _text(body)
     assert "Champion none yet" in _text(body)
 
 

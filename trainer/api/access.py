@@ -1,4 +1,5 @@
-"""Who may do what through the API: the web roles (corpus.permissions), narrowed for tokens.
+"""Who may do what through the API: the API's adapter over ``corpus.permissions.collection_access`` (the
+rule table), narrowed for tokens, refusing with DRF's exceptions.
 
 - A session user has their membership role in each collection (superusers: trainer everywhere).
 - A token acts only in its own collection, with the lower of its role and its user's current role, so
@@ -14,11 +15,12 @@ import functools
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 from rest_framework.exceptions import NotFound, PermissionDenied
 
 from corpus.models import Collection, Membership, Role
-from corpus.permissions import collection_role, role_from_membership
+from corpus.permissions import collection_access, collection_and_access
+from corpus.selectors import collections_for_user
 from rankers.models import Ranker
 from trainer.models import ApiToken
 
@@ -99,20 +101,40 @@ def token_of(request) -> ApiToken | None:
 
 
 def caller_role(request, collection: Collection) -> str | None:
+    """The caller's role in the collection (None: may not see it): the user's, narrowed for a token."""
     token = token_of(request)
-    if token is not None and token.collection_id == collection.pk and hasattr(token, MEMBER_ROLE):
-        user_role = role_from_membership(user=request.user, membership_role=getattr(token, MEMBER_ROLE))
-    else:
-        user_role = collection_role(user=request.user, collection=collection)
-    if token is None or user_role is None:
-        return user_role
+    if token is None:
+        return collection_access(user=request.user, collection=collection).role
     if token.collection_id != collection.pk:
+        return None  # a token acts only in its own collection
+    if hasattr(token, MEMBER_ROLE):  # read with the token
+        access = collection_access(
+            user=request.user, collection=collection, member_role=getattr(token, MEMBER_ROLE)
+        )
+    else:
+        access = collection_access(user=request.user, collection=collection)
+    if not access.may_see:
         return None
-    return Role.TRAINER if token.role == Role.TRAINER and user_role == Role.TRAINER else Role.RATER
+    return Role.TRAINER if token.role == Role.TRAINER and access.may_manage else Role.RATER
 
 
-def _check(request, collection: Collection, need: str, what: str) -> str:
-    role = caller_role(request, collection)
+def visible_collections(request) -> tuple[QuerySet[Collection], dict[int, str]]:
+    """Collections the caller may see, and the caller's role in each."""
+    token = token_of(request)
+    if token is not None:
+        role = caller_role(request, token.collection)
+        ids = [token.collection_id] if role else []
+        return Collection.objects.filter(pk__in=ids), ({token.collection_id: role} if role else {})
+    collections = collections_for_user(user=request.user)
+    if request.user.is_superuser:
+        return collections, {pk: Role.TRAINER for pk in collections.values_list("pk", flat=True)}
+    roles = dict(Membership.objects.filter(user=request.user).values_list("collection_id", "role"))
+    return collections, roles
+
+
+def _check(request, collection: Collection, role: str | None, need: str, what: str) -> str:
+    """``role`` (``caller_role``) if it allows ``need``, else 404 (the caller may not see the collection)
+    or 403."""
     if role is None:
         raise NotFound(f"No {what} here that you can see.")
     if need == Role.TRAINER and role != Role.TRAINER:
@@ -130,15 +152,20 @@ def collection_for(request, slug: str, *, need: str = Role.RATER) -> tuple[Colle
     if token is not None and token.collection.slug == slug:
         # The token's own collection, read with the token (the commonest case: a service posting ratings).
         collection = token.collection
+        role = caller_role(request, collection)
+    elif token is not None:
+        collection, role = Collection.objects.filter(slug=slug).first(), None  # not the token's collection
     else:
-        collection = Collection.objects.filter(slug=slug).first()
+        collection, access = collection_and_access(user=request.user, slug=slug)
+        role = access.role
     if collection is None:
         raise NotFound(f"No collection {slug!r} that you can see.")
-    return collection, _check(request, collection, need, f"collection {slug!r}")
+    return collection, _check(request, collection, role, need, f"collection {slug!r}")
 
 
 def ranker_for(request, ranker_id: int, *, need: str = Role.RATER) -> tuple[Ranker, str]:
     ranker = Ranker.objects.select_related("collection").filter(pk=ranker_id).first()
     if ranker is None:
         raise NotFound(f"No ranker {ranker_id} that you can see.")
-    return ranker, _check(request, ranker.collection, need, f"ranker {ranker_id}")
+    collection = ranker.collection
+    return ranker, _check(request, collection, caller_role(request, collection), need, f"ranker {ranker_id}")

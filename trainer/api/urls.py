@@ -1,7 +1,24 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from trainer.api import views, views_compare, views_engines, views_files, views_judges, views_queue
+from trainer.api import (
+    views_answers,
+    views_collections,
+    views_compare,
+    views_engines,
+    views_evaluations,
+    views_files,
+    views_ground_truth,
+    views_judges,
+    views_questions,
+    views_queue,
+    views_rankers,
+    views_ratings,
+    views_tokens,
+    views_trainings,
+    views_versions,
+)
+from trainer.api.views_export import VersionExportView
 from trainer.csp import csp_docs
 
 urlpatterns = [
@@ -19,11 +36,13 @@ urlpatterns = [
         csp_docs(SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html")),
         name="api-redoc",
     ),
-    path("collections/", views.CollectionListView.as_view(), name="api-collections"),
-    path("collections/<slug:slug>/", views.CollectionDetailView.as_view(), name="api-collection"),
-    path("collections/<slug:slug>/questions/", views.QuestionListView.as_view(), name="api-questions"),
-    path("collections/<slug:slug>/answers/", views.AnswerListView.as_view(), name="api-answers"),
-    path("collections/<slug:slug>/ratings/", views.RatingCreateView.as_view(), name="api-ratings"),
+    path("collections/", views_collections.CollectionListView.as_view(), name="api-collections"),
+    path("collections/<slug:slug>/", views_collections.CollectionDetailView.as_view(), name="api-collection"),
+    path(
+        "collections/<slug:slug>/questions/", views_questions.QuestionListView.as_view(), name="api-questions"
+    ),
+    path("collections/<slug:slug>/answers/", views_answers.AnswerListView.as_view(), name="api-answers"),
+    path("collections/<slug:slug>/ratings/", views_ratings.RatingCreateView.as_view(), name="api-ratings"),
     path(
         "collections/<slug:slug>/imports/",
         views_files.CollectionImportView.as_view(),
@@ -37,31 +56,46 @@ urlpatterns = [
         views_files.RatingsExportView.as_view(),
         name="api-ratings-export",
     ),
-    path("collections/<slug:slug>/ground-truth/", views.GroundTruthView.as_view(), name="api-ground-truth"),
+    path(
+        "collections/<slug:slug>/ground-truth/",
+        views_ground_truth.GroundTruthView.as_view(),
+        name="api-ground-truth",
+    ),
     path("collections/<slug:slug>/queue/", views_queue.QueueView.as_view(), name="api-queue"),
-    path("rankers/", views.RankerListView.as_view(), name="api-rankers"),
+    path("rankers/", views_rankers.RankerListView.as_view(), name="api-rankers"),
     path("rankers/<int:ranker_id>/", views_engines.RankerDetailUpdateView.as_view(), name="api-ranker"),
     path("rankers/<int:ranker_id>/try/", views_engines.RankerTryView.as_view(), name="api-ranker-try"),
     path(
         "rankers/<int:ranker_id>/versions/",
-        views.RankerVersionCreateView.as_view(),
+        views_versions.RankerVersionCreateView.as_view(),
         name="api-ranker-versions",
     ),
     path(
         "rankers/<int:ranker_id>/evaluations/",
-        views.RankerEvaluationsView.as_view(),
+        views_evaluations.RankerEvaluationsView.as_view(),
         name="api-ranker-evaluations",
     ),
-    path("rankers/<int:ranker_id>/train/", views.RankerTrainView.as_view(), name="api-ranker-train"),
+    path(
+        "rankers/<int:ranker_id>/train/", views_trainings.RankerTrainView.as_view(), name="api-ranker-train"
+    ),
     path(
         "rankers/<int:ranker_id>/versions/<int:version_id>/promote/",
-        views.VersionPromoteView.as_view(),
+        views_versions.VersionPromoteView.as_view(),
         name="api-version-promote",
     ),
-    path("tokens/", views.TokenListView.as_view(), name="api-tokens"),
-    path("tokens/<int:token_id>/revoke/", views.TokenRevokeView.as_view(), name="api-token-revoke"),
-    path("trainings/<int:training_id>/", views.TrainingDetailView.as_view(), name="api-training"),
-    path("evaluations/<int:run_id>/", views.EvaluationDetailView.as_view(), name="api-evaluation-detail"),
+    path(
+        "rankers/<int:ranker_id>/versions/<int:version_id>/export/",
+        VersionExportView.as_view(),
+        name="api-version-export",
+    ),
+    path("tokens/", views_tokens.TokenListView.as_view(), name="api-tokens"),
+    path("tokens/<int:token_id>/revoke/", views_tokens.TokenRevokeView.as_view(), name="api-token-revoke"),
+    path("trainings/<int:training_id>/", views_trainings.TrainingDetailView.as_view(), name="api-training"),
+    path(
+        "evaluations/<int:run_id>/",
+        views_evaluations.EvaluationDetailView.as_view(),
+        name="api-evaluation-detail",
+    ),
     path("collections/<slug:slug>/judges/", views_judges.JudgeListView.as_view(), name="api-judges"),
     path("judges/<int:judge_id>/", views_judges.JudgeDetailView.as_view(), name="api-judge"),
     path("judges/<int:judge_id>/test/", views_judges.JudgeTestView.as_view(), name="api-judge-test"),

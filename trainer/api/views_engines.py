@@ -21,9 +21,10 @@ from rest_framework.response import Response
 from corpus.models import Role
 from rankers.services import ranker_config_update
 from rankers.trial import MAX_QUESTION_CHARS, MAX_ROWS, TryResult, ranker_try
-from trainer.api import serializers as s
 from trainer.api.access import ranker_for
-from trainer.api.views import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND, RankerDetailView
+from trainer.api.fields import no_nul_characters
+from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
+from trainer.api.views_rankers import RankerConfigField, RankerDetailView, RankerSerializer
 
 ES_EXAMPLE = {
     "preset": "elasticsearch",
@@ -34,14 +35,14 @@ ES_EXAMPLE = {
 
 
 class RankerConfigSerializer(serializers.Serializer):
-    config = s.RankerConfigField(
-        validators=[s.no_nul_characters],
+    config = RankerConfigField(
+        validators=[no_nul_characters],
         help_text="The whole new config, checked as on create. Masked secrets ('********') keep the stored ones.",
     )
 
 
 class TrySerializer(serializers.Serializer):
-    question = serializers.CharField(max_length=MAX_QUESTION_CHARS, validators=[s.no_nul_characters])
+    question = serializers.CharField(max_length=MAX_QUESTION_CHARS, validators=[no_nul_characters])
     rows = serializers.IntegerField(
         min_value=1, max_value=MAX_ROWS, required=False, help_text="Default: the collection's k (10)."
     )
@@ -103,12 +104,12 @@ def try_result_data(result: TryResult) -> dict[str, Any]:
 
 
 class RankerDetailUpdateView(RankerDetailView):
-    """``GET`` (in ``views.py``) and ``PATCH`` of one ranker."""
+    """``GET`` (in ``views_rankers.py``) and ``PATCH`` of one ranker."""
 
     @extend_schema(
         summary="Replace a ranker's config (checked as on create; secrets stay masked)",
         request=RankerConfigSerializer,
-        responses={200: s.RankerSerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
+        responses={200: RankerSerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
         examples=[OpenApiExample("An Elasticsearch ranker", value={"config": ES_EXAMPLE}, request_only=True)],
     )
     def patch(self, request: Request, ranker_id: int) -> Response:
@@ -119,7 +120,7 @@ class RankerDetailUpdateView(RankerDetailView):
             ranker = ranker_config_update(ranker=ranker, config=serializer.validated_data["config"])
         except DjangoValidationError as exc:  # one message per config key, as on create
             raise ValidationError({"config": exc.message_dict}) from None
-        return Response(s.RankerSerializer(ranker).data)
+        return Response(RankerSerializer(ranker).data)
 
 
 class RankerTryView(GenericAPIView):

@@ -30,13 +30,13 @@ from judges.services import (
     judging_resume,
     judging_start,
 )
-from trainer.api import serializers as s
 from trainer.api.access import caller_role, collection_for
-from trainer.api.views import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND, UNAVAILABLE
+from trainer.api.fields import no_nul_characters
+from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND, UNAVAILABLE, ErrorSerializer
 
 
 def _no_nul(value):
-    s.no_nul_characters(value)
+    no_nul_characters(value)
     return value
 
 
@@ -119,7 +119,8 @@ class JudgeWriteSerializer(serializers.Serializer):
     reply_format = serializers.ChoiceField(choices=ReplyFormat.choices, required=False)
     few_shot = serializers.IntegerField(min_value=0, max_value=12, required=False)
     logprobs = serializers.BooleanField(
-        required=False, help_text="Ask the service for token log-probabilities (certainty of each grade)."
+        required=False,
+        help_text="Ask the service for token log-probabilities (the judge's confidence in each grade).",
     )
     counts = serializers.BooleanField(required=False, help_text="Let its ratings count toward labels.")
     human_wins = serializers.BooleanField(required=False)
@@ -202,7 +203,9 @@ class UncertainSerializer(serializers.Serializer):
     question = serializers.CharField(help_text="The question's external id.")
     answer = serializers.CharField(help_text="The answer's external id.")
     stars = serializers.IntegerField(help_text="The judge's stars.")
-    certainty = serializers.FloatField(help_text="How sure the judge was (judges.certainty; per judge kind).")
+    certainty = serializers.FloatField(
+        help_text="How sure the judge was (judges.confidence; per judge kind)."
+    )
     people = serializers.IntegerField(
         allow_null=True, help_text="People's grade; null when no person rated it."
     )
@@ -226,7 +229,7 @@ class AgreementSerializer(serializers.Serializer):
     )
 
 
-CONFLICT = {409: OpenApiResponse(s.ErrorSerializer, description="The judge is already judging.")}
+CONFLICT = {409: OpenApiResponse(ErrorSerializer, description="The judge is already judging.")}
 
 
 def _judge_for(request: Request, judge_id: int) -> Judge:

@@ -1,6 +1,6 @@
 """``GET /api/collections/{slug}/queue/``: the next pairs the rating queue wants from the caller.
 
-A thin view over ``raters.queue.mode_pairs``, so an external rating tool or script can drive the queue;
+A thin view over ``raters.next_task.modes.mode_pairs``, so an external rating tool or script can drive the queue;
 ratings come back through ``POST /api/collections/{slug}/ratings/``.
 """
 
@@ -17,9 +17,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from corpus.models import Answer, Question
-from raters import queue
-from trainer.api import serializers as s
+from raters.next_task.modes import MODE_DECIDE, MODES, mode_pairs
 from trainer.api.access import collection_for
+from trainer.api.responses import ErrorSerializer, ValidationErrorSerializer
 
 N_MIN, N_MAX, N_DEFAULT = 1, 50, 10
 
@@ -43,7 +43,7 @@ class QueuePairSerializer(serializers.Serializer):
 
 
 class QueueSerializer(serializers.Serializer):
-    mode = serializers.ChoiceField(choices=list(queue.MODES))
+    mode = serializers.ChoiceField(choices=list(MODES))
     pairs = QueuePairSerializer(many=True, help_text="Most useful first; none the caller already rated.")
 
 
@@ -77,7 +77,7 @@ class QueueView(GenericAPIView):
         "training pairs whose stars the ranker is least sure of. Never a pair the caller rated, nor one of "
         "a question they skipped. Rate them with `POST /api/collections/{slug}/ratings/`.",
         parameters=[
-            OpenApiParameter("mode", str, enum=list(queue.MODES), required=False),
+            OpenApiParameter("mode", str, enum=list(MODES), required=False),
             OpenApiParameter(
                 "n", int, required=False, description=f"{N_MIN} to {N_MAX} (default {N_DEFAULT})."
             ),
@@ -86,23 +86,19 @@ class QueueView(GenericAPIView):
         ],
         responses={
             200: QueueSerializer,
-            400: OpenApiResponse(s.ValidationErrorSerializer, description="Bad input: messages per field."),
-            401: OpenApiResponse(
-                s.ErrorSerializer, description="No credentials, or a wrong or revoked token."
-            ),
-            404: OpenApiResponse(s.ErrorSerializer, description="No such collection that you can see."),
-            429: OpenApiResponse(
-                s.ErrorSerializer, description="Too many requests; retry after Retry-After."
-            ),
+            400: OpenApiResponse(ValidationErrorSerializer, description="Bad input: messages per field."),
+            401: OpenApiResponse(ErrorSerializer, description="No credentials, or a wrong or revoked token."),
+            404: OpenApiResponse(ErrorSerializer, description="No such collection that you can see."),
+            429: OpenApiResponse(ErrorSerializer, description="Too many requests; retry after Retry-After."),
         },
     )
     def get(self, request: Request, slug: str) -> Response:
         collection, _ = collection_for(request, slug)
         params = request.query_params
-        mode = params.get("mode") or queue.MODE_DECIDE
+        mode = params.get("mode") or MODE_DECIDE
         errors: dict[str, list[str]] = {}
-        if mode not in queue.MODES:
-            errors["mode"] = [f"mode must be one of {', '.join(queue.MODES)}, not {mode!r}."]
+        if mode not in MODES:
+            errors["mode"] = [f"mode must be one of {', '.join(MODES)}, not {mode!r}."]
         try:
             n = _n(params.get("n"))
         except ValidationError as error:
@@ -116,7 +112,7 @@ class QueueView(GenericAPIView):
                 errors.update(error.detail)  # type: ignore[arg-type]
         if errors:
             raise ValidationError(errors)
-        pairs = queue.mode_pairs(
+        pairs = mode_pairs(
             collection=collection,
             rater=request.user,  # type: ignore[arg-type]
             mode=mode,

@@ -19,8 +19,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rankers.ndcg import dcg_prefix
+
 from ..judged import condensed
-from ..ranking import dcg_prefix
 from .docs import FloatArray, IntArray
 from .spec import Measure
 

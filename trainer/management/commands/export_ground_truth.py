@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from corpus.formats import WRITERS
+from corpus.formats.writers import WRITERS
 from corpus.models import Collection
 from ratings.selectors import ground_truth_rows
 

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from corpus.formats import FormatError
+from corpus.formats.common import FormatError
 from corpus.models import Collection
 from corpus.services import ImportFiles, collection_create, parse_import_files
 from trainer.services import collection_import

@@ -1,4 +1,4 @@
-"""Train a new version of a builtin ranker, as the Rankers page's button does."""
+"""Train a new version of a ranker (builtin, or a reranker of an engine's answers), as the Rankers page's button does."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Collection
-from rankers.models import Ranker, RankerKind
+from rankers.models import Ranker
 from rankers.selectors import default_ranker
 from trainer.models import Training, TrainingPhase, TrainingStatus
 from trainer.services import TrainingConflict, TrainingRefused, TrainingUnavailable, training_start
@@ -21,7 +21,7 @@ NO_WORKER_HINT_SECONDS = 15
 
 class Command(BaseCommand):
     help = (
-        "Train a new version of a collection's builtin ranker from its training labels. The version is "
+        "Train a new version of a collection's ranker from its training labels. The version is "
         "compared with the champion on the test questions and promoted by the ranker's policy. A Celery "
         "worker does the work (make run starts one); --wait shows its progress until it is done."
     )
@@ -45,8 +45,6 @@ class Command(BaseCommand):
             ranker = default_ranker(collection=collection)
             if ranker is None:
                 raise CommandError(f"collection {collection.slug} has no ranker; create one first")
-        if ranker.kind != RankerKind.BUILTIN:
-            raise CommandError(f"ranker {ranker.pk} ({ranker.name}) is an http ranker: it trains elsewhere")
         try:
             training = training_start(ranker=ranker, trigger="command")
         except (TrainingRefused, TrainingConflict, TrainingUnavailable) as exc:

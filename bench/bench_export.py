@@ -1,0 +1,147 @@
+"""Shipping a model into the engine (issue 25 §3; not a test; see bench/README.md, "Exports into the engine").
+
+    make engines && .venv/bin/python bench/bench_export.py [--train]
+
+Starts a real OpenSearch and a real Solr as the tests do (tests/rankers/real_engines.py), one at a time,
+indexes the Cranfield demo answers, loads the demo collection into a throwaway SQLite database, makes an
+engine ranker of the preset and fits its export model (``trainer.engine_export.engine_export_fit``: the
+linear and tree models on the 93 training questions' labels over the engine's top 50). Prints, on the 57
+test questions, NDCG@10 of the engine alone, of the exported linear model as the app ranks it (with the
+engine's feature values), of the exported rescore (OpenSearch) / rerank (Solr) request run by the engine,
+their difference (parity), the tree model as the app ranks it, the fit's seconds, and the median
+latency of a question through the engine's own request and through the exported one (10 answers).
+
+``--train`` first trains the ranker here (``trainer.services.ranker_train``: the engine's top 50 reranked
+by the app's model, with embeddings) and exports that version: then ``left_out`` names the reranker's
+features the engine cannot compute and ``cost`` is what leaving them out costs in NDCG@10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+TMP = tempfile.mkdtemp(prefix="bench-export-")
+atexit.register(shutil.rmtree, TMP, ignore_errors=True)
+os.environ["DATABASE_URL"] = f"sqlite:///{TMP}/bench.sqlite3"
+os.environ["MODEL_DIR"] = f"{TMP}/models"
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trainer.settings")
+os.environ.setdefault("DEBUG", "1")
+os.environ.setdefault("OUTBOUND_ALLOW_PRIVATE", "1")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+
+from corpus.models import Collection, Question, Split  # noqa: E402
+from rankers.base import RankQuery  # noqa: E402
+from rankers.engine import EngineBackend  # noqa: E402
+from rankers.engine_config import validate_engine_config  # noqa: E402
+from rankers.export.model import search_config  # noqa: E402
+from rankers.export.render import render  # noqa: E402
+from rankers.services import ranker_create  # noqa: E402
+from tests.rankers import real_engines as real  # noqa: E402
+from trainer.engine_export import engine_export_fit  # noqa: E402
+from trainer.services import demo_collection_load, ranker_train  # noqa: E402
+
+
+def start_opensearch(home: Path) -> real.EngineNode:
+    command = real.java_command("opensearch", "OpenSearchNode", str(real.free_port()), str(home))
+    return real.start_node("OpenSearch", home, command)
+
+
+def start_solr(home: Path) -> real.EngineNode:
+    home.mkdir(parents=True, exist_ok=True)
+    configsets = real.ENGINES / "solr" / "configsets"
+    command = real.java_command("solr", "SolrNode", str(real.free_port()), str(home), str(configsets))
+    return real.start_node("Solr", home, command)
+
+
+def median_ms(backend: EngineBackend, texts: list[str]) -> float:
+    times = []
+    for text in texts:
+        began = time.perf_counter()
+        backend.rank(RankQuery("q", text), 10)
+        times.append(time.perf_counter() - began)
+    return statistics.median(times) * 1000
+
+
+def measure(name: str, engine: str, start, index, config, collection: Collection, train: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        node = start(Path(tmp) / engine)
+        try:
+            index(node)
+            ranker = ranker_create(collection=collection, name=name, kind="engine", config=config(node))
+            version = ranker_train(ranker=ranker) if train else None
+            began = time.perf_counter()
+            model = engine_export_fit(ranker=ranker, version=version)
+            seconds = time.perf_counter() - began
+            cleaned = validate_engine_config(config(node))
+            fmt = "opensearch-rescore" if engine == "opensearch" else "solr-rerank"
+            exported = EngineBackend(config=search_config(cleaned, render(model, fmt)["search"]["linear"]))
+            texts = [q.text for q in Question.objects.filter(collection=collection, split=Split.TEST)]
+            own_ms, exported_ms = median_ms(EngineBackend(config=cleaned), texts), median_ms(exported, texts)
+        finally:
+            node.stop()
+    f = model["figures"]
+    weights = ", ".join(
+        f"{feature['name']} {w:.3g}"
+        for feature, w in zip(model["features"], model["linear"]["weights"], strict=True)
+    )
+    print(
+        f"{name:<11} engine {f['ndcg_engine']:.4f}  export app {f['ndcg_export_app']:.4f}  "
+        f"export engine {f['ndcg_export_engine']:.4f}  parity {f['parity']:.4f} "
+        f"({f['rankings_differing']} of {f['test_questions']} top 10s differ)  trees app {f['ndcg_trees_app']:.4f}  "
+        f"fit {seconds:.1f} s  latency own {own_ms:.1f} ms, exported {exported_ms:.1f} ms"
+    )
+    print(f"{'':<11} weights: {weights}")
+    if version is not None:
+        left = ", ".join(item["feature"] for item in model["left_out"]) or "nothing"
+        print(
+            f"{'':<11} version {version.label} ({version.method}) {f['ndcg_version']:.4f}; left out: {left}; "
+            f"cost {f['cost']:+.4f}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--train", action="store_true", help="train the ranker first and export that version")
+    args = parser.parse_args()
+    call_command("migrate", verbosity=0)
+    demo_collection_load()
+    collection = Collection.objects.get(slug="cranfield")
+    measure(
+        "OpenSearch",
+        "opensearch",
+        start_opensearch,
+        lambda node: real.opensearch_index_cranfield(node.url, "cranfield"),
+        lambda node: {"preset": "opensearch", "url": f"{node.url}/cranfield/_search", "retries": 0},
+        collection,
+        args.train,
+    )
+    measure(
+        "Solr",
+        "solr",
+        start_solr,
+        lambda node: real.solr_index_cranfield(node.url, "cranfield"),
+        lambda node: {"preset": "solr", "url": f"{node.url}/cranfield/select", "retries": 0},
+        collection,
+        args.train,
+    )
+
+
+if __name__ == "__main__":
+    main()

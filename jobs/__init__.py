@@ -1,0 +1,45 @@
+"""Background jobs' shared lifecycle (evaluation runs, trainings, judging runs, embeddings builds): each
+job keeps only what is its own. One subject per module:
+
+* :mod:`.broker` – whether the Celery broker can be reached now (``broker_check``; ``/healthz`` too).
+* :mod:`.queue` – queuing a job: ``JobUnavailable`` (each job's ``*Unavailable`` subclasses it),
+  ``broker_require`` before anything is stored, ``enqueue_after_commit`` to send its task by name.
+* :mod:`.claim` – QUEUED → RUNNING by one conditional UPDATE (``job_claim``), and taking over the rows
+  whose worker is gone (``stale_jobs_take_over``, ``rows_take_over``, ``queued_lost``, ``stale_since``).
+* :mod:`.heartbeat` – a held job's heartbeat, on a timer (``heartbeat``, ``heartbeat_rows``).
+* :mod:`.models` – the job rows' common fields, as abstract models (``Job``, ``WorkerJob``); imported
+  from there, by the apps' models.
+"""
+
+from jobs.broker import BrokerUnreachable, broker_check
+from jobs.claim import (
+    FAILED,
+    QUEUED,
+    RUNNING,
+    job_claim,
+    queued_lost,
+    rows_take_over,
+    stale_jobs_take_over,
+    stale_since,
+)
+from jobs.heartbeat import beat_interval, heartbeat, heartbeat_rows
+from jobs.queue import JobUnavailable, broker_require, enqueue_after_commit
+
+__all__ = [
+    "FAILED",
+    "QUEUED",
+    "RUNNING",
+    "BrokerUnreachable",
+    "JobUnavailable",
+    "beat_interval",
+    "broker_check",
+    "broker_require",
+    "enqueue_after_commit",
+    "heartbeat",
+    "heartbeat_rows",
+    "job_claim",
+    "queued_lost",
+    "rows_take_over",
+    "stale_jobs_take_over",
+    "stale_since",
+]

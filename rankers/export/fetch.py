@@ -1,0 +1,156 @@
+"""Asking the engine itself for a question's candidates and their feature values (``spec.py``).
+
+So the app ranks an export model with exactly the engine's numbers, never its own re-computation:
+
+- OpenSearch / Elasticsearch: the ranker's own request gives the top ``k`` candidates and their original
+  scores; then one search restricted to those ids (``ids`` filter) holds every other feature as a named
+  ``should`` query, with ``include_named_queries_score=true`` (OpenSearch 2.13+, Elasticsearch 8.8+):
+  each hit's ``matched_queries`` maps a feature's name to its score, the same float as that query alone
+  scores the answer (checked against OpenSearch 2.19); a feature the answer does not match is absent: 0.
+- Solr: one request, the ranker's own with ``fl=id,score,ef_<name>:query($ef_<name>,0)...`` and each
+  feature's query as parameter ``ef_<name>`` (``v=$q``: the question from the ranker's own parameter):
+  function-query pseudo-fields, 0 where the feature does not match.
+
+Values are returned as the engine's float32 numbers (the JSON's shortest decimal read back as float32),
+so a model evaluated here compares exactly what the engine compares.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Collection as Container
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rankers.base import RankerError, RankQuery
+from rankers.engine import EngineBackend, EngineError, PreparedRequest, lookup, map_hits, prepare
+from rankers.engine_config import fill_template
+from rankers.export.spec import (
+    ORIGINAL,
+    ExportEngineDown,
+    engine_family,
+    opensearch_query,
+    question_param,
+    solr_query,
+)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """A question's top candidates, engine order, and their feature values (rows x features)."""
+
+    ids: list[str]
+    values: np.ndarray
+
+
+def as_float32(values: Any) -> np.ndarray:
+    """Numbers as the engine holds them: float32, widened back to float64 exactly."""
+    return np.asarray(values, dtype=np.float32).astype(np.float64)
+
+
+def _down(exc: RankerError) -> ExportEngineDown:
+    return ExportEngineDown(str(exc))
+
+
+class EngineFeatures:
+    """Fetches candidates and features from one engine ranker's engine (its config, validated)."""
+
+    def __init__(
+        self,
+        *,
+        config: dict[str, Any],
+        features: list[dict[str, str]],
+        known_ids: Container[str] | None = None,
+    ) -> None:
+        self.config = config
+        self.features = features
+        self.family = engine_family(config)
+        self.backend = EngineBackend(config=config, known_ids=known_ids)
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def candidates(self, question: str, k: int) -> Candidates:
+        """The ranker's top ``k`` for ``question`` with every feature's value. ExportEngineDown when the
+        engine fails (its reason)."""
+        try:
+            if self.family == "opensearch":
+                return self._opensearch(question, k)
+            return self._solr(question, k)
+        except RankerError as exc:  # EngineUnavailable (retried first) and EngineError
+            raise _down(exc) from None
+
+    def _opensearch(self, question: str, k: int) -> Candidates:
+        ranking = self.backend.rank(RankQuery(external_id="", text=question), k)
+        ids = ranking.ids
+        values = np.zeros((len(ids), len(self.features)))
+        if not ids:
+            return Candidates(ids=[], values=values)
+        body = fill_template(self.config["request"]["body"], question=question, rows=k)
+        named = []
+        for feature in self.features:
+            if feature["kind"] == ORIGINAL:
+                continue
+            query = opensearch_query(feature, body.get("query"), question)
+            (kind,) = query
+            (field,) = query[kind]
+            query[kind][field]["_name"] = feature["name"]
+            named.append(query)
+        payload = self.backend.fetch(
+            PreparedRequest(
+                method="POST",
+                params=[("include_named_queries_score", "true")],
+                form=None,
+                body={
+                    "size": len(ids),
+                    "_source": False,
+                    "query": {"bool": {"filter": [{"ids": {"values": ids}}], "should": named}},
+                },
+                has_body=True,
+            )
+        )
+        scores: dict[str, dict[str, float]] = {}
+        for hit in lookup(payload, "hits.hits", "response"):
+            matched = hit.get("matched_queries") or {}
+            if not isinstance(matched, dict):
+                raise EngineError(
+                    "the engine lists matched queries without scores: it needs include_named_queries_score "
+                    "(OpenSearch 2.13 or later, Elasticsearch 8.8 or later)"
+                )
+            scores[str(hit["_id"])] = matched
+        for row, (answer_id, score) in enumerate(ranking.answers):
+            matched = scores.get(answer_id, {})
+            for column, feature in enumerate(self.features):
+                values[row, column] = (
+                    score if feature["kind"] == ORIGINAL else matched.get(feature["name"], 0.0)
+                )
+        return Candidates(ids=ids, values=as_float32(values))
+
+    def _solr(self, question: str, k: int) -> Candidates:
+        where, name = question_param(self.config)
+        config = copy.deepcopy(self.config)
+        extra: dict[str, str] = {}
+        mapping = config["response"]
+        fields = [mapping["id"], mapping["score"]]
+        for feature in self.features:
+            if feature["kind"] == ORIGINAL:
+                continue
+            param = f"ef_{feature['name']}"
+            extra[param] = solr_query(feature, f"v=${name}")
+            fields.append(f"{param}:query(${param},0)")
+        config["request"][where] = {**config["request"][where], "fl": ",".join(fields), **extra}
+        prepared = prepare(config, question=question, rows=k)
+        payload = self.backend.fetch(prepared)
+        ranking = map_hits(payload, mapping, k=k, known_ids=None)
+        hits = lookup(payload, mapping["hits"], "response")
+        values = np.zeros((len(ranking.answers), len(self.features)))
+        for row, (_, score) in enumerate(ranking.answers):
+            for column, feature in enumerate(self.features):
+                if feature["kind"] == ORIGINAL:
+                    values[row, column] = score
+                else:
+                    value = hits[row].get(f"ef_{feature['name']}", 0.0)
+                    values[row, column] = float(value) if isinstance(value, int | float) else 0.0
+        return Candidates(ids=ranking.ids, values=as_float32(values))

@@ -1,0 +1,12 @@
+"""What a rater should rate next: the queue of questions and pairs that drives training.
+
+* :mod:`.task` – a ``Task`` (a question, why, which answers), the priorities in order, the display order.
+* :mod:`.terms` – the tokenizer and stop words of the term-overlap fallback.
+* :mod:`.term_overlap` – each question's top k by shared rare terms, until a ranker can answer.
+* :mod:`.pool` – the candidate table: the pooled versions' top k interleaved, cached per collection state.
+* :mod:`.budget` – the agreement sample, the rating budget per question, and where a budget goes.
+* :mod:`.judge_reads` – the pairs a judge (a model) sends to people: its disputes and its least sure grades.
+* :mod:`.reasons` – the plain words shown to a rater for why a question was chosen.
+* :mod:`.picking` – ``next_task`` and its kin: one rater's state, each question's priority, the pick.
+* :mod:`.modes` – the queue modes: rate what decides the comparison, rate what the ranker is least sure of.
+"""

@@ -1,0 +1,333 @@
+"""The main queue: the most useful question for a rater now (``next_task``), and what the same state
+tells (``task_for_question``, ``queue_pairs``, ``rater_overview``).
+
+Per rater, a question is offered only while it holds a pair the rater has not rated (and they have not
+skipped the question). Questions are ranked by the first of these that applies, and the reason is shown:
+
+1. test questions whose latest evaluation put unlabelled answers in the top k (they make NDCG@k uncertain);
+2. pairs with fewer raters than the target (``collection.target_raters``; ``overlap_target_raters`` for a
+   deterministic sample of questions used to measure agreement), the least-rated questions first
+   (training before test on a tie), so training and test questions fill up together;
+3. pairs whose raters disagree by 2 or more stars (a further opinion settles them);
+4. pairs where a judge (a model) is 2 or more stars from people, then a judge's least sure grades no
+   person rated (:mod:`.judge_reads`);
+5. questions with the lowest NDCG@k in the latest evaluation.
+
+A question's pool is its candidates (:mod:`.pool`) within its rating budget (:mod:`.budget`), plus the
+pairs the queue wants judged (unlabelled answers of the latest evaluation's top k, labelled pairs short
+of raters or disputed). A page shows at most k answers at a time, shuffled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import User
+
+from corpus.models import Answer, Collection, Question, Split
+from evaluation.models import EvaluationRun, QuestionResult
+from rankers.selectors import default_ranker
+from raters.next_task.budget import budgeted, is_overlap_question
+from raters.next_task.judge_reads import judge_disputed_pairs, judge_uncertain_pairs
+from raters.next_task.pool import MAX_TOP_K, candidate_table, top_k
+from raters.next_task.reasons import (
+    REASON_ALL_RATED,
+    REASON_NOT_NEEDED,
+    REASON_SKIPPED,
+    reason_disagreement,
+    reason_few_raters,
+    reason_judge_disagreement,
+    reason_judge_uncertain,
+    reason_low_ndcg,
+    reason_unlabelled,
+)
+from raters.next_task.task import (
+    DISPUTED_SPREAD,
+    PRIORITY_DISAGREEMENT,
+    PRIORITY_FEW_RATERS,
+    PRIORITY_JUDGE_DISAGREEMENT,
+    PRIORITY_JUDGE_UNCERTAIN,
+    PRIORITY_LOW_NDCG,
+    PRIORITY_UNLABELLED_IN_TEST,
+    Task,
+    shuffled,
+)
+from ratings.models import Label, Rating, Skip
+
+
+@dataclass
+class Overview:
+    """A rater's view of a collection, as shown on their home page."""
+
+    pairs_total: int
+    pairs_rated: int
+    questions_waiting: int
+    my_ratings: int
+
+
+def _spread_key(rater_id: int, question_id: int) -> bytes:
+    """Orders equally urgent questions differently per rater, so raters working at once rarely collide."""
+    return hashlib.sha256(f"spread:{rater_id}:{question_id}".encode()).digest()
+
+
+@dataclass
+class _RunResult:
+    top: list[int]  # answer ids in the run's top k (answers the collection knows)
+    ndcg: float | None
+
+
+@dataclass
+class _State:
+    """Everything the queue needs about one collection and one rater, loaded in a handful of queries."""
+
+    collection: Collection
+    rater_id: int
+    k: int
+    questions: dict[int, tuple[str, str]]  # id -> (external id, split)
+    candidates: dict[int, list[int]]
+    labels: dict[int, dict[int, tuple[int, int]]]  # question -> answer -> (rater count, disagreement)
+    mine: set[tuple[int, int]]
+    skipped: set[int]
+    run: dict[int, _RunResult] = field(default_factory=dict)
+    # question -> answers where a judge's stars are DISPUTED_SPREAD or more from people's label
+    judge_disputed: dict[int, list[int]] = field(default_factory=dict)
+    # question -> answers among each judge's UNCERTAIN_REVIEWED least certain judgments no person rated
+    judge_uncertain: dict[int, list[int]] = field(default_factory=dict)
+
+    def target(self, question_id: int) -> int:
+        external_id, _ = self.questions[question_id]
+        c = self.collection
+        if is_overlap_question(collection_slug=c.slug, external_id=external_id, fraction=c.overlap_fraction):
+            return max(c.overlap_target_raters, c.target_raters)
+        return c.target_raters
+
+    def is_overlap(self, question_id: int) -> bool:
+        return self.target(question_id) > self.collection.target_raters
+
+
+def latest_run(*, collection: Collection):
+    """The latest successful evaluation of the collection's default ranker, or None."""
+    ranker = default_ranker(collection=collection)
+    if ranker is None:
+        return None
+    return (
+        EvaluationRun.objects.succeeded()
+        .filter(collection=collection, ranker=ranker)
+        .order_by("-finished_at", "-created_at", "-id")
+        .first()
+    )
+
+
+def _load(collection: Collection, rater: User) -> _State:
+    questions = {
+        q: (external_id, split)
+        for q, external_id, split in Question.objects.filter(collection=collection).values_list(
+            "id", "external_id", "split"
+        )
+    }
+    labels: dict[int, dict[int, tuple[int, int]]] = defaultdict(dict)
+    for q, a, count, spread in Label.objects.filter(question__collection=collection).values_list(
+        "question_id", "answer_id", "rater_count", "disagreement"
+    ):
+        labels[q][a] = (count, spread)
+    mine = set(
+        Rating.objects.filter(rater=rater, question__collection=collection).values_list(
+            "question_id", "answer_id"
+        )
+    )
+    skipped = set(
+        Skip.objects.filter(rater=rater, question__collection=collection).values_list(
+            "question_id", flat=True
+        )
+    )
+    k = top_k(collection=collection)
+    state = _State(
+        collection=collection,
+        rater_id=rater.pk,
+        k=k,
+        questions=questions,
+        candidates=candidate_table(collection=collection),
+        labels=labels,
+        mine=mine,
+        skipped=skipped,
+    )
+    state.judge_disputed = judge_disputed_pairs(collection=collection)
+    state.judge_uncertain = judge_uncertain_pairs(collection=collection)
+    run = latest_run(collection=collection)
+    if run is not None:
+        ids_by_external = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
+        run_k = max(1, min(run.ndcg_k, MAX_TOP_K))
+        for q, ranked, ndcg in QuestionResult.objects.filter(run=run).values_list(
+            "question_id", "ranked_answer_ids", "ndcg"
+        ):
+            top = [ids_by_external[a] for a in (ranked or [])[:run_k] if a in ids_by_external]
+            state.run[q] = _RunResult(top=top, ndcg=ndcg)
+    return state
+
+
+def _dedupe(*groups: Iterable[int]) -> list[int]:
+    seen: dict[int, None] = {}
+    for group in groups:
+        for a in group:
+            seen.setdefault(a, None)
+    return list(seen)
+
+
+def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, list[int]]:
+    """(priority, sort key within the priority, reason, answers to show) of one question for the rater."""
+    external_id, split = state.questions[question_id]
+    labels = state.labels.get(question_id, {})
+    mine = state.mine
+    run = state.run.get(question_id)
+    target = state.target(question_id)
+    spread_key = _spread_key(state.rater_id, question_id)
+
+    run_top = run.top if run else []
+    unlabelled = [a for a in run_top if a not in labels] if split == Split.TEST else []
+    short = [a for a, (count, _) in labels.items() if count < target]
+    disputed = [a for a, (_, spread) in labels.items() if spread >= DISPUTED_SPREAD]
+    uncertain = state.judge_uncertain.get(question_id, [])
+    pool = _dedupe(
+        budgeted(
+            state.candidates.get(question_id, []),
+            labels,
+            budget=state.collection.rating_budget,
+            target=target,
+        ),
+        run_top,
+        short,
+        disputed,
+        state.judge_disputed.get(question_id, []),
+    )
+    # A judge's uncertain pair is shown, but it is the review step below that asks for it, not the
+    # target number of raters: its reason must say why it is there.
+    needs_raters = pool
+    pool = _dedupe(pool, uncertain)
+    # A page shows at most k answers; the rest of the pool comes on the next visit.
+    to_show = [a for a in pool if (question_id, a) not in mine][: state.k]
+
+    k = state.k
+    if unlabelled:
+        reason = reason_unlabelled(count=len(unlabelled), k=k)
+        return PRIORITY_UNLABELLED_IN_TEST, (-len(unlabelled), spread_key), reason, to_show
+
+    needing = [a for a in needs_raters if labels.get(a, (0, 0))[0] < target and (question_id, a) not in mine]
+    if needing:
+        reason = reason_few_raters(
+            count=len(needing), target=target, overlap=state.is_overlap(question_id), split=split
+        )
+        # The least-rated questions first, whatever their split (training first on a tie): training
+        # questions teach, and the test questions are what the champion/challenger gate compares on, so
+        # both fill up page by page. Training-first starved the gate: a first training found no rated
+        # test question and could not promote a far better version (bench_loop, covidfaq: +0.17).
+        spent = sum(count for count, _ in labels.values())
+        return PRIORITY_FEW_RATERS, (spent, split != Split.TRAIN, spread_key), reason, to_show
+
+    disputed_open = [a for a in disputed if (question_id, a) not in mine]
+    if disputed_open:
+        reason = reason_disagreement(count=len(disputed_open))
+        return PRIORITY_DISAGREEMENT, (-len(disputed_open), spread_key), reason, to_show
+
+    judged_open = [a for a in state.judge_disputed.get(question_id, []) if (question_id, a) not in mine]
+    if judged_open:
+        reason = reason_judge_disagreement(count=len(judged_open))
+        return PRIORITY_JUDGE_DISAGREEMENT, (-len(judged_open), spread_key), reason, to_show
+
+    uncertain_open = [a for a in uncertain if (question_id, a) not in mine]
+    if uncertain_open:
+        reason = reason_judge_uncertain(count=len(uncertain_open))
+        return PRIORITY_JUDGE_UNCERTAIN, (-len(uncertain_open), spread_key), reason, to_show
+
+    if run is not None and run.ndcg is not None and any((question_id, a) not in mine for a in run_top):
+        reason = reason_low_ndcg(ndcg=run.ndcg, k=k)
+        return PRIORITY_LOW_NDCG, (run.ndcg, spread_key), reason, to_show
+
+    return None, (), "", to_show
+
+
+def _ranked(
+    state: _State, exclude: Iterable[int] = (), split: str = ""
+) -> list[tuple[int, tuple, int, str, list[int]]]:
+    excluded = set(exclude)
+    ranked = []
+    for question_id, (_, question_split) in state.questions.items():
+        if question_id in state.skipped or question_id in excluded:
+            continue
+        if split and question_split != split:
+            continue
+        priority, key, reason, to_show = _assess(state, question_id)
+        if priority is not None and to_show:
+            ranked.append((priority, key, question_id, reason, to_show))
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    return ranked
+
+
+def next_task(
+    *, collection: Collection, rater: User, exclude: Iterable[int] = (), split: str = ""
+) -> Task | None:
+    """The most useful question for the rater now, or None when the queue wants nothing more from them.
+
+    ``exclude`` skips questions for this pick only (the rater pressed "next question"); ``split``
+    ("train" or "test") keeps to one split, e.g. when a trainer needs more training labels to train.
+    """
+    state = _load(collection, rater)
+    ranked = _ranked(state, exclude, split)
+    if not ranked:
+        return None
+    priority, _, question_id, reason, to_show = ranked[0]
+    return Task(question_id, priority, reason, shuffled(to_show, rater_id=rater.pk, question_id=question_id))
+
+
+def queue_pairs(*, collection: Collection, rater: User, limit: int) -> list[tuple[int, int]]:
+    """The next ``limit`` (question id, answer id) pairs the queue would give ``rater``, in its order
+    (the question's answers in candidate order, not shuffled): what a judge works through."""
+    pairs: list[tuple[int, int]] = []
+    for _, _, question_id, _, to_show in _ranked(_load(collection, rater)):
+        for answer_id in to_show:
+            pairs.append((question_id, answer_id))
+            if len(pairs) >= limit:
+                return pairs
+    return pairs
+
+
+def task_for_question(*, collection: Collection, rater: User, question: Question) -> Task:
+    """The task for a question the rater opened directly (a link, a reload after the task expired).
+
+    Shows what the rater has not rated yet; if that is nothing, every candidate with their ratings so
+    they can review them.
+    """
+    state = _load(collection, rater)
+    priority, _, reason, to_show = _assess(state, question.pk)
+    if question.pk in state.skipped:
+        priority, reason = None, REASON_SKIPPED
+    if not to_show:
+        pool = _dedupe(
+            state.candidates.get(question.pk, []),
+            state.run[question.pk].top if question.pk in state.run else [],
+            (a for q, a in state.mine if q == question.pk),
+        )
+        to_show = pool
+        reason = reason or REASON_ALL_RATED
+    elif priority is None:
+        reason = reason or REASON_NOT_NEEDED
+    return Task(question.pk, priority, reason, shuffled(to_show, rater_id=rater.pk, question_id=question.pk))
+
+
+def rater_overview(*, collection: Collection, rater: User) -> Overview:
+    """Pairs the queue knows (candidates plus every rated pair), how many have a label, and questions
+    still waiting for this rater."""
+    state = _load(collection, rater)
+    pairs = {(q, a) for q, answers in state.candidates.items() for a in answers}
+    pairs.update((q, a) for q, answers in state.labels.items() for a in answers)
+    for q, result in state.run.items():
+        pairs.update((q, a) for a in result.top)
+    rated = sum(len(answers) for answers in state.labels.values())
+    return Overview(
+        pairs_total=len(pairs),
+        pairs_rated=rated,
+        questions_waiting=len(_ranked(state)),
+        my_ratings=len(state.mine),
+    )

@@ -1,0 +1,189 @@
+"""The candidate table: every question's pool of answers, from several rankings, not only the champion's.
+
+The default ranker's champion and, for a builtin ranker, its latest challenger (the latest version that
+ranks differently) and the ``bm25`` baseline, each one's top k, interleaved (champion's 1st, the next
+ranking's 1st, ..., champion's 2nd, ...; an answer once). Raters who only ever see the champion's top k
+never rate the good answers it misses, so no training can learn them; the other rankings show them
+(bench_loop: with the champion's top k alone the champion closed 92% of covidfaq's gap to the upper bound
+and none of semeval16b's; pooled, 98% and all of it). Until a ranker can answer, the top k comes from
+plain term overlap between question and answers (:mod:`.term_overlap`).
+
+The table is computed once per collection state and cached, as asking the ranker for every question on
+every request would be far too slow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+from django.core.cache import cache
+from django.db.models import Count, Max
+
+from corpus.models import Answer, Collection, Question
+from rankers.backends import RankerError, RankerUnavailable, RankQuery, get_backend
+from rankers.builtin import method_of
+from rankers.models import EmbeddingBuild, Ranker, RankerKind, RankerVersion
+from rankers.selectors import default_ranker, ranking_version
+from raters.next_task.term_overlap import term_overlap_ranking
+
+logger = logging.getLogger(__name__)
+
+# Pages stay short enough to judge carefully even when the collection's k is large.
+MAX_TOP_K = 20
+CANDIDATES_CACHE_SECONDS = 15 * 60
+# A ranker that was unreachable is asked again soon rather than after the full cache period.
+CANDIDATES_FALLBACK_CACHE_SECONDS = 60
+
+
+def _backend_for(ranker: Ranker, version: RankerVersion | None = None):
+    """The backend ranking as ``version`` of the ranker does, or None when it cannot be built."""
+    try:
+        return get_backend(ranker, version)
+    except Exception:  # a misconfigured ranker must not stop people from rating
+        logger.warning("cannot build a backend for ranker %s; using term overlap", ranker.pk, exc_info=True)
+        return None
+
+
+def _ranker_table(
+    ranker: Ranker,
+    version: RankerVersion | None,
+    questions: list[tuple[int, str, str]],
+    ids_by_external: dict[str, int],
+    k: int,
+) -> tuple[dict[int, list[int]], bool]:
+    """{question id: top k answer ids} from the ranker for the questions it could rank; and whether it was
+    reachable throughout (False: the rest fall back to term overlap and the table is cached briefly)."""
+    backend = _backend_for(ranker, version)
+    if backend is None:
+        return {}, True
+    table: dict[int, list[int]] = {}
+    try:
+        for question_id, external_id, text in questions:
+            try:
+                ranking = backend.rank(RankQuery(external_id=external_id, text=text), k)
+            except RankerUnavailable:
+                logger.warning("ranker %s unavailable; term overlap for the remaining questions", ranker.pk)
+                return table, False
+            except RankerError:
+                logger.warning(
+                    "ranker %s failed on question %s; term overlap", ranker.pk, question_id, exc_info=True
+                )
+                continue
+            table[question_id] = [ids_by_external[a] for a in ranking.ids if a in ids_by_external][:k]
+        return table, True
+    finally:
+        close = getattr(backend, "close", None)  # HTTP backends hold a connection pool
+        if close is not None:
+            close()
+
+
+def top_k(*, collection: Collection) -> int:
+    return max(1, min(collection.ndcg_k, MAX_TOP_K))
+
+
+def _ranks_as(version: RankerVersion) -> tuple:
+    """What decides how a builtin version ranks: two versions with the same rank alike."""
+    method = method_of(version)
+    if method == "bm25":
+        return (method,)
+    params = (version.details or {}).get("params") if isinstance(version.details, dict) else None
+    return (method, repr(params), version.model_file)
+
+
+def pooled_versions(*, ranker: Ranker) -> list[RankerVersion | None]:
+    """The versions whose top k the queue pools, in turn order: the champion (None: the ranker's own
+    default); for a builtin ranker also its latest challenger (the latest other version that ranks
+    differently from the champion) and the ``bm25`` baseline (the latest plain-BM25 version), each once.
+    Other kinds rank the same whatever the version, so they pool nothing more."""
+    champion = ranking_version(ranker=ranker)
+    if ranker.kind != RankerKind.BUILTIN or champion is None:
+        return [champion]
+    others = list(
+        RankerVersion.objects.filter(ranker=ranker).exclude(pk=champion.pk).order_by("-created_at", "-id")
+    )
+    pooled: list[RankerVersion | None] = [champion]
+    seen = {_ranks_as(champion)}
+    challenger = next((v for v in others if _ranks_as(v) not in seen), None)
+    baseline = next((v for v in others if method_of(v) == "bm25"), None)
+    for version in (challenger, baseline):
+        if version is not None and _ranks_as(version) not in seen:
+            pooled.append(version)
+            seen.add(_ranks_as(version))
+    return pooled
+
+
+def interleaved(rankings: list[list[int]], depth: int) -> list[int]:
+    """The rankings' top ``depth`` taken in turns (1st of each, then 2nd of each, ...), each answer once."""
+    pooled: dict[int, None] = {}
+    for rank in range(depth):
+        for ranking in rankings:
+            if rank < len(ranking):
+                pooled.setdefault(ranking[rank])
+    return list(pooled)
+
+
+def _candidates_key(
+    collection: Collection, ranker: Ranker | None, versions: list[RankerVersion | None]
+) -> str:
+    answers = Answer.objects.filter(collection=collection).aggregate(n=Count("id"), t=Max("updated_at"))
+    questions = Question.objects.filter(collection=collection).aggregate(n=Count("id"), t=Max("updated_at"))
+    latest = (
+        RankerVersion.objects.filter(ranker=ranker)
+        .order_by("-created_at", "-id")
+        .values_list("id", flat=True)
+        .first()
+        if ranker
+        else None
+    )
+    # A version using embeddings ranks as BM25 until they are built: a finished build is a new state.
+    embeddings = (
+        EmbeddingBuild.objects.succeeded()
+        .filter(collection=collection)
+        .order_by("-id")
+        .values_list("id", flat=True)
+        .first()
+    )
+    pooled = ",".join(str(v.pk) if v else "-" for v in versions)
+    state = (
+        f"{collection.pk}:{collection.ndcg_k}:{answers['n']}:{answers['t']}:{questions['n']}:{questions['t']}:"
+        f"{ranker.pk if ranker else '-'}:{ranker.kind if ranker else '-'}:{ranker.config if ranker else '-'}:"
+        f"{latest}:{pooled}:{embeddings}"
+    )
+    return "ratings:candidates:" + hashlib.sha256(state.encode()).hexdigest()
+
+
+def candidate_table(*, collection: Collection) -> dict[int, list[int]]:
+    """{question id: its pool of answer ids}: the top k of each pooled version of the default ranker,
+    interleaved (``pooled_versions``, ``interleaved``), cached per collection state."""
+    ranker = default_ranker(collection=collection)
+    versions = pooled_versions(ranker=ranker) if ranker is not None else []
+    key = _candidates_key(collection, ranker, versions)
+    table = cache.get(key)
+    if table is not None:
+        return table
+    k = top_k(collection=collection)
+    questions = list(Question.objects.filter(collection=collection).values_list("id", "external_id", "text"))
+    table, reachable = {}, True
+    if ranker is not None:
+        ids_by_external = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
+        rankings = []
+        for version in versions:
+            ranked, answered = _ranker_table(ranker, version, questions, ids_by_external, k)
+            rankings.append(ranked)
+            reachable = reachable and answered
+        for question_id, _, _ in questions:
+            found = [ranked[question_id] for ranked in rankings if question_id in ranked]
+            if found:
+                table[question_id] = interleaved(found, k)
+    missing = [(q, text) for q, _, text in questions if q not in table]
+    if missing:
+        answers = [
+            (a, f"{title} {body}")
+            for a, title, body in Answer.objects.filter(collection=collection).values_list(
+                "id", "title", "body"
+            )
+        ]
+        table.update(term_overlap_ranking(questions=missing, answers=answers, k=k))
+    cache.set(key, table, CANDIDATES_CACHE_SECONDS if reachable else CANDIDATES_FALLBACK_CACHE_SECONDS)
+    return table

@@ -1,0 +1,130 @@
+"""The export against the real OpenSearch 2.19 and Solr 9.10 nodes (tests/rankers/real_engines.py) holding
+the Cranfield demo: the feature values come from the engine itself, and the exported rescore / rerank
+request, run by the engine, ranks the test questions as the app ranks the same model (NDCG@10 parity)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankers.engine_config import fill_template, preset_config, validate_engine_config
+from rankers.export.fetch import EngineFeatures
+from rankers.export.render import render
+from rankers.export.spec import export_features, opensearch_query, solr_query
+from rankers.models import RankerVersion
+from rankers.services import ranker_create
+from tests.evaluation.helpers import evaluate_inline
+from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (model_dir)
+from trainer.engine_export import PARITY_TOLERANCE, version_export_build
+from trainer.services import demo_collection_load
+
+pytestmark = pytest.mark.django_db
+
+QUESTION = "what is the boundary layer of a flat plate in supersonic flow"
+NAMES = ["original", "bm25_title", "bm25_text", "phrase_title", "phrase_text"]
+# The figures on the demo's 57 test questions with labels (fits are deterministic: fixed seeds, one
+# thread, the engines' scores). The engine alone is what an evaluation of the same node scores
+# (test_real_opensearch.py, test_real_solr.py).
+FIGURES = {
+    "opensearch": {
+        "ndcg_engine": 0.3281,
+        "ndcg_export_app": 0.3038,
+        "ndcg_export_engine": 0.3038,
+        "ndcg_trees_app": 0.316,
+    },
+    "solr": {
+        "ndcg_engine": 0.3367,
+        "ndcg_export_app": 0.3489,
+        "ndcg_export_engine": 0.3489,
+        "ndcg_trees_app": 0.349,
+    },
+}
+
+
+def _config(engine: str, node, **extra) -> dict:
+    if engine == "opensearch":
+        return {"preset": "opensearch", "url": node.search_url, "retries": 0, **extra}
+    return {"preset": "solr", "url": node.select_url, "retries": 0, **extra}
+
+
+def _alone(engine: str, node, feature: dict, question: str) -> dict[str, float]:
+    """Each answer's score under the feature's query sent to the node on its own."""
+    if engine == "opensearch":
+        original = fill_template(
+            preset_config("opensearch")["request"]["body"]["query"], question=question, rows=0
+        )
+        query = opensearch_query(feature, original, question)
+        return dict(node.search({"size": 1400, "_source": False, "query": query}))
+    params = {**preset_config("solr")["request"]["params"], "q": question, "rows": 1400}
+    if feature["kind"] != "original":
+        params = {
+            "q": solr_query(feature, "v=$qq"),
+            "qq": question,
+            "rows": 1400,
+            "fl": "id,score",
+            "wt": "json",
+        }
+    return dict(node.search(params))
+
+
+@pytest.mark.parametrize("engine", ["opensearch", "solr"])
+@pytest.mark.parametrize(("question", "phrases"), [(QUESTION, 0), ("boundary layer", 100)])
+def test_fetched_features_are_the_engine_scores_of_each_query_alone(request, engine, question, phrases):
+    node = request.getfixturevalue(engine)
+    config = validate_engine_config(_config(engine, node))
+    features = export_features(config)
+
+    found = EngineFeatures(config=config, features=features).candidates(question, 50)
+
+    assert [f["name"] for f in features] == NAMES
+    assert len(found.ids) == 50 and found.values.shape == (50, 5)
+    for column, feature in enumerate(features):
+        alone = _alone(engine, node, feature, question)
+        expected = [float(np.float32(alone.get(a, 0.0))) for a in found.ids]
+        assert found.values[:, column].tolist() == expected, feature["name"]
+    # The whole question as a phrase: rare for a long question, common for two words.
+    assert np.count_nonzero(found.values[:, 3:]) == phrases
+
+
+@pytest.mark.parametrize("engine", ["opensearch", "solr"])
+def test_exported_rescore_ranks_in_the_engine_as_in_the_app(request, engine, model_dir):
+    node = request.getfixturevalue(engine)
+    collection = demo_collection_load()
+    ranker = ranker_create(collection=collection, name=engine, kind="engine", config=_config(engine, node))
+    version = RankerVersion.objects.create(ranker=ranker, label="v1")  # the engine as it is
+
+    model = version_export_build(version=version)
+
+    version.refresh_from_db()
+    assert version.details["export"] == model
+    f = model["figures"]
+    assert f["parity"] <= PARITY_TOLERANCE and f["parity_ok"] is True
+    assert {name: round(f[name], 4) for name in FIGURES[engine]} == FIGURES[engine]
+    assert (f["k"], f["window"], f["training_questions"], f["learnable_questions"], f["test_questions"]) == (
+        10,
+        50,
+        93,
+        84,
+        57,
+    )
+    # This version ranks as the engine does: nothing is left out, and staying in the engine costs
+    # what the export loses (or gains) against the engine's own order.
+    assert (model["left_out"], f["version"], f["ndcg_version"]) == ([], "v1", f["ndcg_engine"])
+    assert f["cost"] == round(f["ndcg_engine"] - f["ndcg_export_app"], 6)
+    assert [feature["name"] for feature in model["features"]] == NAMES
+    assert model["linear"]["weights"][0] > 0 and min(model["linear"]["weights"]) >= 0
+    assert model["trees"]["details"]["trees"] == 100
+
+    # The rendered request is an engine ranker's request here: an evaluation of it scores what the
+    # engine's run of the export scored.
+    fmt = "opensearch-rescore" if engine == "opensearch" else "solr-rerank"
+    search = render(model, fmt)["search"]["linear"]
+    part = {"body": search["body"]} if engine == "opensearch" else {"params": search["params"]}
+    pasted = ranker_create(
+        collection=collection,
+        name=f"{engine} exported",
+        kind="engine",
+        config=_config(engine, node, request=part),
+    )
+    run = evaluate_inline(pasted)
+    assert run.error == "" and round(run.ndcg_mean, 4) == FIGURES[engine]["ndcg_export_engine"]

@@ -1,0 +1,112 @@
+"""``GET /api/rankers/{id}/versions/{vid}/export/?format=...``: who may read a version's export, the
+formats, and the answers for a bad format, a version without an export model and another collection's."""
+
+from __future__ import annotations
+
+import pytest
+
+from rankers.models import RankerVersion
+from rankers.services import ranker_create
+from tests.rankers.engine_support import es_config
+from tests.rankers.export_support import opensearch_model
+from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
+
+pytestmark = pytest.mark.django_db
+
+CALLERS = ["anonymous", "rater", "trainer", "rater_token", "trainer_token", "other_token"]
+
+
+@pytest.fixture
+def exported(collection):
+    ranker = ranker_create(
+        collection=collection, name="OpenSearch", kind="engine", config=es_config("http://127.0.0.1:9")
+    )
+    version = RankerVersion.objects.create(ranker=ranker, label="v1", details={"export": opensearch_model()})
+    return version
+
+
+def _url(version, fmt: str | None = "opensearch-rescore") -> str:
+    query = f"?format={fmt}" if fmt is not None else ""
+    return f"/api/rankers/{version.ranker_id}/versions/{version.pk}/export/{query}"
+
+
+@pytest.mark.parametrize(("who", "expected"), zip(CALLERS, (401, 403, 200, 403, 200, 404), strict=True))
+def test_version_export_authz(caller, exported, who, expected):
+    response = caller(who).get(_url(exported))
+
+    assert response.status_code == expected, response.content[:300]
+    if expected != 200:
+        assert set(response.json()) == {"detail"}
+
+
+@pytest.mark.parametrize("fmt", ["opensearch-rescore", "opensearch-ltr"])
+def test_version_export_answers_the_format_as_json(caller, exported, fmt):
+    response = caller("trainer").get(_url(exported, fmt))
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    body = response.json()
+    assert (body["format"], body["engine"], body["name"], body["window"]) == (
+        fmt,
+        "opensearch",
+        "ranktrainer-7-v1",
+        50,
+    )
+    assert body["figures"]["parity"] == 0.0001 and body["left_out"][0]["feature"] == "cosine"
+
+
+def test_version_export_ltr_lists_the_requests_to_apply(caller, exported):
+    body = caller("trainer").get(_url(exported, "opensearch-ltr")).json()
+
+    assert [r["method"] for r in body["requests"]] == ["PUT", "POST", "POST", "POST"]
+    assert sorted(body["search"]) == ["linear", "trees"]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "message"),
+    [
+        (
+            "trec",
+            "format must be one of opensearch-rescore, opensearch-ltr, solr-rerank, solr-ltr, not 'trec'.",
+        ),
+        (None, "format must be one of opensearch-rescore, opensearch-ltr, solr-rerank, solr-ltr, not ''."),
+        (
+            "solr-rerank",
+            "this export model was fitted on opensearch's features; its formats are "
+            "opensearch-rescore, opensearch-ltr, not 'solr-rerank'.",
+        ),
+    ],
+)
+def test_version_export_bad_format_is_400_naming_format(caller, exported, fmt, message):
+    response = caller("trainer").get(_url(exported, fmt))
+
+    assert (response.status_code, response.json()) == (400, {"format": [message]})
+
+
+def test_version_export_without_a_model_is_409(caller, exported):
+    version = RankerVersion.objects.create(ranker=exported.ranker, label="v0")
+
+    response = caller("trainer").get(_url(version))
+
+    assert response.status_code == 409
+    assert response.json() == {
+        "detail": "Version v0 has no export model: it was made before exports were fitted with each training; "
+        "train the ranker again to get one."
+    }
+
+
+def test_version_export_of_an_unknown_version_or_another_ranker_is_404(caller, exported, collection):
+    other = ranker_create(
+        collection=collection, name="Other", kind="engine", config=es_config("http://127.0.0.1:9")
+    )
+    client = caller("trainer")
+
+    unknown = client.get(
+        f"/api/rankers/{exported.ranker_id}/versions/999999/export/?format=opensearch-rescore"
+    )
+    elsewhere = client.get(
+        f"/api/rankers/{other.pk}/versions/{exported.pk}/export/?format=opensearch-rescore"
+    )
+
+    assert (unknown.status_code, elsewhere.status_code) == (404, 404)
+    assert unknown.json() == {"detail": f"Ranker {exported.ranker_id} has no version 999999."}

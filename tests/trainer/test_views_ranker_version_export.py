@@ -1,0 +1,104 @@
+"""The version page's "Inside the engine" section and its downloads: the export model of an engine
+ranker's version in each of its formats, as JSON files."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+from django.urls import reverse
+
+from rankers.models import RankerVersion
+from rankers.services import ranker_create
+from tests.rankers.engine_support import es_config
+from tests.rankers.export_support import opensearch_model
+from tests.trainer.rankers_views_support import assert_authz
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def exported(collection):
+    ranker = ranker_create(
+        collection=collection, name="OpenSearch", kind="engine", config=es_config("http://127.0.0.1:9")
+    )
+    return RankerVersion.objects.create(ranker=ranker, label="v1", details={"export": opensearch_model()})
+
+
+def _page(version) -> str:
+    return reverse("ranker-version", args=["tiny", version.ranker_id, version.pk])
+
+
+def _download(version, fmt: str) -> str:
+    return reverse("ranker-version-export", args=["tiny", version.ranker_id, version.pk, fmt])
+
+
+def _text(markup: str) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", markup)).strip())
+
+
+def _testid(body: str, name: str) -> str:
+    return _text(re.search(rf'<(\w+)[^>]*data-testid="{name}"[^>]*>.*?</\1>', body, re.S).group(0))
+
+
+def test_version_page_shows_the_export_figures_and_a_link_per_format(client, exported, trainer):
+    client.force_login(trainer)
+
+    body = client.get(_page(exported)).content.decode()
+
+    assert (
+        _testid(body, "export-engine-alone"),
+        _testid(body, "export-app"),
+        _testid(body, "export-engine"),
+    ) == (
+        "0.328",
+        "0.345",
+        "0.345",
+    )
+    assert _testid(body, "export-left-out").startswith(
+        "Left out, because the engine cannot compute them: cosine"
+    )
+    assert _testid(body, "export-left-out").endswith("What that costs: 0.045 NDCG@10.")
+    for fmt in ("opensearch-rescore", "opensearch-ltr"):
+        assert f'href="{_download(exported, fmt)}" download data-testid="export-{fmt}"' in body
+    assert 'data-testid="export-solr-rerank"' not in body
+
+
+def test_version_page_without_an_export_says_so(client, exported, trainer):
+    version = RankerVersion.objects.create(ranker=exported.ranker, label="v0")
+    client.force_login(trainer)
+
+    body = client.get(_page(version)).content.decode()
+
+    assert _testid(body, "export-missing") == (
+        "No model for the engine: this version was made before exports were fitted with each training."
+    )
+
+
+def test_version_export_download_is_a_json_attachment(client, exported, trainer):
+    client.force_login(trainer)
+
+    response = client.get(_download(exported, "opensearch-ltr"))
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert response["Content-Disposition"] == 'attachment; filename="ranktrainer-7-v1-opensearch-ltr.json"'
+    assert (
+        json.loads(response.content)["requests"][1]["url"]
+        == "http://127.0.0.1:9200/_ltr/_featureset/ranktrainer-7-v1"
+    )
+
+
+def test_version_export_download_authz(client, exported, rater, outsider, trainer):
+    url = _download(exported, "opensearch-rescore")
+
+    assert_authz(client, method="get", url=url, rater=rater, outsider=outsider, trainer=trainer, ok=200)
+
+
+@pytest.mark.parametrize("fmt", ["solr-rerank", "csv"])
+def test_version_export_download_of_another_format_is_404(client, exported, trainer, fmt):
+    client.force_login(trainer)
+
+    assert client.get(_download(exported, fmt)).status_code == 404

@@ -1,0 +1,120 @@
+"""A ranker version as the API shows it: the one shape rankers, versions, trainings and started
+evaluations all return (its figures, the candidates training considered, its comparison with the
+champion of its time)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from rankers.models import RankerVersion
+
+COMPARISON_SCHEMA = {
+    "type": "object",
+    "description": "Its test-split evaluation against the champion of its time (trained versions; "
+    "empty otherwise): both versions' NDCG@k on the same questions with today's labels, the difference "
+    "with its 95% bootstrap interval, the paired randomization test's p-value and the verdict.",
+    "properties": {
+        "k": {"type": "integer"},
+        "questions": {"type": "integer", "description": "Test questions both versions were scored on."},
+        "challenger_ndcg": {"type": "number"},
+        "champion_ndcg": {"type": "number"},
+        "difference": {"type": "number"},
+        "ci_low": {"type": "number"},
+        "ci_high": {"type": "number"},
+        "p_value": {"type": "number"},
+        "improved": {"type": "integer"},
+        "worsened": {"type": "integer"},
+        "verdict": {"type": "string", "enum": ["better", "within noise", "worse"]},
+        "champion": {"type": "string", "description": "Label of the champion compared with."},
+        "champion_id": {"type": "integer"},
+        "predicted": {
+            "type": "object",
+            "description": "The same comparison counting the unrated answers in either version's top k, their "
+            "stars predicted from the ratings so far (the certainty page's figures at the decision; the test "
+            "above scores them 0). Kept by decisions since this field exists.",
+            "properties": {
+                "probability": {
+                    "type": "number",
+                    "nullable": True,
+                    "description": "P(this version's NDCG@k is higher than the champion's).",
+                },
+                "expected_difference": {"type": "number", "nullable": True},
+                "verdict": {
+                    "type": "string",
+                    "enum": ["", "real improvement", "within noise", "real drop"],
+                    "description": "The verdict once every answer is rated, if at least 95% of the ways the "
+                    "unrated answers could turn out give it; empty: not settled yet.",
+                },
+                "verdict_shares": {
+                    "type": "array",
+                    "items": {"type": "number"},
+                    "minItems": 3,
+                    "maxItems": 3,
+                    "description": "Shares of those ways giving a real improvement, within noise, a real drop.",
+                },
+                "ratings_to_settle": {
+                    "type": "integer",
+                    "description": "About how many more ratings would settle it.",
+                },
+            },
+            "additionalProperties": False,
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+class CandidateSerializer(serializers.Serializer):
+    """One candidate method training considered, with its cross-validated NDCG@k."""
+
+    name = serializers.CharField(help_text="bm25, fusion, learned-fusion or lambdamart.")
+    trained = serializers.BooleanField(help_text="Whether it learns from ratings.")
+    cv_ndcg = serializers.FloatField(allow_null=True, help_text="Mean NDCG@k over the folds.")
+    spread = serializers.FloatField(allow_null=True, help_text="Max − min over the fold assignments.")
+    per_assignment = serializers.ListField(child=serializers.FloatField())
+    chosen = serializers.BooleanField()
+
+
+@extend_schema_field(COMPARISON_SCHEMA)
+class ComparisonField(serializers.JSONField):
+    pass
+
+
+class RankerVersionSerializer(serializers.ModelSerializer):
+    is_champion = serializers.SerializerMethodField(help_text="The version that ranks unless one is named.")
+    comparison = ComparisonField(read_only=True)
+    candidates = serializers.SerializerMethodField(
+        help_text="Cross-validated NDCG@k of every candidate training considered (trained versions)."
+    )
+    feature_importances = serializers.DictField(
+        child=serializers.FloatField(), read_only=True, help_text="Signal name: its share of the model."
+    )
+
+    class Meta:
+        model = RankerVersion
+        fields = [
+            "id",
+            "label",
+            "notes",
+            "created_at",
+            "method",
+            "is_champion",
+            "label_count",
+            "uses_model",
+            "cv_ndcg_model",
+            "cv_ndcg_bm25",
+            "candidates",
+            "comparison",
+            "feature_importances",
+        ]
+        read_only_fields = fields
+
+    def get_is_champion(self, version: RankerVersion) -> bool:
+        return version.ranker.champion_id == version.pk
+
+    @extend_schema_field(CandidateSerializer(many=True))
+    def get_candidates(self, version: RankerVersion) -> list[dict[str, Any]]:
+        return list(version.details.get("candidates", []))

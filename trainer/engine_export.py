@@ -1,0 +1,380 @@
+"""Shipping a model into the engine: fit an engine ranker's export model (``rankers.export``) on the
+TRAINING labels, measure it on the TEST questions, and store it on a version.
+
+``engine_export_fit(ranker=..., version=...)`` returns the export model (``rankers.export.model``) with:
+
+- the linear model (weights >= 0 over the engine's own feature values: its score, per-field BM25, per-field
+  phrase) fitted by coordinate ascent on the training questions' NDCG@k over their rated candidates
+  among the engine's top K (K: the ranker's ``candidates``, default 50), and a LambdaMART tree model over
+  the same features (the Learning to Rank formats);
+- ``figures``, on the test questions with labels, NDCG@k as evaluations count it (the collection's k,
+  gain and discount; an unrated answer adds nothing; ideal DCG from all the question's labels):
+  ``ndcg_engine`` the engine alone; ``ndcg_export_app`` the linear model as the app ranks the engine's
+  top K with the engine's feature values; ``ndcg_export_engine`` the exported rescore (OpenSearch /
+  Elasticsearch) or rerank (Solr) request run by the engine itself; ``parity`` = |app − engine| (the
+  issue's bar: at most ``PARITY_TOLERANCE``); ``ndcg_trees_app`` the tree model as the app ranks;
+  ``ndcg_version`` the version's own ranking (``rankers.backends.get_backend(ranker, version)``: its
+  reranker, or the engine as it is) and ``cost`` = ndcg_version − ndcg_export_app: what staying inside
+  the engine costs (negative: the export ranks better);
+- ``left_out``: the features of the version's reranker that the engine cannot compute, each with why.
+
+Training labels only teach (``labels_for_collection(split="train")``); test labels only measure.
+
+``version_export_build(version=...)`` computes it and stores it as ``version.details["export"]``; the API
+and the version page read it there (``version_export``) and render a format (``version_export_render``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from corpus.models import Collection, GainScheme, Question, Split
+from evaluation.metrics.ranking import Discount, Gain, label_arrays, mean_ignoring_undefined, ndcg_at_k
+from rankers.backends import get_backend
+from rankers.base import RankerError, RankQuery
+from rankers.config import validate_ranker_config
+from rankers.engine import EngineBackend
+from rankers.engine_config import rerank_settings
+from rankers.export.fetch import Candidates, EngineFeatures
+from rankers.export.linear import fit_export_linear, linear_scores
+from rankers.export.model import export_model, export_name, search_config
+from rankers.export.render import render
+from rankers.export.spec import ExportEngineDown, ExportError, ExportRefused, export_features
+from rankers.export.trees import lambdamart_params, predict_trees, trees_from_lightgbm
+from rankers.fitting import lambdamart_fit
+from rankers.fusion import ideal_dcg_from_labels
+from rankers.models import Ranker, RankerKind, RankerVersion
+from ratings.selectors import labels_for_collection
+
+__all__ = [
+    "ExportEngineDown",
+    "ExportError",
+    "ExportMissing",
+    "ExportRefused",
+    "engine_export_fit",
+    "version_export",
+    "version_export_build",
+    "version_export_render",
+]
+
+PARITY_TOLERANCE = 0.005
+MIN_QUESTIONS = 10  # as trainer.learner: fewer learnable training questions teach nothing reliable
+SEED = 20240601
+
+#: Why a feature of the app's reranker cannot go into the engine (``left_out``).
+LEFT_OUT_WHY = {
+    "cosine": "semantic similarity needs the app's embedding model; the engine holds no vectors of the "
+    "answers (a neural / k-NN plugin and an embedding field would)",
+    "propagation": "stars that similar training questions gave the answer: the app's ratings, which the "
+    "engine does not have",
+    "rm3": "the question expanded from its own top answers (RM3): a query cannot expand itself",
+    "engine_rank": "1 / rank in the engine's answers: a rank is not a score a query computes",
+}
+LEXICAL_WHY = (
+    "the app's own {name} over its copy of the answers (its tokenizer and statistics); the export has "
+    "the engine's per-field BM25 and phrase scores instead"
+)
+COVERED = {"engine"}  # the engine's own score: the export's "original"
+
+Progress = Callable[[str, float], None]
+
+
+class ExportMissing(Exception):
+    """The version has no export model (trained before exports, not an engine ranker, or it failed)."""
+
+
+def _no_progress(phase: str, fraction: float) -> None:
+    pass
+
+
+@dataclass
+class _Question:
+    external_id: str
+    text: str
+    labels: dict[str, int]
+    candidates: Candidates
+
+
+def _labelled(collection: Collection, split: str) -> list[tuple[Question, dict[str, int]]]:
+    """The split's questions that have labels, in id order, with {answer external id: stars}."""
+    labels: dict[int, dict[str, int]] = {}
+    rows = labels_for_collection(collection=collection, split=split).values_list(
+        "question_id", "answer__external_id", "gain"
+    )
+    for question_id, answer_id, gain in rows:
+        labels.setdefault(question_id, {})[answer_id] = gain
+    questions = Question.objects.filter(collection=collection, id__in=list(labels)).order_by("id")
+    return [(q, labels[q.pk]) for q in questions]
+
+
+def _fetch(
+    fetcher: EngineFeatures,
+    pairs: list[tuple[Question, dict[str, int]]],
+    window: int,
+    report: Callable[[float], None],
+) -> list[_Question]:
+    out = []
+    for i, (question, labels) in enumerate(pairs):
+        out.append(
+            _Question(question.external_id, question.text, labels, fetcher.candidates(question.text, window))
+        )
+        report((i + 1) / max(len(pairs), 1))
+    return out
+
+
+def _gain(stars: np.ndarray, collection: Collection) -> np.ndarray:
+    return 2.0**stars - 1.0 if collection.gain_scheme == GainScheme.EXPONENTIAL else stars
+
+
+def _ndcg(rankings: list[list[str]], labels: list[dict[str, int]], collection: Collection) -> np.ndarray:
+    """NDCG@k of each ranking as evaluations count it: an unrated answer adds nothing."""
+    if not rankings:
+        return np.zeros(0)
+    arrays = label_arrays(rankings, labels)
+    return ndcg_at_k(
+        arrays.retrieved,
+        arrays.ideal,
+        collection.ndcg_k,
+        gain=cast(Gain, collection.gain_scheme),
+        discount=cast(Discount, collection.discount),
+    )
+
+
+def _mean(values: np.ndarray) -> float | None:
+    result = mean_ignoring_undefined(values).mean if len(values) else math.nan
+    return None if math.isnan(result) else round(float(result), 6)
+
+
+def _order(question: _Question, scores: np.ndarray) -> list[str]:
+    # Stable: equal scores keep the engine's order.
+    return [question.candidates.ids[i] for i in np.argsort(-scores, kind="stable")]
+
+
+def left_out_features(version: RankerVersion | None) -> list[dict[str, str]]:
+    """The features of the version's reranker that the engine cannot compute, with why (none for a
+    version that ranks as the engine does)."""
+    if version is None or not version.uses_model or not version.feature_importances:
+        return []
+    return [
+        {"feature": name, "why": LEFT_OUT_WHY.get(name, LEXICAL_WHY.format(name=name))}
+        for name in version.feature_importances
+        if name not in COVERED
+    ]
+
+
+def _engine_config(ranker: Ranker) -> dict[str, Any]:
+    if ranker.kind != RankerKind.ENGINE:
+        raise ExportRefused(
+            f"ranker {ranker.name!r} is a {ranker.kind} ranker: only an engine ranker (OpenSearch, "
+            "Elasticsearch, Solr) has an engine to export into."
+        )
+    try:
+        return validate_ranker_config(kind=ranker.kind, config=ranker.config)
+    except ValidationError as exc:
+        raise ExportRefused(
+            f"ranker {ranker.name!r} has an unusable config: {' '.join(exc.messages)}"
+        ) from None
+
+
+def _fitted(learnable: list[_Question], names: list[str], collection: Collection) -> dict[str, Any]:
+    """The linear and tree models of the learnable training questions (``export_model``'s arguments)."""
+    k = collection.ndcg_k
+    stars = [
+        np.array([q.labels.get(a, np.nan) for a in q.candidates.ids], dtype=np.float64) for q in learnable
+    ]
+    ideal = ideal_dcg_from_labels(
+        [_gain(np.array(list(q.labels.values()), dtype=np.float64), collection) for q in learnable], k
+    )
+    weights, linear_details = fit_export_linear(
+        np.vstack([q.candidates.values for q in learnable]),
+        _gain(np.concatenate(stars), collection),
+        [len(q.candidates.ids) for q in learnable],
+        ideal_dcg=ideal,
+        k=k,
+    )
+    # As trainer.learner: the lists to learn from are the rated candidates (unrated: unknown, not 0 stars).
+    rated = [~np.isnan(s) for s in stars]
+    params = lambdamart_params(len(names))
+    booster = lambdamart_fit(
+        features=np.vstack([q.candidates.values[m] for q, m in zip(learnable, rated, strict=True)]),
+        targets=np.concatenate([s[m] for s, m in zip(stars, rated, strict=True)]),
+        groups=[int(m.sum()) for m in rated],
+        params=params,
+        exponential_gain=collection.gain_scheme == GainScheme.EXPONENTIAL,
+        truncation=k,
+        seed=SEED,
+        feature_names=names,
+    )
+    trees = trees_from_lightgbm(booster)
+    return {
+        "weights": weights,
+        "linear_details": linear_details,
+        "trees": trees,
+        "trees_details": {"method": "lambdamart", "params": params, "trees": len(trees)},
+    }
+
+
+def _rankings(
+    test: list[_Question],
+    model: dict[str, Any],
+    *,
+    config: dict[str, Any],
+    ranker: Ranker,
+    version: RankerVersion | None,
+    report: Callable[[float], None],
+) -> dict[str, list[list[str]]]:
+    """Each test question's ranking by the engine alone, the linear model as the app ranks, the exported
+    request as the engine runs it, the tree model as the app ranks, and the version itself."""
+    fmt = "opensearch-rescore" if model["engine"] == "opensearch" else "solr-rerank"
+    exported = EngineBackend(config=search_config(config, render(model, fmt)["search"]["linear"]))
+    own = get_backend(ranker, version) if version is not None else None
+    weights, trees = model["linear"]["weights"], model["trees"]["trees"]
+    out: dict[str, list[list[str]]] = {name: [] for name in RANKINGS}
+    try:
+        for i, q in enumerate(test):
+            query = RankQuery(external_id=q.external_id, text=q.text)
+            out["ndcg_engine"].append(q.candidates.ids)
+            out["ndcg_export_app"].append(_order(q, linear_scores(q.candidates.values, weights)))
+            out["ndcg_export_engine"].append(exported.rank(query, model["window"]).ids)
+            out["ndcg_trees_app"].append(_order(q, predict_trees(trees, q.candidates.values)))
+            version_ranking = own.rank(query, model["figures"].get("k", 10)) if own is not None else None
+            out["ndcg_version"].append(
+                version_ranking.ids if version_ranking is not None else q.candidates.ids
+            )
+            report((i + 1) / max(len(test), 1))
+    finally:
+        exported.close()
+    return out
+
+
+RANKINGS = ("ndcg_engine", "ndcg_export_app", "ndcg_export_engine", "ndcg_trees_app", "ndcg_version")
+
+
+def engine_export_fit(
+    *, ranker: Ranker, version: RankerVersion | None = None, progress: Progress | None = None
+) -> dict[str, Any]:
+    """The ranker's export model, fitted on the training labels and measured on the test questions
+    (module docstring). JSON-able. ``version``: whose own ranking ``cost`` compares with and whose
+    reranker's features ``left_out`` lists (None: the engine as it is). ``progress(phase, fraction)``
+    hears of the phases export-train, export-fit and export-test.
+
+    Raises ExportRefused (not an engine ranker of a known preset; too few learnable training questions)
+    or ExportEngineDown (the engine failed: its reason), both ExportError.
+    """
+    started = time.perf_counter()
+    report = progress or _no_progress
+    config = _engine_config(ranker)
+    features = export_features(config)
+    names = [f["name"] for f in features]
+    window = rerank_settings(config)[0]
+    collection = ranker.collection
+    k = collection.ndcg_k
+    fetcher = EngineFeatures(config=config, features=features)
+    try:
+        report("export-train", 0.0)
+        train = _fetch(
+            fetcher, _labelled(collection, Split.TRAIN), window, lambda f: report("export-train", f)
+        )
+        learnable = [q for q in train if any(q.labels.get(a, 0) > 0 for a in q.candidates.ids)]
+        if len(learnable) < MIN_QUESTIONS:
+            raise ExportRefused(
+                f"only {len(learnable)} training questions have a relevant answer among the engine's top "
+                f"{window}; the export needs at least {MIN_QUESTIONS}."
+            )
+        report("export-fit", 0.0)
+        model = export_model(
+            config=config,
+            name=export_name(ranker.pk, version.label if version is not None else None),
+            window=window,
+            features=features,
+            **_fitted(learnable, names, collection),
+        )
+        model["figures"] = {"k": k}
+        report("export-fit", 1.0)
+        report("export-test", 0.0)
+        test = _fetch(
+            fetcher, _labelled(collection, Split.TEST), window, lambda f: report("export-test", f / 2)
+        )
+        rankings = _rankings(
+            test,
+            model,
+            config=config,
+            ranker=ranker,
+            version=version,
+            report=lambda f: report("export-test", 0.5 + f / 2),
+        )
+    except RankerError as exc:
+        raise ExportEngineDown(str(exc)) from None
+    finally:
+        fetcher.close()
+    labels = [q.labels for q in test]
+    figures = {name: _mean(_ndcg(rankings[name], labels, collection)) for name in RANKINGS}
+    app, run, own = figures["ndcg_export_app"], figures["ndcg_export_engine"], figures["ndcg_version"]
+    parity = round(abs(app - run), 6) if app is not None and run is not None else None
+    model["figures"] = {
+        "k": k,
+        "window": window,
+        "training_questions": len(train),
+        "learnable_questions": len(learnable),
+        "test_questions": sum(1 for q in test if any(g > 0 for g in q.labels.values())),
+        **figures,
+        "parity": parity,
+        "parity_tolerance": PARITY_TOLERANCE,
+        "parity_ok": parity is not None and parity <= PARITY_TOLERANCE,
+        "rankings_differing": sum(
+            a[:k] != b[:k]
+            for a, b in zip(rankings["ndcg_export_app"], rankings["ndcg_export_engine"], strict=True)
+        ),
+        "version": version.label if version is not None else None,
+        "cost": round(own - app, 6) if own is not None and app is not None else None,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    model["left_out"] = left_out_features(version)
+    return model
+
+
+# --- stored on a version ----------------------------------------------------------------------------
+
+
+def version_export_build(*, version: RankerVersion) -> dict[str, Any]:
+    """Fit and measure the version's export model (``engine_export_fit``) and store it as
+    ``version.details["export"]``; returns it. Raises what ``engine_export_fit`` raises (nothing stored)."""
+    result = engine_export_fit(ranker=version.ranker, version=version)
+    with transaction.atomic():
+        locked = RankerVersion.objects.select_for_update().get(pk=version.pk)
+        locked.details = {**locked.details, "export": result}
+        locked.save(update_fields=["details"])
+    version.details = locked.details
+    return result
+
+
+def version_export(*, version: RankerVersion) -> dict[str, Any]:
+    """The version's stored export model, or ExportMissing saying why there is none."""
+    stored = version.details.get("export") if isinstance(version.details, dict) else None
+    if isinstance(stored, dict) and "engine" in stored and "linear" in stored:
+        return stored
+    if isinstance(stored, dict) and stored.get("error"):
+        raise ExportMissing(f"Version {version.label} has no export model: {stored['error']}")
+    if version.ranker.kind != RankerKind.ENGINE:
+        raise ExportMissing(
+            f"Version {version.label} has no export model: only an engine ranker's versions are exported "
+            "into their engine."
+        )
+    raise ExportMissing(
+        f"Version {version.label} has no export model: it was made before exports were fitted with each "
+        "training; train the ranker again to get one."
+    )
+
+
+def version_export_render(*, version: RankerVersion, fmt: str) -> dict[str, Any]:
+    """The version's export model in format ``fmt``: ExportMissing when it has none, ValueError for a
+    format that is unknown or of another engine."""
+    return render(version_export(version=version), fmt)
