@@ -1,6 +1,6 @@
 """Shipping a model into the engine (issue 25 §3; not a test; see bench/README.md, "Exports into the engine").
 
-    make engines && .venv/bin/python bench/bench_export.py [--train]
+    make engines && .venv/bin/python bench/bench_export.py [--variants] [--train]
 
 Starts a real OpenSearch and a real Solr as the tests do (tests/rankers/real_engines.py), one at a time,
 indexes the Cranfield demo answers, loads the demo collection into a throwaway SQLite database, makes an
@@ -10,6 +10,10 @@ test questions, NDCG@10 of the engine alone, of the exported linear model as the
 engine's feature values), of the exported rescore (OpenSearch) / rerank (Solr) request run by the engine,
 their difference (parity), the tree model as the app ranks it, the fit's seconds, and the median
 latency of a question through the engine's own request and through the exported one (10 answers).
+
+``--variants`` also refits on the same engine features what the export chose against: the linear and
+tree models with an unrated candidate read as 0 stars (the export leaves it out: unknown, not bad), and
+the tree model without its monotone constraints; each scored on the test questions as the app ranks.
 
 ``--train`` first trains the ranker here (``trainer.services.ranker_train``: the engine's top 50 reranked
 by the app's model, with embeddings) and exports that version: then ``left_out`` names the reranker's
@@ -42,15 +46,24 @@ import django  # noqa: E402
 
 django.setup()
 
+import numpy as np  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from corpus.models import Collection, Question, Split  # noqa: E402
+from evaluation.metrics.ranking import label_arrays, mean_ignoring_undefined, ndcg_at_k  # noqa: E402
 from rankers.base import RankQuery  # noqa: E402
 from rankers.engine import EngineBackend  # noqa: E402
 from rankers.engine_config import validate_engine_config  # noqa: E402
+from rankers.export.fetch import EngineFeatures  # noqa: E402
+from rankers.export.linear import fit_export_linear  # noqa: E402
 from rankers.export.model import search_config  # noqa: E402
 from rankers.export.render import render  # noqa: E402
+from rankers.export.spec import export_features  # noqa: E402
+from rankers.export.trees import LAMBDAMART_PARAMS, lambdamart_params  # noqa: E402
+from rankers.fitting import lambdamart_fit  # noqa: E402
+from rankers.fusion import ideal_dcg_from_labels  # noqa: E402
 from rankers.services import ranker_create  # noqa: E402
+from ratings.selectors import labels_for_collection  # noqa: E402
 from tests.rankers import real_engines as real  # noqa: E402
 from trainer.engine_export import engine_export_fit  # noqa: E402
 from trainer.services import demo_collection_load, ranker_train  # noqa: E402
@@ -77,7 +90,65 @@ def median_ms(backend: EngineBackend, texts: list[str]) -> float:
     return statistics.median(times) * 1000
 
 
-def measure(name: str, engine: str, start, index, config, collection: Collection, train: bool) -> None:
+def labelled(collection: Collection, split: str) -> list[tuple[str, dict[str, int]]]:
+    labels: dict[int, dict[str, int]] = {}
+    rows = labels_for_collection(collection=collection, split=split).values_list(
+        "question_id", "answer__external_id", "gain"
+    )
+    for question_id, answer_id, gain in rows:
+        labels.setdefault(question_id, {})[answer_id] = gain
+    questions = Question.objects.filter(id__in=list(labels)).order_by("id")
+    return [(q.text, labels[q.pk]) for q in questions]
+
+
+def variants(collection: Collection, config: dict) -> str:
+    """Test NDCG@10 (as the app ranks) of the models the export did not choose (module docstring)."""
+    fetcher = EngineFeatures(config=config, features=export_features(config))
+    train = [(fetcher.candidates(text, 50), labels) for text, labels in labelled(collection, Split.TRAIN)]
+    test = [(fetcher.candidates(text, 50), labels) for text, labels in labelled(collection, Split.TEST)]
+    train = [(c, labels) for c, labels in train if any(labels.get(a, 0) > 0 for a in c.ids)]
+    ideal = ideal_dcg_from_labels([list(labels.values()) for _, labels in train], 10)
+
+    def ndcg(score) -> float:
+        rankings = [[c.ids[i] for i in np.argsort(-score(c.values), kind="stable")] for c, _ in test]
+        arrays = label_arrays(rankings, [labels for _, labels in test])
+        return mean_ignoring_undefined(ndcg_at_k(arrays.retrieved, arrays.ideal, 10)).mean
+
+    out = []
+    for unrated, name in ((np.nan, "rated only"), (0.0, "unrated as 0")):
+        stars = [np.array([labels.get(a, unrated) for a in c.ids], dtype=np.float64) for c, labels in train]
+        weights, _ = fit_export_linear(
+            np.vstack([c.values for c, _ in train]),
+            np.concatenate(stars),
+            [len(s) for s in stars],
+            ideal_dcg=ideal,
+            k=10,
+        )
+        known = [~np.isnan(s) for s in stars]
+        trees = {}
+        for params, kind in ((lambdamart_params(5), "monotone"), (LAMBDAMART_PARAMS, "free")):
+            booster = lambdamart_fit(
+                features=np.vstack([c.values[m] for (c, _), m in zip(train, known, strict=True)]),
+                targets=np.concatenate([s[m] for s, m in zip(stars, known, strict=True)]),
+                groups=[int(m.sum()) for m in known],
+                params=params,
+                exponential_gain=False,
+                truncation=10,
+                seed=20240601,
+                feature_names=[f["name"] for f in export_features(config)],
+            )
+            trees[kind] = ndcg(lambda x, b=booster: np.asarray(b.predict(x, num_threads=1)))
+        out.append(
+            f"{name}: linear {ndcg(lambda x, w=weights: x @ np.array(w)):.4f}, trees monotone "
+            f"{trees['monotone']:.4f}, trees free {trees['free']:.4f}"
+        )
+    fetcher.close()
+    return "; ".join(out)
+
+
+def measure(
+    name: str, engine: str, start, index, config, collection: Collection, train: bool, compare: bool
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         node = start(Path(tmp) / engine)
         try:
@@ -92,6 +163,7 @@ def measure(name: str, engine: str, start, index, config, collection: Collection
             exported = EngineBackend(config=search_config(cleaned, render(model, fmt)["search"]["linear"]))
             texts = [q.text for q in Question.objects.filter(collection=collection, split=Split.TEST)]
             own_ms, exported_ms = median_ms(EngineBackend(config=cleaned), texts), median_ms(exported, texts)
+            others = variants(collection, cleaned) if compare else ""
         finally:
             node.stop()
     f = model["figures"]
@@ -106,6 +178,8 @@ def measure(name: str, engine: str, start, index, config, collection: Collection
         f"fit {seconds:.1f} s  latency own {own_ms:.1f} ms, exported {exported_ms:.1f} ms"
     )
     print(f"{'':<11} weights: {weights}")
+    if others:
+        print(f"{'':<11} variants (test NDCG@10 as the app ranks): {others}")
     if version is not None:
         left = ", ".join(item["feature"] for item in model["left_out"]) or "nothing"
         print(
@@ -119,6 +193,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--train", action="store_true", help="train the ranker first and export that version")
+    parser.add_argument("--variants", action="store_true", help="also the models the export did not choose")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     demo_collection_load()
@@ -131,6 +206,7 @@ def main() -> None:
         lambda node: {"preset": "opensearch", "url": f"{node.url}/cranfield/_search", "retries": 0},
         collection,
         args.train,
+        args.variants,
     )
     measure(
         "Solr",
@@ -140,6 +216,7 @@ def main() -> None:
         lambda node: {"preset": "solr", "url": f"{node.url}/cranfield/select", "retries": 0},
         collection,
         args.train,
+        args.variants,
     )
 
 

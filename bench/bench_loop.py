@@ -5,9 +5,9 @@ collection, two or more simulated raters (--raters) work through the app's ratin
 rating page does, and a trainer presses Train after each round (--rounds):
 
 * **rating**: each rater asks ``raters.next_task.picking.next_task`` for their next question (what the rating page's
-  *Next question* calls, ``raters.views.rate_next``: ``?after=`` the question just done, then without it),
+  *Next question* calls, ``raters.views.next_question.rate_next``: ``?after=`` the question just done, then without it),
   and rates every answer the task shows, in the page's order, through ``ratings.services.rating_record``
-  (what each star click calls, ``raters.views.rate_answer``). A rater answers from the collection's
+  (what each star click calls, ``raters.views.pair.rate_answer``). A rater answers from the collection's
   judgments: the judged grade as stars (Cranfield: the loaders' mapping; outside collections:
   ``../shared/data/outside/README.md``, binary 1 → 3 stars, graded 0/1/2 → 0/2/3), an answer the
   judgments don't list for the question → 0 stars. Raters take turns a page at a time. A round stops when
@@ -474,7 +474,7 @@ def rate_round(
     result: RoundResult,
 ) -> None:
     """Raters take turns, a page (task) at a time, until ``budget`` ratings are saved or the queue offers
-    no rater anything. Each task is what ``raters.views.rate_next`` would redirect to."""
+    no rater anything. Each task is what ``raters.views.next_question.rate_next`` would redirect to."""
     questions = {q.pk: q for q in Question.objects.filter(collection=collection)}
     answers = {a.pk: a for a in Answer.objects.filter(collection=collection)}
     done: set[int] = set()

@@ -6,10 +6,11 @@ import logging
 
 from celery import shared_task
 from celery.signals import worker_ready
-from django.db import OperationalError, close_old_connections
+from django.db import OperationalError
 from django.utils import timezone
 
 from evaluation import services
+from jobs import resume_on_start
 
 logger = logging.getLogger(__name__)
 
@@ -83,17 +84,11 @@ def evaluations_resume_on_start(sender=None, **kwargs) -> None:
     less than the stale limit ago still looks alive; the new worker's watchdog takes its chunks over
     once its heartbeat is that old.
     """
-    hostname = getattr(sender, "hostname", "") or ""
-    try:
-        close_old_connections()
-        chunk_ids = services.evaluations_resume(worker=hostname, since=PROCESS_STARTED)
-        _chunks_enqueue(chunk_ids)
-        if chunk_ids:
-            logger.info(
-                "Resumed %d evaluation chunk(s) left running by a previous %s", len(chunk_ids), hostname
-            )
-    except Exception:
-        # A worker must start even when the database is briefly unreachable; beat's sweep retries.
-        logger.exception("could not resume evaluations on worker start")
-    finally:
-        close_old_connections()
+    resume_on_start(
+        sender,
+        resume=lambda hostname: services.evaluations_resume(worker=hostname, since=PROCESS_STARTED),
+        enqueue=_chunks_enqueue,
+        logger=logger,
+        resumed="Resumed %d evaluation chunk(s) left running by a previous %s",
+        failed="could not resume evaluations on worker start",
+    )

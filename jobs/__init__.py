@@ -5,7 +5,8 @@ job keeps only what is its own. One subject per module:
 * :mod:`.queue` – queuing a job: ``JobUnavailable`` (each job's ``*Unavailable`` subclasses it),
   ``broker_require`` before anything is stored, ``enqueue_after_commit`` to send its task by name.
 * :mod:`.claim` – QUEUED → RUNNING by one conditional UPDATE (``job_claim``), and taking over the rows
-  whose worker is gone (``stale_jobs_take_over``, ``rows_take_over``, ``queued_lost``, ``stale_since``).
+  whose worker is gone (``stale_jobs_take_over``, ``rows_take_over``, ``queued_lost``, ``stale_since``; on a worker's start,
+  ``resume_on_start``).
 * :mod:`.heartbeat` – a held job's heartbeat, on a timer (``heartbeat``, ``heartbeat_rows``).
 * :mod:`.models` – the job rows' common fields, as abstract models (``Job``, ``WorkerJob``); imported
   from there, by the apps' models.
@@ -18,6 +19,7 @@ from jobs.claim import (
     RUNNING,
     job_claim,
     queued_lost,
+    resume_on_start,
     rows_take_over,
     stale_jobs_take_over,
     stale_since,
@@ -39,6 +41,7 @@ __all__ = [
     "heartbeat_rows",
     "job_claim",
     "queued_lost",
+    "resume_on_start",
     "rows_take_over",
     "stale_jobs_take_over",
     "stale_since",

@@ -2,14 +2,19 @@
 taking over the rows whose worker is gone (its heartbeat older than the job's stale limit).
 
 Every job's status is queued (an evaluation run says pending), running, then finished its own way.
+A worker takes over jobs three ways: when it starts, those its killed predecessor (same node name) left
+(``resume_on_start``); every half stale limit, in its watchdog, and every minute in beat's sweep, those
+whose heartbeat went stale (``stale_jobs_take_over``, ``rows_take_over``) or whose message was lost
+(``queued_lost``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
-from django.db import models
+from django.db import close_old_connections, models
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
@@ -91,3 +96,32 @@ def stale_jobs_take_over(
     rows.filter(pk__in=ids, status=RUNNING).update(status=QUEUED, claimed_by="", **requeue)
     lost = queued_lost(model, stale=stale).exclude(pk__in=ids)
     return ids + list(lost.values_list("pk", flat=True))
+
+
+def resume_on_start(
+    sender: object,
+    *,
+    resume: Callable[[str], Sequence[int]],
+    enqueue: Callable[[list], None],
+    logger: logging.Logger,
+    resumed: str,
+    failed: str,
+) -> None:
+    """What a worker does for one kind of job when it starts (Celery's ``worker_ready``): ``resume`` the
+    jobs its node name (``sender.hostname``) held before, ``enqueue`` their ids, and log ``resumed`` (with
+    their count and the node name) on the job's ``logger``.
+
+    A worker must start even when the database is briefly unreachable: an error is logged as ``failed``
+    and beat's sweep and the watchdog retry.
+    """
+    hostname = getattr(sender, "hostname", "") or ""
+    try:
+        close_old_connections()
+        ids = list(resume(hostname))
+        enqueue(ids)
+        if ids:
+            logger.info(resumed, len(ids), hostname)
+    except Exception:
+        logger.exception(failed)
+    finally:
+        close_old_connections()

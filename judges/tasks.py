@@ -6,9 +6,9 @@ import logging
 
 from celery import shared_task
 from celery.signals import worker_ready
-from django.db import close_old_connections
 from django.utils import timezone
 
+from jobs import resume_on_start
 from judges import services
 
 logger = logging.getLogger(__name__)
@@ -43,14 +43,11 @@ def judging_sweep(self) -> int:
 @worker_ready.connect
 def judgings_resume_on_start(sender=None, **kwargs) -> None:
     """A worker starting again resumes the runs its killed predecessor (same node name) held."""
-    hostname = getattr(sender, "hostname", "") or ""
-    try:
-        close_old_connections()
-        ids = services.judgings_resume(worker=hostname, since=PROCESS_STARTED)
-        _enqueue(ids)
-        if ids:
-            logger.info("Resumed %d judging run(s) left running by a previous %s", len(ids), hostname)
-    except Exception:
-        logger.exception("could not resume judging runs on worker start")
-    finally:
-        close_old_connections()
+    resume_on_start(
+        sender,
+        resume=lambda hostname: services.judgings_resume(worker=hostname, since=PROCESS_STARTED),
+        enqueue=_enqueue,
+        logger=logger,
+        resumed="Resumed %d judging run(s) left running by a previous %s",
+        failed="could not resume judging runs on worker start",
+    )

@@ -112,6 +112,16 @@ def method_of(version: RankerVersion | None) -> str:
     return version.method or ("lambdamart" if version.uses_model and version.model_file else "bm25")
 
 
+def _signals_of(version: RankerVersion | None) -> tuple[str, ...]:
+    params = ((version.details or {}).get("params") or {}) if version is not None else {}
+    return tuple(params.get("signals") or ())
+
+
+def needs_vectors(version: RankerVersion | None) -> bool:
+    """Whether the version's signals need answer embeddings."""
+    return any(signal in SEMANTIC for signal in _signals_of(version))
+
+
 def reranks(version: RankerVersion | None) -> bool:
     """Whether the version reorders its first stage's candidates (else it ranks as the first stage)."""
     return version is not None and bool(version.method) and method_of(version) in RERANKING_METHODS
@@ -136,7 +146,7 @@ class Reranker:
         self.version = version
         self.method = method_of(version)
         params = ((version.details or {}).get("params") or {}) if version is not None else {}
-        self.signals: tuple[str, ...] = tuple(params.get("signals") or ())
+        self.signals = _signals_of(version)
         self.model: RerankModel | None = None
         self.fusion: LinearFusion | None = None
         self.rated: RatedQuestions | None = None
@@ -160,7 +170,7 @@ class Reranker:
 
     @property
     def semantic(self) -> bool:
-        return any(signal in SEMANTIC for signal in self.signals)
+        return needs_vectors(self.version)
 
     @property
     def active(self) -> bool:

@@ -22,7 +22,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 from typing import cast
 
@@ -33,6 +32,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from corpus.models import Answer, Collection
+from jobs import job_claim, rows_take_over, stale_since
 from rankers.embedding import DIMENSION, EmbeddingUnavailable, load_encoder, text_hash
 from rankers.index import CollectionIndex
 from rankers.models import BuildStatus, EmbeddingBuild
@@ -292,10 +292,7 @@ def embeddings_plan(*, build_id: int, index: CollectionIndex, worker: str = "") 
 
     A build already planned (RUNNING) returns its unfinished parts, so planning twice is harmless.
     """
-    now = timezone.now()
-    claimed = EmbeddingBuild.objects.filter(pk=build_id, status=BuildStatus.QUEUED).update(
-        status=BuildStatus.RUNNING, started_at=now, heartbeat_at=now
-    )
+    claimed = job_claim(EmbeddingBuild, pk=build_id)
     build = EmbeddingBuild.objects.get(pk=build_id)
     plan_path = _plan_file(build.collection_id, build.fingerprint)
     if not claimed:
@@ -461,12 +458,12 @@ def embeddings_build_now(
 
 
 def embeddings_resume(*, stale_seconds: int) -> list[tuple[int, int]]:
-    """(build, part) pairs to queue again: unfinished parts of builds whose workers went silent."""
-    stale = timezone.now() - timedelta(seconds=stale_seconds)
+    """(build, part) pairs to queue again: unfinished parts of builds whose workers went silent (each
+    build taken over, its heartbeat renewed, by one conditional UPDATE: ``jobs.rows_take_over``)."""
+    silent = Q(heartbeat_at__lt=stale_since(stale_seconds)) | Q(heartbeat_at__isnull=True)
+    running = EmbeddingBuild.objects.filter(status=BuildStatus.RUNNING)
+    taken = rows_take_over(running, silent, heartbeat_at=timezone.now())
     pending: list[tuple[int, int]] = []
-    for build in EmbeddingBuild.objects.filter(
-        Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True), status=BuildStatus.RUNNING
-    ):
-        EmbeddingBuild.objects.filter(pk=build.pk).update(heartbeat_at=timezone.now())
+    for build in EmbeddingBuild.objects.filter(pk__in=taken):
         pending += [(build.pk, part) for part in _unfinished(build)]
     return pending

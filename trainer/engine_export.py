@@ -83,6 +83,8 @@ LEXICAL_WHY = (
     "the engine's per-field BM25 and phrase scores instead"
 )
 COVERED = {"engine"}  # the engine's own score: the export's "original"
+# The rankings measured on the test questions, by the figure each gives.
+RANKINGS = ("ndcg_engine", "ndcg_export_app", "ndcg_export_engine", "ndcg_trees_app", "ndcg_version")
 
 Progress = Callable[[str, float], None]
 
@@ -229,6 +231,7 @@ def _rankings(
     config: dict[str, Any],
     ranker: Ranker,
     version: RankerVersion | None,
+    k: int,
     report: Callable[[float], None],
 ) -> dict[str, list[list[str]]]:
     """Each test question's ranking by the engine alone, the linear model as the app ranks, the exported
@@ -245,7 +248,7 @@ def _rankings(
             out["ndcg_export_app"].append(_order(q, linear_scores(q.candidates.values, weights)))
             out["ndcg_export_engine"].append(exported.rank(query, model["window"]).ids)
             out["ndcg_trees_app"].append(_order(q, predict_trees(trees, q.candidates.values)))
-            version_ranking = own.rank(query, model["figures"].get("k", 10)) if own is not None else None
+            version_ranking = own.rank(query, k) if own is not None else None
             out["ndcg_version"].append(
                 version_ranking.ids if version_ranking is not None else q.candidates.ids
             )
@@ -253,9 +256,6 @@ def _rankings(
     finally:
         exported.close()
     return out
-
-
-RANKINGS = ("ndcg_engine", "ndcg_export_app", "ndcg_export_engine", "ndcg_trees_app", "ndcg_version")
 
 
 def engine_export_fit(
@@ -297,7 +297,6 @@ def engine_export_fit(
             features=features,
             **_fitted(learnable, names, collection),
         )
-        model["figures"] = {"k": k}
         report("export-fit", 1.0)
         report("export-test", 0.0)
         test = _fetch(
@@ -309,6 +308,7 @@ def engine_export_fit(
             config=config,
             ranker=ranker,
             version=version,
+            k=k,
             report=lambda f: report("export-test", 0.5 + f / 2),
         )
     except RankerError as exc:
@@ -344,10 +344,10 @@ def engine_export_fit(
 # --- stored on a version ----------------------------------------------------------------------------
 
 
-def version_export_build(*, version: RankerVersion) -> dict[str, Any]:
+def version_export_build(*, version: RankerVersion, progress: Progress | None = None) -> dict[str, Any]:
     """Fit and measure the version's export model (``engine_export_fit``) and store it as
     ``version.details["export"]``; returns it. Raises what ``engine_export_fit`` raises (nothing stored)."""
-    result = engine_export_fit(ranker=version.ranker, version=version)
+    result = engine_export_fit(ranker=version.ranker, version=version, progress=progress)
     with transaction.atomic():
         locked = RankerVersion.objects.select_for_update().get(pk=version.pk)
         locked.details = {**locked.details, "export": result}

@@ -1,4 +1,4 @@
-"""Training the builtin ranker: choose, by cross-validation on TRAINING questions, how to rank.
+"""Training a ranker: choose, by cross-validation on TRAINING questions, how to rerank its candidates.
 
 Test questions are what evaluations score a version on, so nothing about them may reach training:
 labels are read through ``labels_for_collection(split="train")`` and only train-split questions are
@@ -18,6 +18,11 @@ learned-fusion     Σ w_f · z(f) over bm25, cosine, rm3, propagation; the weigh
 lambdamart         LightGBM LambdaMART on the 12 lexical features plus cosine, rm3 and   yes
                    propagation (``rankers.fitting``)
 =================  ===================================================================  ===========
+
+The first stage (``FirstStage``) is BM25 for the builtin ranker. For an engine or http ranker it is the
+user's engine: the candidates are its top ``candidates`` answers (those the collection knows), ``engine``
+takes bm25's place in the table (its own order; z(engine) + z(cosine)), and the learners also get the
+signals ``engine`` and ``engine_rank`` (the app's bm25 stays a signal, computed on its copy of the answers).
 
 An unrated answer is unknown, not bad. People rate what the queue shows them, so most candidates of a
 question are unrated; reading them as 0 stars teaches a learner to rank the already-rated answers first
@@ -118,6 +123,7 @@ class FirstStage:
 
     name: str
     title: str  # as a sentence names it: "BM25", "the engine"
+    pool: str  # its candidates in a sentence: "BM25 candidates", "the engine's top answers"
     backend: RankerBackend | None = None  # the engine (None for BM25)
 
     @property
@@ -140,11 +146,11 @@ class FirstStage:
         return positions, index.scores("both", terms), np.array([s for _, s in known], dtype=np.float64)
 
 
-BM25_STAGE = FirstStage(name="bm25", title="BM25")
+BM25_STAGE = FirstStage(name="bm25", title="BM25", pool="BM25 candidates")
 
 
 def engine_stage(backend: RankerBackend) -> FirstStage:
-    return FirstStage(name="engine", title="the engine", backend=backend)
+    return FirstStage(name="engine", title="the engine", pool="the engine's top answers", backend=backend)
 
 
 def _no_progress(phase: str, fraction: float) -> None:
@@ -321,10 +327,6 @@ def _ndcg(
         gain=cast(Gain, collection.gain_scheme),
         discount=cast(MetricDiscount, collection.discount),
     )
-
-
-def _cap(text: str) -> str:
-    return text if text.startswith("BM25") else text.removeprefix("the ")
 
 
 def _order(example: QuestionExample, scores: np.ndarray) -> list[str]:
@@ -560,9 +562,9 @@ def train(
     if len(learnable) < MIN_QUESTIONS:
         result.cv_ndcg_bm25 = _mean(first_all)
         result.details["reason"] = (
-            f"Only {len(learnable)} training questions have a relevant answer among their {_cap(title)} "
-            f"candidates; at least {MIN_QUESTIONS} are needed to choose by cross-validation, so this version "
-            f"ranks as {title} does."
+            f"Only {len(learnable)} training questions have a relevant answer among {first_stage.pool}; at "
+            f"least {MIN_QUESTIONS} are needed to choose by cross-validation, so this version ranks as "
+            f"{title} does."
         )
         result.details["seconds"] = round(time.perf_counter() - started, 3)
         return result

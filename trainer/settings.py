@@ -33,7 +33,7 @@ SECRET_KEY = env_str("SECRET_KEY", _INSECURE_DEV_KEY if DEBUG else ("" if secret
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # Refused form posts explain themselves (JSON for htmx requests) instead of Django's generic page.
-CSRF_FAILURE_VIEW = "raters.views.csrf_failure"
+CSRF_FAILURE_VIEW = "raters.views.access.csrf_failure"
 
 INSTALLED_APPS = [
     "trainer.apps.RankTrainerAdminConfig",  # django.contrib.admin, with links back to the app

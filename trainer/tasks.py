@@ -13,6 +13,7 @@ from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from evaluation.tasks import evaluations_take_over
+from jobs import resume_on_start
 from rankers.tasks import embeddings_sweep
 from trainer import services
 
@@ -104,15 +105,11 @@ def watchdog_start(sender=None, **kwargs) -> None:
 @worker_ready.connect
 def trainings_resume_on_start(sender=None, **kwargs) -> None:
     """A worker starting again restarts the trainings its killed predecessor (same node name) held."""
-    hostname = getattr(sender, "hostname", "") or ""
-    try:
-        close_old_connections()
-        ids = services.trainings_resume(worker=hostname, since=PROCESS_STARTED)
-        _enqueue(ids)
-        if ids:
-            logger.info("Restarted %d training(s) left running by a previous %s", len(ids), hostname)
-    except Exception:
-        # A worker must start even when the database is briefly unreachable; beat's sweep retries.
-        logger.exception("could not resume trainings on worker start")
-    finally:
-        close_old_connections()
+    resume_on_start(
+        sender,
+        resume=lambda hostname: services.trainings_resume(worker=hostname, since=PROCESS_STARTED),
+        enqueue=_enqueue,
+        logger=logger,
+        resumed="Restarted %d training(s) left running by a previous %s",
+        failed="could not resume trainings on worker start",
+    )

@@ -7,16 +7,20 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
-from evaluation.broker import BrokerUnreachable, broker_check
-from evaluation.heartbeat import stale_jobs_take_over
+from jobs import (
+    BrokerUnreachable,
+    JobUnavailable,
+    broker_require,
+    enqueue_after_commit,
+    job_claim,
+    stale_jobs_take_over,
+)
 from judges.models import ACTIVE_JUDGING, Judge, Judging, JudgingStatus, Selection
 from judges.selectors import select_pairs
 
@@ -32,21 +36,19 @@ class JudgingConflict(Exception):
         self.judging = judging
 
 
-class JudgingUnavailable(Exception):
+class JudgingUnavailable(JobUnavailable):
     """The task queue is unreachable; nothing was stored."""
 
-
-def _broker_check() -> None:
-    try:
-        broker_check()
-    except BrokerUnreachable as exc:
-        raise JudgingUnavailable(
-            f"Judging could not be queued: the task queue is not reachable ({exc.__cause__.__class__.__name__})."
-        ) from exc
+    @classmethod
+    def explain(cls, unreachable: BrokerUnreachable) -> str:
+        return (
+            "Judging could not be queued: the task queue is not reachable "
+            f"({unreachable.__cause__.__class__.__name__})."
+        )
 
 
 def _enqueue(judging_id: int) -> None:
-    current_app.send_task("judges.run", kwargs={"judging_id": judging_id})
+    enqueue_after_commit("judges.run", kwargs={"judging_id": judging_id})
 
 
 def judging_start(
@@ -74,7 +76,7 @@ def judging_start(
     pairs = select_pairs(judge=judge, selection=selection, limit=limit, question_ids=question_ids or [])
     if not pairs:
         raise ValidationError({"selection": "Nothing to judge: the judge has rated every pair this selects."})
-    _broker_check()
+    broker_require(JudgingUnavailable)
     with transaction.atomic():
         Judge.objects.select_for_update().filter(pk=judge.pk).first()
         active = Judging.objects.filter(judge=judge, status__in=ACTIVE_JUDGING).first()
@@ -87,7 +89,7 @@ def judging_start(
             budget_tokens=budget_tokens,
             created_by=created_by,
         )
-        transaction.on_commit(lambda: _enqueue(judging.pk))
+        _enqueue(judging.pk)
     return judging
 
 
@@ -108,7 +110,7 @@ def judging_resume(*, judging: Judging) -> Judging:
         raise ValidationError(
             {"status": f"Only a failed or cancelled run can be resumed; this one is {judging.status}."}
         )
-    _broker_check()
+    broker_require(JudgingUnavailable)
     with transaction.atomic():
         Judge.objects.select_for_update().filter(pk=judging.judge_id).first()
         active = Judging.objects.filter(judge_id=judging.judge_id, status__in=ACTIVE_JUDGING).first()
@@ -123,23 +125,14 @@ def judging_resume(*, judging: Judging) -> Judging:
             failed=0,
             claimed_by="",
         )
-        transaction.on_commit(lambda: _enqueue(judging.pk))
+        _enqueue(judging.pk)
     judging.refresh_from_db()
     return judging
 
 
 def judging_claim(*, judging_id: int, worker: str) -> bool:
     """QUEUED → RUNNING by one conditional UPDATE: of two workers given the same run, one wins."""
-    now = timezone.now()
-    return bool(
-        Judging.objects.filter(pk=judging_id, status=JudgingStatus.QUEUED).update(
-            status=JudgingStatus.RUNNING,
-            started_at=now,
-            heartbeat_at=now,
-            claimed_by=worker,
-            attempts=F("attempts") + 1,
-        )
-    )
+    return job_claim(Judging, pk=judging_id, worker=worker)
 
 
 def judgings_resume(*, worker: str = "", since: datetime | None = None) -> list[int]:

@@ -20,7 +20,7 @@ is 0, in the engine as here.
 
 An engine ranker with another preset (``custom``, ``opensearch-hybrid``), or whose query is not a
 ``multi_match`` / whose parameters have no ``qf``, is refused (``ExportRefused``): the export would not
-know what the engine's fields are.
+know what the engine's fields are; so is an OpenSearch ranker whose answer ids are not the ``_id``.
 """
 
 from __future__ import annotations
@@ -79,6 +79,11 @@ def query_fields(config: dict[str, Any]) -> list[str]:
     """The fields the ranker's query searches, boosts dropped, in its order."""
     request = config["request"]
     if engine_family(config) == "opensearch":
+        if config["response"].get("id") != "_id":
+            raise ExportRefused(
+                "the ranker's answer ids are not the documents' _id: the export asks for the candidates' "
+                "feature values by _id."
+            )
         query = (request.get("body") or {}).get("query") if isinstance(request.get("body"), dict) else None
         multi = query.get("multi_match") if isinstance(query, dict) else None
         fields = multi.get("fields") if isinstance(multi, dict) else None

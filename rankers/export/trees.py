@@ -49,7 +49,7 @@ def lambdamart_params(features: int) -> dict[str, Any]:
     rated candidates only, an unconstrained model learns which rated answers are the better ones and
     extrapolates freely to the unrated majority of the top K: on the Cranfield demo (test NDCG@10, the
     engine alone 0.328 on OpenSearch, 0.337 on Solr) it ranked 0.139 and 0.114; monotone, 0.316 and
-    0.349 (``bench/bench_export.py``)."""
+    0.349 (``bench/bench_export.py --variants``)."""
     return {**LAMBDAMART_PARAMS, "monotone_constraints": [1] * features}
 
 

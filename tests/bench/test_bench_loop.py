@@ -47,3 +47,42 @@ def test_bench_loop_smoke_run(tmp_path):
     spent = float(re.search(r"\| \d+ \((\d+\.\d)\)", rounds[-1]).group(1))
     assert 5.0 < spent <= 10.0
     assert "upper bound" in out and "gap closed" in out
+
+
+def test_bench_loop_engine_smoke_run(tmp_path):
+    """--engine opensearch: the product's ranker is an engine ranker over a real node the bench starts
+    (the launcher `make test` builds) and stops; the references are the engine alone, its untrained
+    fusion and the upper bound."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "MODEL_DIR")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "bench_loop.py"),
+            "--quick",
+            "--collections",
+            "adi",
+            "--outside",
+            str(OUTSIDE),
+            "--rounds",
+            "2",
+            "--budget",
+            "10",
+            "--engine",
+            "opensearch",
+            "--embeddings-cache",
+            str(tmp_path / "embeddings"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "ranker: OpenSearch engine, its top 50 reranked" in out
+    assert re.search(r"OpenSearch at http://127\.0\.0\.1:\d+: started in .* 82 answers indexed", out)
+    assert "first champion v1 (engine)" in out
+    assert "| engine alone | untrained fusion | upper bound (method) | upper − best untrained" in out
+    rounds = [line for line in out.splitlines() if re.match(r"\| adi \| \d+ \| \d+ \(\d", line)]
+    assert len(rounds) == 2

@@ -14,10 +14,10 @@ from evaluation.certainty import (
     comparison_json,
     deciding_pairs,
     panel,
-    probability_text,
     settle_text,
     version_pair,
 )
+from evaluation.numbers import probability as probability_text
 from rankers.models import Ranker, RankerKind, RankerVersion
 from tests.evaluation.decide_scenario import two_versions
 

@@ -19,6 +19,7 @@ from evaluation.models import (
     RunTrigger,
 )
 from evaluation.services import EvaluationUnavailable, evaluation_start
+from evaluation.services import chunk as chunks
 from rankers.backends import get_backend
 from rankers.models import Ranker, RankerKind, RankerVersion
 from ratings.selectors import labels_by_question
@@ -468,9 +469,9 @@ def test_resume_after_worker_died_mid_chunk_equals_clean_run(builtin_ranker, set
     services.chunk_evaluate(chunk_id=first, worker="dead@host", token="t1")
     # The dead worker had claimed the second chunk and stored one answer before it was killed.
     chunk = EvaluationChunk.objects.get(pk=second)
-    assert services._chunk_claim(chunk_id=second, worker="dead@host", token="t2")
+    assert chunks._chunk_claim(chunk_id=second, worker="dead@host", token="t2")
     one = Question.objects.get(pk=chunk.question_ids[0])
-    services._chunk_rank(run=run, chunk=chunk, backend=get_backend(builtin_ranker), questions=[one])
+    chunks._chunk_rank(run=run, chunk=chunk, backend=get_backend(builtin_ranker), questions=[one])
     run.refresh_from_db()
     assert (run.status, run.questions_done, run.chunks_done) == (RunStatus.RUNNING, 5, 1)
 
@@ -502,10 +503,10 @@ def test_resume_leaves_chunks_of_live_workers_alone(builtin_ranker):
     with transaction.atomic():
         run = evaluation_start(ranker=builtin_ranker, trigger=RunTrigger.UI)
     (chunk_id,) = services.run_plan(run_id=run.pk, worker="alive@host")
-    assert services._chunk_claim(chunk_id=chunk_id, worker="alive@host", token="t1")
+    assert chunks._chunk_claim(chunk_id=chunk_id, worker="alive@host", token="t1")
     assert services.evaluations_resume(worker="other@host", since=timezone.now()) == []
     # Another worker's message for the chunk cannot take it while its heartbeat is fresh.
-    assert not services._chunk_claim(chunk_id=chunk_id, worker="other@host", token="t2")
+    assert not chunks._chunk_claim(chunk_id=chunk_id, worker="other@host", token="t2")
 
 
 def test_stale_chunk_is_taken_over_by_another_worker(builtin_ranker, settings):
@@ -516,7 +517,7 @@ def test_stale_chunk_is_taken_over_by_another_worker(builtin_ranker, settings):
     with transaction.atomic():
         run = evaluation_start(ranker=builtin_ranker, trigger=RunTrigger.UI)
     (chunk_id,) = services.run_plan(run_id=run.pk, worker="gone@host")
-    assert services._chunk_claim(chunk_id=chunk_id, worker="gone@host", token="t1")
+    assert chunks._chunk_claim(chunk_id=chunk_id, worker="gone@host", token="t1")
     EvaluationChunk.objects.filter(pk=chunk_id).update(heartbeat_at=timezone.now() - timedelta(minutes=10))
     assert services.evaluations_resume(worker="other@host", since=timezone.now()) == [chunk_id]
     services.chunk_evaluate(chunk_id=chunk_id, worker="other@host", token="t2")

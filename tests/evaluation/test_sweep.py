@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from evaluation import services
 from evaluation.models import EvaluationChunk, EvaluationRun, RunStatus, RunTrigger
+from evaluation.services import chunk as chunks
 from evaluation.tasks import evaluation_scheduled, evaluation_sweep
 from tests.conftest import ROOT
 
@@ -22,7 +23,7 @@ def test_sweep_requeues_silent_chunks_and_lost_pending_runs(builtin_ranker, brok
     with transaction.atomic():
         running = services.evaluation_start(ranker=builtin_ranker, trigger=RunTrigger.UI)
     (chunk_id,) = services.run_plan(run_id=running.pk, worker="gone@host")
-    assert services._chunk_claim(chunk_id=chunk_id, worker="gone@host", token="t1")
+    assert chunks._chunk_claim(chunk_id=chunk_id, worker="gone@host", token="t1")
     ago = timezone.now() - timedelta(minutes=10)
     EvaluationChunk.objects.filter(pk=chunk_id).update(heartbeat_at=ago)
     lost = EvaluationRun.objects.create(
@@ -98,7 +99,7 @@ def test_watchdog_round_takes_over_chunks_and_trainings_whose_worker_is_gone(
     with transaction.atomic():
         run = services.evaluation_start(ranker=builtin_ranker, trigger=RunTrigger.UI)
     (chunk_id,) = services.run_plan(run_id=run.pk, worker="gone@host")
-    assert services._chunk_claim(chunk_id=chunk_id, worker="gone@host", token="t1")
+    assert chunks._chunk_claim(chunk_id=chunk_id, worker="gone@host", token="t1")
     EvaluationChunk.objects.filter(pk=chunk_id).update(heartbeat_at=gone)
     training = Training.objects.create(
         ranker=builtin_ranker,

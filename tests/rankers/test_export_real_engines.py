@@ -15,7 +15,8 @@ from rankers.models import RankerVersion
 from rankers.services import ranker_create
 from tests.evaluation.helpers import evaluate_inline
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (model_dir)
-from trainer.engine_export import PARITY_TOLERANCE, version_export_build
+from tests.trainer.api_support import fill
+from trainer.engine_export import PARITY_TOLERANCE, ExportRefused, engine_export_fit, version_export_build
 from trainer.services import demo_collection_load
 
 pytestmark = pytest.mark.django_db
@@ -92,8 +93,9 @@ def test_exported_rescore_ranks_in_the_engine_as_in_the_app(request, engine, mod
     collection = demo_collection_load()
     ranker = ranker_create(collection=collection, name=engine, kind="engine", config=_config(engine, node))
     version = RankerVersion.objects.create(ranker=ranker, label="v1")  # the engine as it is
+    heard: list[tuple[str, float]] = []
 
-    model = version_export_build(version=version)
+    model = version_export_build(version=version, progress=lambda phase, f: heard.append((phase, f)))
 
     version.refresh_from_db()
     assert version.details["export"] == model
@@ -114,6 +116,8 @@ def test_exported_rescore_ranks_in_the_engine_as_in_the_app(request, engine, mod
     assert [feature["name"] for feature in model["features"]] == NAMES
     assert model["linear"]["weights"][0] > 0 and min(model["linear"]["weights"]) >= 0
     assert model["trees"]["details"]["trees"] == 100
+    assert list(dict.fromkeys(phase for phase, _ in heard)) == ["export-train", "export-fit", "export-test"]
+    assert (heard[0][1], heard[-1][1]) == (0.0, 1.0)
 
     # The rendered request is an engine ranker's request here: an evaluation of it scores what the
     # engine's run of the export scored.
@@ -128,3 +132,19 @@ def test_exported_rescore_ranks_in_the_engine_as_in_the_app(request, engine, mod
     )
     run = evaluate_inline(pasted)
     assert run.error == "" and round(run.ndcg_mean, 4) == FIGURES[engine]["ndcg_export_engine"]
+
+
+@pytest.mark.parametrize("engine", ["opensearch", "solr"])
+def test_export_of_a_collection_the_engine_does_not_hold_is_refused(request, engine, collection, rater):
+    """The tiny collection's answers (a1, a2, a3) are not in the engine's index: no training question
+    has a relevant answer among the engine's top 50."""
+    fill(collection, rater)
+    node = request.getfixturevalue(engine)
+    ranker = ranker_create(collection=collection, name=engine, kind="engine", config=_config(engine, node))
+
+    with pytest.raises(ExportRefused) as caught:
+        engine_export_fit(ranker=ranker)
+
+    assert str(caught.value) == (
+        "only 0 training questions have a relevant answer among the engine's top 50; the export needs at least 10."
+    )

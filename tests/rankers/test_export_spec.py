@@ -84,6 +84,11 @@ def test_export_features_refuse_configs_without_known_fields(preset, url, reques
         export_features(config(preset, url, request=request_part))
 
 
+def test_export_features_refuse_answer_ids_from_a_source_field():
+    with pytest.raises(ExportRefused, match="the ranker's answer ids are not the documents' _id"):
+        export_features(config("opensearch", response={"id": "_source.doc_id"}))
+
+
 def test_opensearch_queries_take_the_question_as_text():
     original = {"multi_match": {"query": "flat plate", "fields": ["title^2", "text"]}}
 

@@ -103,8 +103,10 @@ def try_result_data(result: TryResult) -> dict[str, Any]:
     }
 
 
+# The docstring is both operations' description in the published schema, kept word for word: the GET
+# is views_rankers.RankerDetailView.
 class RankerDetailUpdateView(RankerDetailView):
-    """``GET`` (in ``views_rankers.py``) and ``PATCH`` of one ranker."""
+    """``GET`` (in ``views.py``) and ``PATCH`` of one ranker."""
 
     @extend_schema(
         summary="Replace a ranker's config (checked as on create; secrets stay masked)",

@@ -503,10 +503,11 @@ def with_unknown(ranking: Ranking, rows: int, unknown_ids: int) -> list[dict[str
 
 
 def reranking_service(
-    ranker: Ranker, version: RankerVersion | None, faults: Faults
+    ranker: Ranker, version: RankerVersion | None, faults: Faults, *, budget_ms: int | None = None
 ) -> tuple[RerankingService, RankerVersion | None]:
     """The service of an engine or http ranker's ``version`` (None: its champion), loaded now, and the
-    version served. A version whose reranker can't be loaded is served as the engine's order, saying why."""
+    version served. A version whose reranker can't be loaded is served as the engine's order, saying why.
+    ``budget_ms`` None: the ranker's config says."""
     try:
         config = validate_ranker_config(kind=ranker.kind, config=ranker.config)
         first = service_backend(ranker, config)
@@ -514,7 +515,8 @@ def reranking_service(
         raise CommandError(f"ranker {ranker.name!r} cannot be served: {exc}") from exc
     if version is None:
         version = ranking_version(ranker=ranker)
-    depth, budget_ms = rerank_settings(config)
+    depth, configured_ms = rerank_settings(config)
+    budget_ms = configured_ms if budget_ms is None else budget_ms
     reranking: RerankingBackend | None = None
     broken = ""
     if reranks(version):
@@ -555,6 +557,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--version", type=int, metavar="ID", help="serve this version of the ranker instead"
         )
+        parser.add_argument(
+            "--budget-ms",
+            type=int,
+            help="engine and http rankers: how long a rerank may take before the engine's order is answered "
+            "(default: the ranker's budget_ms config, 50 when unset)",
+        )
         faults = parser.add_argument_group("fault injection (tests and benchmarks only)")
         faults.add_argument("--latency-ms", type=int, default=0, help="sleep this long before each answer")
         faults.add_argument(
@@ -579,6 +587,8 @@ class Command(BaseCommand):
         for name in ("latency_ms", "fail_first", "unknown_ids", "rerank_delay_ms"):
             if options[name] < 0:
                 raise CommandError(f"--{name.replace('_', '-')} must be 0 or more")
+        if options["budget_ms"] is not None and not 1 <= options["budget_ms"] <= 10_000:
+            raise CommandError("--budget-ms must be from 1 to 10000")
         ranker: Ranker | None
         if options["ranker"] is not None:
             ranker = Ranker.objects.filter(pk=options["ranker"], collection=collection).first()
@@ -604,7 +614,9 @@ class Command(BaseCommand):
         backend: BuiltinBackend | RerankingService
         version: RankerVersion | None
         if ranker is not None and ranker.kind != RankerKind.BUILTIN:
-            service, version = reranking_service(ranker, version_asked, faults)
+            service, version = reranking_service(
+                ranker, version_asked, faults, budget_ms=options["budget_ms"]
+            )
             index = service.reranking.index if service.reranking else load_index(collection=collection)
             health = {
                 "status": "ok",

@@ -1,4 +1,4 @@
-""" "How sure are we?": its own page, which htmx also loads into the dashboard (``#certainty`` only)."""
+"""The "How sure are we?" page, which htmx also loads into the dashboard (``#certainty`` only)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET
 
 from corpus.models import Collection, Role
 from evaluation import certainty
-from evaluation.views import collection_page
+from evaluation.views.access import collection_page
 from rankers.selectors import default_ranker
 
 

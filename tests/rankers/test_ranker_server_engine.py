@@ -1,0 +1,358 @@
+"""`manage.py ranker_server` serving an engine ranker's trained champion, in a real subprocess, against the
+real OpenSearch node (tests/rankers/real_engines.py) holding the Cranfield demo: POST / (engine called,
+its top 50 reranked), POST /rank (the caller's candidates reranked), the budget's fallback, errors.
+
+The ranker is trained once for the module (committed, so the server processes read it); the expected
+answers come from the same version ranking in this process (``get_backend``), with its question vectors
+computed one question at a time as the server computes them."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from django.conf import settings
+from django.db import transaction
+
+from corpus.models import Collection, Question, Split
+from rankers.backends import get_backend, service_backend
+from rankers.base import Ranking, RankQuery
+from rankers.builtin import clear_ranker_caches
+from rankers.models import Ranker, RankerVersion
+from rankers.reranking import RerankingBackend
+from rankers.semantic import forget_vectors
+from rankers.services import ranker_create, version_promote
+from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (served)
+from tests.rankers.rankers_support import RankerServer, start_ranker_server
+from trainer.services import demo_collection_load, ranker_train
+
+# The data is committed by the module's fixture (the servers are other processes); the mark makes the
+# session create the test database and lets the tests read it.
+pytestmark = pytest.mark.django_db
+
+SLUG = "served-engine"
+DEAD_URL = "http://127.0.0.1:1/cranfield/_search"
+
+
+@dataclass
+class Trained:
+    collection_id: int
+    ranker_id: int
+    gone_id: int  # the same version's reranker, its engine at a port nothing listens on
+    label: str
+    signals: tuple[str, ...]
+    model_dir: Path
+    log_dir: Path
+
+    def start(self, *args: str, ranker: int | None = None) -> RankerServer:
+        ranker_id = self.ranker_id if ranker is None else ranker
+        return start_ranker_server(
+            SLUG, self.log_dir, "--ranker", str(ranker_id), *args, model_dir=self.model_dir
+        )
+
+
+@pytest.fixture(scope="module")
+def trained(opensearch, django_db_setup, django_db_blocker, embeddings_cache, tmp_path_factory):
+    """The Cranfield demo (committed) with an OpenSearch ranker whose trained v2 is the champion."""
+    model_dir = tmp_path_factory.mktemp("models")
+    before = (settings.MODEL_DIR, settings.EMBEDDINGS_DIR)
+    settings.MODEL_DIR, settings.EMBEDDINGS_DIR = model_dir, embeddings_cache
+    clear_ranker_caches()
+    with django_db_blocker.unblock():
+        demo = demo_collection_load(slug=SLUG)
+        assert demo is not None
+        ranker = ranker_create(
+            collection=demo,
+            name="OpenSearch",
+            kind="engine",
+            config={"preset": "opensearch", "url": opensearch.search_url, "retries": 0},
+        )
+        version = ranker_train(ranker=ranker)
+        if version.method == "engine":
+            pytest.fail(f"training kept the engine's order ({version.details.get('reason')})")
+        gone = ranker_create(
+            collection=demo,
+            name="Gone",
+            kind="engine",
+            config={"preset": "opensearch", "url": DEAD_URL, "retries": 0},
+        )
+        copy = RankerVersion.objects.create(
+            ranker=gone,
+            label=version.label,
+            method=version.method,
+            details=version.details,
+            model_file=version.model_file,
+            uses_model=version.uses_model,
+        )
+        with transaction.atomic():
+            version_promote(version=version, changed_by=None, reason="served by the tests")
+            version_promote(version=copy, changed_by=None, reason="served by the tests")
+    try:
+        yield Trained(
+            collection_id=demo.pk,
+            ranker_id=ranker.pk,
+            gone_id=gone.pk,
+            label=version.label,
+            signals=tuple(version.details["params"].get("signals", ())),
+            model_dir=model_dir,
+            log_dir=tmp_path_factory.mktemp("logs"),
+        )
+    finally:
+        with django_db_blocker.unblock():
+            Collection.objects.filter(pk=demo.pk).delete()
+        settings.MODEL_DIR, settings.EMBEDDINGS_DIR = before
+        clear_ranker_caches()
+
+
+@pytest.fixture(scope="module")
+def server(trained):
+    # A generous budget: these tests compare the reranked answers, on a machine other tests load too.
+    process = trained.start("--budget-ms", "5000")
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def questions(trained, django_db_blocker) -> list[RankQuery]:
+    with django_db_blocker.unblock():
+        rows = Question.objects.filter(collection_id=trained.collection_id, split=Split.TEST).order_by("pk")
+        return [RankQuery(q.external_id, q.text) for q in rows[:5]]
+
+
+@pytest.fixture
+def backends(trained, django_db_blocker):
+    """The champion as this process ranks with it, and the engine as it is; question vectors computed
+    afresh, one question at a time, as the server computes them."""
+    forget_vectors()
+    with django_db_blocker.unblock():
+        ranker = Ranker.objects.get(pk=trained.ranker_id)
+        reranking = get_backend(ranker)
+        engine = service_backend(ranker)
+    assert isinstance(reranking, RerankingBackend)
+    return reranking, engine
+
+
+def _answers(response: httpx.Response) -> list[tuple[str, float]]:
+    return [(a["id"], a["score"]) for a in response.json()["answers"]]
+
+
+def _body(query: RankQuery, **extra) -> dict:
+    return {"question": {"id": query.external_id, "text": query.text}, **extra}
+
+
+def test_health_says_what_is_served(server, trained, opensearch):
+    assert httpx.get(server.url + "healthz").json() == {
+        "status": "ok",
+        "collection": SLUG,
+        "answers": 1400,
+        "ranker": "OpenSearch",
+        "version": trained.label,
+        "uses_model": True,
+        "kind": "engine",
+        "first_stage": opensearch.search_url,
+        "reranks": True,
+        "candidates": 50,
+        "budget_ms": 5000,
+        "fallback": None,
+    }
+
+
+def test_post_answers_the_champion_reranking_the_engine_top_50(server, trained, questions, backends):
+    reranking, engine = backends
+    moved = 0
+    for query in questions:
+        expected = reranking.rank(query, 10)
+
+        response = httpx.post(server.url, json=_body(query, rows=10), timeout=30)
+
+        assert response.status_code == 200, response.text
+        assert _answers(response) == expected.answers
+        assert response.json()["reranked"] is True
+        assert response.json()["version"] == trained.label
+        assert "fallback" not in response.json()
+        assert response.headers["Server-Timing"].startswith("engine;dur=")
+        moved += expected.ids != engine.rank(query, 10).ids
+    assert moved >= 3  # the reranker changes most top 10s
+
+
+def test_rank_call_reranks_the_callers_candidates_as_the_engine_own(server, questions, backends):
+    reranking, engine = backends
+    for query in questions:
+        top50 = engine.rank(query, 50)
+        candidates = [{"id": answer_id, "score": score} for answer_id, score in top50.answers]
+
+        response = httpx.post(
+            server.url + "rank", json=_body(query, candidates=candidates, rows=10), timeout=30
+        )
+
+        assert response.status_code == 200, response.text
+        assert _answers(response) == reranking.rerank(query, Ranking(answers=top50.answers), 10).answers
+        assert _answers(response) == _answers(httpx.post(server.url, json=_body(query, rows=10), timeout=30))
+        assert (response.json()["reranked"], "warning" in response.json()) == (True, False)
+
+
+def test_rank_call_without_scores_scores_the_candidates_n_to_1(server, trained, questions, backends):
+    reranking, engine = backends
+    query = questions[0]
+    ids = engine.rank(query, 50).ids
+
+    response = httpx.post(
+        server.url + "rank", json=_body(query, candidates=[{"id": i} for i in ids], rows=5), timeout=30
+    )
+
+    synthetic = Ranking(answers=[(answer_id, float(50 - i)) for i, answer_id in enumerate(ids)])
+    assert response.status_code == 200, response.text
+    assert _answers(response) == reranking.rerank(query, synthetic, 5).answers
+    assert response.json()["reranked"] is True
+    if "engine" in trained.signals:
+        assert response.json()["warning"] == (
+            "the candidates have no scores: the version's engine signal was given 50, 49, ..., 1 in their "
+            "order, not the engine's scores it learned from"
+        )
+    else:
+        assert "warning" not in response.json()
+
+
+def test_rank_call_keeps_unknown_ids_after_the_reranked_ones(server, questions, backends):
+    reranking, engine = backends
+    query = questions[1]
+    top = engine.rank(query, 10).answers
+    candidates = [("not-an-answer", 99.0), *top]
+
+    response = httpx.post(
+        server.url + "rank",
+        json=_body(query, candidates=[{"id": a, "score": s} for a, s in candidates], rows=11),
+        timeout=30,
+    )
+
+    expected = reranking.rerank(query, Ranking(answers=candidates), 11).answers
+    assert _answers(response) == expected
+    assert expected[-1][0] == "not-an-answer"
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (b"[1]", 'body must be a JSON object with "question", "candidates" and "rows"'),
+        ({"question": {"id": "q", "text": "x"}}, '"candidates" is missing: a list of {"id", "score"} objects, best first'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": {}}, '"candidates" must be a list of {"id", "score"} objects, best first'),
+        ({"question": {"id": "q"}, "candidates": []}, '"question.text" must be a string'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [], "rows": 0}, '"rows" must be a whole number from 1 to 1000'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [], "top": 3}, '"top" is not a field of a rank request (question, candidates, rows)'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "1"}, "2"]}, '"candidates[1]" must be an object with "id" and optionally "score"'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "1"}, {"id": ""}]}, '"candidates[1].id" must be a non-empty string or a whole number'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "1"}, {"id": True}]}, '"candidates[1].id" must be a non-empty string or a whole number'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "x" * 201}]}, '"candidates[0].id" is longer than 200 characters'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "1"}, {"id": 2}, {"id": "3"}, {"id": 1}]}, "\"candidates[3].id\" repeats \"candidates[0].id\" ('1')"),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "1", "score": "high"}]}, '"candidates[0].score" must be a finite number'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "1", "score": None}]}, '"candidates[0].score" must be a finite number'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "1", "score": 2}, {"id": "2"}]}, '"candidates[1].score" is missing: give a score to every candidate or to none'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "1"}, {"id": "2", "score": 1}]}, '"candidates[0].score" is missing: give a score to every candidate or to none'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "1", "rank": 1}]}, '"candidates[0].rank" is not a field of a candidate (id, score)'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": str(i)} for i in range(1001)]}, '"candidates" has 1001 items; at most 1000'),
+    ],
+)  # fmt: skip
+def test_rank_call_bad_request_is_400_naming_the_field(server, body, error):
+    if isinstance(body, bytes):
+        response = httpx.post(server.url + "rank", content=body, headers={"Content-Type": "application/json"})
+    else:
+        response = httpx.post(server.url + "rank", json=body)
+
+    assert response.status_code == 400
+    assert response.json() == {"error": error}
+
+
+def test_rank_call_body_over_1_mb_is_413(server):
+    response = httpx.post(server.url + "rank", content=b" " * 1_000_001)
+
+    assert (response.status_code, response.json()) == (413, {"error": "request body too large"})
+
+
+def test_slow_rerank_answers_the_engine_order_within_the_budget(trained, questions, backends):
+    reranking, engine = backends
+    # A question whose reranked top 10 differs from the engine's, so the fallback shows.
+    query = next(q for q in questions if engine.rank(q, 10).ids != reranking.rank(q, 10).ids)
+    top50 = engine.rank(query, 50)
+    # The ranker's own budget (its config has none: 50 ms); each rerank step sleeps 2 s.
+    process = trained.start("--rerank-delay-ms", "2000")
+    try:
+        started = time.monotonic()
+        searched = httpx.post(process.url, json=_body(query, rows=10), timeout=30)
+        searched_seconds = time.monotonic() - started
+        candidates = [{"id": a, "score": s} for a, s in top50.answers]
+        ranked = httpx.post(
+            process.url + "rank", json=_body(query, candidates=candidates, rows=10), timeout=30
+        )
+    finally:
+        process.stop()
+
+    for response in (searched, ranked):
+        assert response.status_code == 200
+        assert response.json() == {
+            "answers": [{"id": a, "score": s} for a, s in top50.answers[:10]],
+            "reranked": False,
+            "version": trained.label,
+            "fallback": "reranker took longer than 50 ms",
+        }
+    assert searched_seconds < 1.5  # the answer did not wait for the 2 s rerank
+
+
+def test_failing_rerank_answers_the_engine_order_saying_why(trained, questions, backends):
+    _, engine = backends
+    query = questions[3]
+    process = trained.start("--rerank-fail")
+    try:
+        response = httpx.post(process.url, json=_body(query, rows=5), timeout=30)
+    finally:
+        process.stop()
+
+    assert response.status_code == 200
+    assert response.json() == {
+        "answers": [{"id": a, "score": s} for a, s in engine.rank(query, 50).answers[:5]],
+        "reranked": False,
+        "version": trained.label,
+        "fallback": "reranker failed: injected failure (--rerank-fail)",
+    }
+
+
+def test_engine_down_is_502_json_and_the_rank_call_still_reranks(trained, questions, backends):
+    reranking, engine = backends
+    query = questions[4]
+    top50 = engine.rank(query, 50)
+    process = trained.start("--budget-ms", "5000", ranker=trained.gone_id)
+    try:
+        searched = httpx.post(process.url, json=_body(query, rows=10), timeout=30)
+        candidates = [{"id": a, "score": s} for a, s in top50.answers]
+        ranked = httpx.post(
+            process.url + "rank", json=_body(query, candidates=candidates, rows=10), timeout=30
+        )
+    finally:
+        process.stop()
+
+    assert searched.status_code == 502
+    assert searched.headers["Content-Type"] == "application/json"
+    error = searched.json()["error"]
+    assert error.startswith(f"engine at {DEAD_URL} cannot be reached: ")
+    assert error.endswith(" (1 attempt)")
+    assert ranked.status_code == 200
+    assert _answers(ranked) == reranking.rerank(query, Ranking(answers=top50.answers), 10).answers
+    assert ranked.json()["reranked"] is True
+
+
+def test_builtin_server_has_no_rank_call(served):
+    process = served.start()
+    try:
+        response = httpx.post(
+            process.url + "rank", json={"question": {"id": "q", "text": "x"}, "candidates": []}
+        )
+    finally:
+        process.stop()
+
+    assert response.status_code == 404
+    assert response.json() == {
+        "error": "POST /rank (candidates from the caller) is served for engine and http rankers; "
+        "this server ranks with the builtin ranker: POST /"
+    }
