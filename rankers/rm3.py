@@ -37,6 +37,7 @@ __all__ = [
     "ExpandedQuery",
     "rm3_expand",
     "rm3_scores",
+    "rows_terms",
     "term_frequency_matrix",
     "weighted_bm25",
 ]
@@ -53,7 +54,9 @@ def term_frequency_matrix(
     ``offsets``/``flat``: every answer's term ids in order (answer ``i`` is ``flat[offsets[i]:offsets[i+1]]``).
     """
     offsets = np.asarray(offsets, dtype=np.int64)
-    flat = np.asarray(flat, dtype=np.int64)
+    flat = np.asarray(flat)
+    if flat.dtype.kind not in "iu":
+        flat = flat.astype(np.int64)
     rows = np.asarray(rows, dtype=np.int64)
     if offsets.ndim != 1 or len(offsets) < 1 or offsets[0] != 0 or np.any(np.diff(offsets) < 0):
         raise ValueError("offsets must start at 0 and never decrease")
@@ -65,14 +68,27 @@ def term_frequency_matrix(
         raise ValueError("term ids must be < vocabulary_size")
     starts, ends = offsets[rows], offsets[rows + 1]
     lengths = ends - starts
-    index = np.concatenate([np.arange(s, e) for s, e in zip(starts, ends, strict=True)] or [np.zeros(0, int)])
     indptr = np.concatenate([[0], np.cumsum(lengths)])
+    # Each row's positions in ``flat``, row after row: starts[i], starts[i] + 1, ... ends[i] - 1.
+    index = np.arange(indptr[-1]) + np.repeat(starts - indptr[:-1], lengths)
     matrix = sparse.csr_matrix(
         (np.ones(len(index), dtype=np.float64), flat[index].astype(np.int32), indptr),
         shape=(len(rows), vocabulary_size),
     )
     matrix.sum_duplicates()
     return matrix
+
+
+def rows_terms(offsets: ArrayLike, flat: ArrayLike, rows: ArrayLike) -> tuple[NDArray[np.int64], np.ndarray]:
+    """The term lists of the answers at ``rows`` alone, as ``(offsets, flat)`` of their own (row ``i`` is
+    answer ``rows[i]``): what ``term_frequency_matrix(*rows_terms(...), range(len(rows)), V)`` takes
+    to build the rows without reading (or checking) every answer's terms."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    rows = np.asarray(rows, dtype=np.int64)
+    starts = offsets[rows]
+    lengths = offsets[rows + 1] - starts
+    own = np.concatenate([[0], np.cumsum(lengths)])
+    return own, np.asarray(flat)[np.arange(own[-1]) + np.repeat(starts - own[:-1], lengths)]
 
 
 class ExpandedQuery:
@@ -133,10 +149,10 @@ def rm3_expand(
         doc_weight = np.where(usable, doc_weight, 0.0)
         doc_weight = doc_weight / doc_weight.sum()
         rm1 = np.asarray(tf.T @ (doc_weight / np.where(usable, lengths, 1.0))).ravel()
-        # Top fb_terms terms, ties to the lower term id (lexsort: last key is the primary one).
-        order = np.lexsort((np.arange(vocabulary), -rm1))
-        keep = order[:fb_terms]
-        keep = keep[rm1[keep] > 0]
+        # Top fb_terms terms of positive weight, ties to the lower term id (lexsort: the last key is the
+        # primary one); only the feedback answers' terms have a weight, so only they are sorted.
+        weighted = np.flatnonzero(rm1 > 0)
+        keep = weighted[np.lexsort((weighted, -rm1[weighted]))][:fb_terms]
         trimmed = np.zeros(vocabulary)
         trimmed[keep] = rm1[keep]
         rm1 = trimmed / trimmed.sum() if trimmed.sum() > 0 else trimmed

@@ -32,7 +32,7 @@ from scipy import sparse
 
 from rankers.index import CollectionIndex
 from rankers.propagation import propagation_scores
-from rankers.rm3 import rm3_scores, term_frequency_matrix
+from rankers.rm3 import rm3_scores, rows_terms, term_frequency_matrix
 
 SIGNALS = ("bm25", "cosine", "rm3", "propagation", "engine", "engine_rank")
 LEXICAL = ("bm25", "rm3")
@@ -131,7 +131,8 @@ def candidate_signals(
             else:
                 columns.append(1.0 / np.arange(1, len(positions) + 1, dtype=np.float64))
         elif name == "rm3":
-            tf = term_frequency_matrix(index.doc_offsets, index.doc_terms, positions, len(index.idf))
+            own_offsets, own_terms = rows_terms(index.doc_offsets, index.doc_terms, positions)
+            tf = term_frequency_matrix(own_offsets, own_terms, np.arange(len(positions)), len(index.idf))
             feedback = min(RM3_FEEDBACK_DOCS, len(positions))
             lengths = np.diff(index.doc_offsets)
             columns.append(

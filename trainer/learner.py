@@ -32,8 +32,9 @@ untrained fusion by 0.03-0.07 NDCG@10). So:
 - training targets are the rated candidates only (``targets`` is NaN for the others): the learned fusion
   and LambdaMART fit on the pairs and lists of rated candidates (features are still computed, and
   z-scored, over all candidates, as at ranking time);
-- cross-validation scores a held-out question on its **condensed** ranking: unrated candidates are
-  removed before NDCG@k, i.e. judged-only NDCG as ``trec_eval -J -m ndcg_cut.k`` computes it (chosen
+- cross-validation scores a held-out question on its **condensed** top k: the k answers the ranking
+  would return, unrated ones removed, then NDCG@k, i.e. judged-only NDCG as ``trec_eval -J -m
+  ndcg_cut.k`` computes it on a run of depth k, the champion/challenger test's measure (chosen
   over reading the certainty page's relevance estimates because it needs no model of the raters and
   is what trec_eval defines; ``bench/bench_loop.py`` measures the result on the product's own loop);
 - ``rated_share`` says how much of each figure rests on rated answers: the share of the top-k
@@ -317,8 +318,16 @@ def _rated_share(rankings: list[list[str]], examples: list[QuestionExample], k: 
 def _ndcg(
     rankings: list[list[str]], examples: list[QuestionExample], *, collection: Collection
 ) -> np.ndarray:
-    """Judged-only NDCG@k of each ranking (``trec_eval -J``): unrated answers are removed first."""
-    condensed = [[a for a in r if a in e.labels] for r, e in zip(rankings, examples, strict=True)]
+    """Judged-only NDCG@k of each ranking's top k (``trec_eval -J`` on a run of depth k): unrated answers
+    are removed from the k answers a ranker would return, not from all its candidates.
+
+    That is the champion/challenger test's measure (``evaluation.services.versions_compare`` asks each
+    version for k answers and condenses those), so cross-validation chooses what the gate will accept.
+    Condensing every candidate instead let a learner fill the top k with unrated answers for free: on
+    the Cranfield demo over OpenSearch's top 50, LambdaMART led the CV by +0.027 and then lost the test
+    by −0.208 (0.197 against the engine's 0.404, 1.3 rated answers in its top 10 against 2.9)."""
+    k = collection.ndcg_k
+    condensed = [[a for a in r[:k] if a in e.labels] for r, e in zip(rankings, examples, strict=True)]
     arrays = label_arrays(condensed, [e.labels for e in examples])
     return ndcg_at_k(
         arrays.retrieved,

@@ -43,8 +43,9 @@ def _labels(collection, split: str) -> dict[int, dict[str, int]]:
 
 
 def _judged_ndcg(ranking: list[str], labels: dict[str, int], k: int) -> float:
-    """Judged-only NDCG@k written out: unrated answers removed, gain g (linear), discount 1/log2(rank + 1)."""
-    condensed = [a for a in ranking if a in labels][:k]
+    """Judged-only NDCG@k of the top k written out: its unrated answers removed, gain g (linear), discount
+    1/log2(rank + 1)."""
+    condensed = [a for a in ranking[:k] if a in labels]
     dcg = sum(labels[a] / math.log2(i + 2) for i, a in enumerate(condensed))
     ideal = sum(g / math.log2(i + 2) for i, g in enumerate(sorted(labels.values(), reverse=True)[:k]))
     return dcg / ideal if ideal > 0 else math.nan
@@ -66,7 +67,7 @@ def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(request, engine, d
     assert (details["first_stage"], details["candidates_depth"], details["semantic"]) == ("engine", 50, True)
     assert [c["name"] for c in details["candidates"]] == ["engine", "fusion", "learned-fusion", "lambdamart"]
     # The engine's own order needs no fitting: its CV figure is the mean judged-only NDCG@10 of the
-    # node's top 50 over the training questions, computed here from the node's own answers.
+    # node's top 10 over the training questions, computed here from the node's own answers.
     engine_first = get_backend(ranker, ranker.champion)
     labels = _labels(demo, Split.TRAIN)
     per_question = [
@@ -77,14 +78,19 @@ def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(request, engine, d
     assert details["candidates"][0]["cv_ndcg"] == pytest.approx(sum(defined) / len(defined), abs=1e-6)
     assert version.cv_ndcg_bm25 == details["candidates"][0]["cv_ndcg"]  # the first stage's figure
     assert details["cv_vs_first_stage"]["questions"] == len(defined)
-    assert version.method in ("engine", "fusion", "learned-fusion", "lambdamart")
-    if version.method in ("learned-fusion", "lambdamart"):
-        assert "engine" in details["params"]["signals"]
+    # The demo's labels list little more than the relevant answers, so what learns from rated answers
+    # only has few 0-star examples: the guard keeps the untrained z(engine) + z(cosine).
+    assert (version.method, details["params"]["signals"]) == ("fusion", ["engine", "cosine"])
 
     decision, reason = version_decide(version=version)
     version.refresh_from_db()
-    assert decision in ("promoted", "kept"), reason
+    assert decision == "promoted", reason
     assert version.comparison["champion"] == "v1"
+    # Judged-only NDCG@10 on the 57 test questions: OpenSearch 0.404 → 0.451, Solr 0.424 → 0.469.
+    expected = {"opensearch": (0.451, 0.404), "solr": (0.469, 0.424)}[engine]
+    figures = (version.comparison["challenger_ndcg"], version.comparison["champion_ndcg"])
+    assert figures == pytest.approx(expected, abs=5e-4)
+    assert version.comparison["p_value"] < 0.05
 
 
 def test_engine_reranker_reorders_only_the_engine_top_50(opensearch, demo):

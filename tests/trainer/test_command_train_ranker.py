@@ -30,11 +30,12 @@ def test_train_ranker_unknown_collection_is_one_line():
 
 
 @pytest.mark.django_db
-def test_train_ranker_http_ranker_is_refused():
+def test_train_ranker_http_ranker_without_labels_is_refused_for_too_few():
+    # An http ranker trains a reranker of its service's answers, on the same readiness rule.
     collection = collection_create(name="C", slug="c")
     ranker = ranker_create(collection=collection, name="S", kind="http", config={"url": "http://r.test/"})
 
-    with pytest.raises(CommandError, match="is an http ranker"):
+    with pytest.raises(CommandError, match="^Training needs at least 10 training questions"):
         call_command("train_ranker", "--collection", "c", "--ranker", str(ranker.pk))
 
 

@@ -120,4 +120,8 @@ def test_ranker_settings_http_ranker_saves_them_too(client, collection, trainer)
 
     assert client.post(_url(service), _form(service)).status_code == 302
     service.refresh_from_db()
-    assert (service.promotion_policy, service.auto_train_labels, service.auto_train_hours) == ("not-worse", 50, 24)
+    assert (service.promotion_policy, service.auto_train_labels, service.auto_train_hours) == (
+        "not-worse",
+        50,
+        24,
+    )
