@@ -13,10 +13,10 @@ SERVING_COMMANDS = {"runserver", "testserver"}
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trainer.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from django.core.exceptions import ImproperlyConfigured
 
-    from trainer.env import ImproperlyConfiguredEnv, allow_missing_secret_key
+    from config.env import ImproperlyConfiguredEnv, allow_missing_secret_key
 
     command = sys.argv[1] if len(sys.argv) > 1 else "help"
     if command not in SERVING_COMMANDS:

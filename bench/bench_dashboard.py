@@ -198,7 +198,7 @@ def main() -> None:
     )
     os.environ.setdefault("DEBUG", "1")
     os.environ.setdefault("SECRET_KEY", "bench")
-    os.environ["DJANGO_SETTINGS_MODULE"] = "trainer.settings"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
     import django
 
     django.setup()

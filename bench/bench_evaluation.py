@@ -210,7 +210,7 @@ def main() -> None:
         "DATABASE_URL": fresh_database(args.pg, args.database),
         "DEBUG": os.environ.get("DEBUG", "1"),
         "SECRET_KEY": os.environ.get("SECRET_KEY", "bench"),
-        "DJANGO_SETTINGS_MODULE": "trainer.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "MODEL_DIR": str(tmp / "models"),
         "CELERY_QUEUE": queue,
         "EVALUATION_CONCURRENCY": str(args.concurrency),
@@ -291,7 +291,7 @@ def main() -> None:
                         "-m",
                         "celery",
                         "-A",
-                        "trainer",
+                        "config",
                         "worker",
                         "-Q",
                         queue,
@@ -311,7 +311,7 @@ def main() -> None:
                 )
                 for i in range(workers)
             ]
-            from trainer.celery import app
+            from config.celery import app
 
             app.conf.task_default_queue = queue
             app.amqp.__dict__.pop("queues", None)

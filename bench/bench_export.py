@@ -38,7 +38,7 @@ TMP = tempfile.mkdtemp(prefix="bench-export-")
 atexit.register(shutil.rmtree, TMP, ignore_errors=True)
 os.environ["DATABASE_URL"] = f"sqlite:///{TMP}/bench.sqlite3"
 os.environ["MODEL_DIR"] = f"{TMP}/models"
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trainer.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("OUTBOUND_ALLOW_PRIVATE", "1")
 

@@ -230,7 +230,7 @@ def main() -> None:
             "SECRET_KEY": os.environ.get("SECRET_KEY", "bench"),
             "OUTBOUND_ALLOW_PRIVATE": "1",
             "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-            "DJANGO_SETTINGS_MODULE": "trainer.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
         }
     )
     import django

@@ -110,7 +110,7 @@ os.environ.setdefault("SECRET_KEY", "bench")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 # --engine: the bench's own node listens on loopback, which the outbound check refuses unless allowed.
 os.environ.setdefault("OUTBOUND_ALLOW_PRIVATE", "1")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trainer.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django  # noqa: E402
 

@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trainer.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # A temporary MODEL_DIR, made (and deleted at the end) only when none is set: never delete the caller's.
 OWN_MODEL_DIR = "MODEL_DIR" not in os.environ
 if OWN_MODEL_DIR:

@@ -137,7 +137,7 @@ def app_environment(args: argparse.Namespace, var_dir: Path) -> dict[str, str]:
     """Production-like settings (DEBUG off), served over plain http on loopback."""
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "trainer.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": args.database_url,
         "DEBUG": "0",
         "SECRET_KEY": "bench-only-secret-key-not-for-production-use-0123456789",
@@ -221,7 +221,7 @@ def start_gunicorn(args: argparse.Namespace, env: dict[str, str], port: int, log
         Path(config).write_text("# gunicorn's defaults: sync workers\n")
     command = [
         str(Path(sys.executable).parent / "gunicorn"),
-        "trainer.wsgi",
+        "config.wsgi",
         *(["--config", config] if config else []),
         "--chdir", str(app_dir),
         "--bind", f"127.0.0.1:{port}",

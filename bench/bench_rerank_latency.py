@@ -7,16 +7,22 @@ Starts a real OpenSearch node as the tests do (``tests/rankers/real_engines.py``
 ``make engines``, the Cranfield demo answers in index ``cranfield``), loads the Cranfield demo (the R&R
 edition, with the split its questions have in the app's ``cranfield`` demo, as ``bench_ranker.py``),
 makes an engine ranker (preset ``opensearch``, default ``candidates`` 50), trains it with
-``trainer.services.ranker_train`` and makes the trained version champion. Then, over the test questions:
+``trainer.services.ranker_train`` and makes the trained version champion. ``--method`` (default
+``lambdamart``: the 12 features and every signal, the costliest version) makes training choose that
+method (the other candidates' CV figures set to 0); ``trained`` leaves the choice to cross-validation.
+Then, over the test questions:
 
 * **the engine alone**: ``EngineBackend.rank(question, 50)``, what the server's POST / sends it;
 * **the rerank alone**: ``RerankingBackend.rerank(question, engine's top 50, 10)`` in this process, with
   the question's vector **cold** (``rankers.semantic.forget_vectors()`` before each question: the question
   is encoded, and the answers' vectors, all already computed, are read from their files under
-  ``EMBEDDINGS_DIR/returned``) and **warm** (the next ``--repeats`` passes: both in memory);
+  ``EMBEDDINGS_DIR/returned``; and the question's vector alone forgotten), and **warm** (the next
+  ``--repeats`` passes: both in memory; also the thread's CPU time, the work without waiting for a core),
+  after ``gc.freeze()`` as the server does;
 * **end to end**, through ``manage.py ranker_server --ranker ID`` in a subprocess: the client's time of
   POST / minus the engine's time the server reports (``Server-Timing: engine;dur=``): what the server
-  adds to the engine (the rerank step, its thread hand-off, the JSON), cold = each question's first
+  adds to the engine (the rerank step, its thread hand-off, the JSON; the server's own part is its
+  ``total`` minus ``engine``), cold = each question's first
   request to a fresh server, warm = the next passes; and POST /rank with the engine's top 50 (all of it
   is added latency). The server runs with ``--budget-ms 10000`` so that the figures are the rerank's
   real times, not the 50 ms budget's fallbacks (their count at 50 ms is shown).
@@ -56,7 +62,7 @@ os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("SECRET_KEY", "bench")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 os.environ.setdefault("OUTBOUND_ALLOW_PRIVATE", "1")  # the node listens on loopback
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trainer.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.pop("DATABASE_URL", None)  # SQLite in VAR_DIR: nothing else sees this bench's data
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "rank-trainer-bench-embeddings" / "rerank-latency"
 

@@ -47,7 +47,7 @@ import numpy as np
 from scipy import sparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "trainer.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("MODEL_DIR", str(Path(tempfile.gettempdir()) / "wt-learn-models"))
 
 import django  # noqa: E402

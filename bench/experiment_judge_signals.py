@@ -90,7 +90,7 @@ def main() -> None:
     from bench.bench_judge import fresh_database
 
     os.environ.update(DATABASE_URL=fresh_database(args.pg, args.database), DEBUG="1", SECRET_KEY="x",
-                      DJANGO_SETTINGS_MODULE="trainer.settings", LOG_LEVEL="WARNING")  # fmt: skip
+                      DJANGO_SETTINGS_MODULE="config.settings", LOG_LEVEL="WARNING")  # fmt: skip
     import django
 
     django.setup()

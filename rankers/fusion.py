@@ -276,17 +276,49 @@ def _l1(w: FloatArray) -> FloatArray:
     return w / total if total > 0 else w
 
 
-class _Objective:
-    """Mean NDCG@k over the training questions of a weight vector (or of many at once)."""
+def _judged_top_k_matrix(
+    score_matrix: FloatArray, gain_padded: FloatArray, known_padded: FloatArray, ideal: FloatArray, k: int
+) -> FloatArray:
+    """Judged-only NDCG@k of each scoring's top k (``_ndcg_matrix``'s shapes): the k best candidates of
+    all, unrated ones (``known_padded`` 0) then removed and the rated ones discounted by their place among
+    the rated: ``trec_eval -J`` on a run of depth k, the champion/challenger test's measure."""
+    top = min(k, score_matrix.shape[-1])
+    order = np.argsort(-score_matrix, axis=-1, kind="stable")[..., :top]
+    shape = score_matrix.shape
+    gains = np.take_along_axis(np.broadcast_to(gain_padded, shape), order, axis=-1)
+    known = np.take_along_axis(np.broadcast_to(known_padded, shape), order, axis=-1)
+    place = np.cumsum(known, axis=-1)  # 1-based place among the rated answers of the top k
+    dcg = (gains * known / np.log2(np.maximum(place, 1.0) + 1.0)).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), np.nan)
 
-    def __init__(self, z: FloatArray, gains: FloatArray, sizes: NDArray[np.int64], ideal: FloatArray, k: int):
+
+class _Objective:
+    """Mean NDCG@k over the training questions of a weight vector (or of many at once).
+
+    ``known`` (one flag per row): the rows are all candidates and the measure is judged-only NDCG@k of
+    each top k (``_judged_top_k_matrix``); None: the rows are rated candidates only, plain NDCG@k.
+    """
+
+    def __init__(
+        self,
+        z: FloatArray,
+        gains: FloatArray,
+        sizes: NDArray[np.int64],
+        ideal: FloatArray,
+        k: int,
+        known: NDArray[np.bool_] | None = None,
+    ):
         keep = ideal > 0  # undefined NDCG teaches nothing and would only be NaN in the mean
         ids = _group_ids(sizes)
         rows = keep[ids]
         self.sizes = sizes[keep]
         self.ideal = ideal[keep]
         self.k = k
-        self.gain_padded = _padded(gains[rows], self.sizes, 0.0)
+        self.known_padded = (
+            None if known is None else _padded(known[rows].astype(np.float64), self.sizes, 0.0)
+        )
+        self.gain_padded = _padded(np.nan_to_num(gains[rows]), self.sizes, 0.0)
         # (features, groups, width): each feature laid out per question; padding -inf so it sorts last.
         z = z[rows]
         self.z_padded = np.stack([_padded(z[:, f], self.sizes, 0.0) for f in range(z.shape[1])])
@@ -299,6 +331,10 @@ class _Objective:
             return np.zeros(len(weights))
         # einsum, not tensordot: a (few x f) @ (f x many) BLAS product is ~10x slower here.
         scores = np.einsum("tf,fgw->tgw", weights, self.z_padded) + self.pad
+        if self.known_padded is not None:
+            return _judged_top_k_matrix(scores, self.gain_padded, self.known_padded, self.ideal, self.k).mean(
+                axis=1
+            )
         return _ndcg_matrix(scores, self.gain_padded, self.ideal, self.k).mean(axis=1)
 
     def __call__(self, w: FloatArray) -> float:
@@ -549,11 +585,14 @@ def fit_linear_weights(
     seed: int = SEED,
 ) -> tuple[FloatArray, dict]:
     """Weights ``w`` (L1 norm 1) of ``score = features @ w`` over the features AS GIVEN (no z-scores),
-    by ``fit_linear_fusion``'s coordinate ascent on the training questions' mean NDCG@k.
+    by ``fit_linear_fusion``'s coordinate ascent on the training questions' mean judged-only NDCG@k of
+    each top k (``_judged_top_k_matrix``: every candidate is ranked, the unrated ones in the top k are
+    then removed), the measure the champion/challenger test uses.
 
     For a scorer that must be computed elsewhere, e.g. inside a search engine (``rankers.export``), which
-    cannot z-score within a question. ``gains``: NaN for an unrated candidate (left out of the fit, as in
-    ``fit_linear_fusion``); ``ideal_dcg``: each question's IDCG@k from all its labels. ``nonnegative``:
+    cannot z-score within a question, and has no cross-validation guard: condensing every candidate
+    instead (rated rows only) let a fit fill the top k with unrated answers for free.
+    ``gains``: NaN for an unrated candidate; ``ideal_dcg``: each question's IDCG@k from all its labels. ``nonnegative``:
     every weight stays >= 0. ``start`` (default: equal weights) is the first start, then ``restarts``
     random ones (fixed ``seed``); the best training NDCG wins, the earliest start on a tie. Returns
     ``(w, details)``.
@@ -574,8 +613,7 @@ def fit_linear_weights(
     first = np.ones(f) if start is None else np.asarray(start, dtype=np.float64)
     if f == 0 or first.shape != (f,) or not np.all(np.isfinite(first)) or not np.any(first):
         raise ValueError("features need a column; start must be f finite weights, not all zero")
-    rated_sizes = np.bincount(_group_ids(sizes)[known], minlength=len(sizes)).astype(np.int64)
-    objective = _Objective(matrix[known], g[known], rated_sizes, ideal, k)
+    objective = _Objective(matrix, g, sizes, ideal, k, known=known)
     w, value, rounds, tried = _best_of_starts(
         objective,
         first,

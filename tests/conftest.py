@@ -18,9 +18,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from config.celery import app as celery_app
 from corpus.models import Collection, Role
 from corpus.services import collection_create, membership_set
-from trainer.celery import app as celery_app
 
 # The tests' ranker servers listen on 127.0.0.1: allow loopback in the outbound policy, here and in the
 # worker processes the tests start (they inherit the environment). Tests of the policy turn it off.
@@ -204,7 +204,7 @@ def outsider(make_user, other_collection):
 def celery_worker_command(*options: str) -> list[str]:
     """`celery worker` for the tests: quiet on the network (no gossip, mingle or heartbeat), INFO log."""
     return [
-        sys.executable, "-m", "celery", "-A", "trainer", "worker", *options, "--loglevel", "INFO",
+        sys.executable, "-m", "celery", "-A", "config", "worker", *options, "--loglevel", "INFO",
         "--without-gossip", "--without-mingle", "--without-heartbeat",
     ]  # fmt: skip
 
@@ -286,7 +286,7 @@ def celery_worker_process(transactional_db, tmp_path) -> Iterator[WorkerProcess]
         **os.environ,
         "DATABASE_URL": _database_url_for_tests(),
         "CELERY_QUEUE": queue,
-        "DJANGO_SETTINGS_MODULE": "trainer.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
     }
     previous_queue = celery_app.conf.task_default_queue
     celery_app.conf.task_default_queue = queue

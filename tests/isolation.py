@@ -1,7 +1,7 @@
 """What one test process owns, set in the environment before Django's settings are read.
 
 Loaded with ``-p tests.isolation`` (pyproject's pytest ``addopts``), so it runs before pytest-django
-loads ``trainer.settings``; everything that process starts (Celery workers, ``ranker_server``,
+loads ``config.settings``; everything that process starts (Celery workers, ``ranker_server``,
 ``judge_server``...) inherits the same environment.
 
 - ``RANK_TRAINER_VAR_DIR``: a fresh directory per test process, removed at its end. ``MODEL_DIR``

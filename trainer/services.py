@@ -51,6 +51,7 @@ from rankers.index import load_index
 from rankers.models import PromotionPolicy, Ranker, RankerKind, RankerVersion
 from rankers.services import next_version_label, version_promote
 from ratings.services import ratings_import
+from trainer.engine_export import ExportError, version_export_build
 from trainer.learner import BM25_STAGE, engine_stage, train
 from trainer.models import ACTIVE_TRAINING, ApiToken, Training, TrainingPhase, TrainingStatus
 from trainer.ranker_display import Predicted, comparison_text
@@ -226,7 +227,7 @@ def ranker_train(
             result.details["rated_file"] = rated_file_write(
                 ranker_id=ranker.pk, label=label, rated=result.rated, answer_ids=index.ids
             )
-        return RankerVersion.objects.create(
+        version = RankerVersion.objects.create(
             ranker=ranker,
             label=label,
             notes="Trained by Rank Trainer.",
@@ -240,6 +241,23 @@ def ranker_train(
             details={**result.details, "params": result.params, "question_count": result.question_count},
             created_by=created_by,
         )
+    if ranker.kind == RankerKind.ENGINE:
+        _export_fit(version, progress)
+    return version
+
+
+def _export_fit(version: RankerVersion, progress: Progress) -> None:
+    """Fit the engine ranker's export model with the version (``trainer.engine_export``); when it cannot
+    be fitted (a custom preset, too few learnable questions, the engine failing), the version keeps the
+    reason, shown where the export would be: the reranker itself stands without it."""
+    try:
+        version_export_build(version=version, progress=lambda phase, fraction: progress("fit", fraction))
+    except ExportError as exc:
+        with transaction.atomic():
+            locked = RankerVersion.objects.select_for_update().get(pk=version.pk)
+            locked.details = {**locked.details, "export": {"error": str(exc)}}
+            locked.save(update_fields=["details"])
+        version.details = locked.details
 
 
 @transaction.atomic

@@ -1,23 +1,10 @@
-from django.contrib import admin
-from django.contrib.auth import views as auth_views
-from django.shortcuts import redirect
-from django.templatetags.static import static
-from django.urls import include, path
+"""The trainer's pages: collections and their members and imports, rankers and their versions, API tokens."""
+
+from django.urls import path
 
 from trainer import views, views_engines, views_rankers, views_tokens
 
-handler400 = "trainer.errors.bad_request"
-handler403 = "trainer.errors.permission_denied"
-handler404 = "trainer.errors.page_not_found"
-handler500 = "trainer.errors.server_error"
-
 urlpatterns = [
-    path("admin/", admin.site.urls),
-    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("healthz", views.healthz, name="healthz"),
-    # Browsers ask for /favicon.ico on pages without <link rel=icon> (JSON, the admin's).
-    path("favicon.ico", lambda request: redirect(static("favicon.svg")), name="favicon"),
     path("collections/new/", views.collection_new, name="collection-new"),
     path("c/<slug:slug>/manage/", views.collection_manage, name="collection-manage"),
     path("c/<slug:slug>/manage/members/", views.collection_member_set, name="collection-member-set"),
@@ -63,8 +50,4 @@ urlpatterns = [
     ),
     path("tokens/", views_tokens.tokens_page, name="tokens"),
     path("tokens/<int:token_id>/revoke/", views_tokens.token_revoke, name="token-revoke"),
-    path("api/", include("trainer.api.urls")),
-    path("", include("judges.urls")),
-    path("evaluation/", include("evaluation.urls")),
-    path("", include("raters.urls")),
 ]

@@ -9,30 +9,16 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from corpus.formats.common import FormatError
 from corpus.models import Collection, Membership
 from corpus.permissions import can_create_collections, page_collection
 from corpus.services import ImportFiles, collection_create, membership_set, parse_import_files
 from trainer.forms import IMPORT_FILE_FIELDS, CollectionForm, ImportForm, MemberForm
-from trainer.health import health_report
 from trainer.services import collection_import
-
-
-@require_GET
-def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness and what the app depends on, for the load balancer and docker-compose.
-
-    ``{"status": "ok", "database": "ok", "broker": "ok", "cache": "ok"}`` when all answer. Without the
-    database nothing works: 503, status "down". Without the broker (Redis) ratings and pages still work
-    but no evaluation or training can start: still 200 (keep routing here), status "degraded", and the
-    broker (and the cache, when it is the same Redis) "down".
-    """
-    report = health_report()
-    return JsonResponse(report, status=503 if report["database"] != "ok" else 200)
 
 
 def uploads_save(files: dict, folder: Path) -> dict[str, Path]:

@@ -6,8 +6,9 @@
 
 Raw, not z-scored: an engine's rescore query cannot standardise within a question's candidates, so the
 model is one the engine computes as it stands (``render.py``). Weights are fitted by coordinate ascent on
-the training questions' mean NDCG@k over their RATED candidates only (an unrated answer is unknown, not
-0 stars: ``trainer.learner``), with gains as the collection counts them (``2^stars - 1`` for the
+the training questions' mean judged-only NDCG@k of each top k: every candidate is ranked, the unrated
+ones in the top k are removed (an unrated answer is unknown, not 0 stars: ``trainer.learner``), as the
+champion/challenger test scores a version; gains as the collection counts them (``2^stars - 1`` for the
 exponential scheme), and the ideal DCG from every label of the question (``rankers.fusion.
 fit_linear_weights``). The first start is the engine alone (all weight on ``original``), so the fit never
 ends below the engine's own training NDCG; then random restarts.

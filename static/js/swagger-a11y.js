@@ -1,5 +1,5 @@
 /* Accessibility for Swagger UI (axe): a static file, as the Content-Security-Policy allows no inline
-   script (trainer/csp.py). */
+   script (config/csp.py). */
 // Swagger UI puts its operations in a <main> but leaves the parts around it outside any landmark,
 // and has a first-level title with its tags as third-level headings (a skipped level): those parts
 // become labelled regions and the tags second-level headings, also after each re-render.

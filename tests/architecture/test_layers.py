@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # Bottom first. A package may import itself and anything before it in this list.
-LAYERS = ["jobs", "corpus", "rankers", "ratings", "evaluation", "raters", "judges", "trainer"]
+LAYERS = ["jobs", "corpus", "rankers", "ratings", "evaluation", "raters", "judges", "trainer", "config"]
 
 
 def _module_name(path: Path, root: Path) -> str:

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from config.csp import POLICY, header_value
 from corpus.models import Question, Role, Split
 from corpus.services import membership_set
 from evaluation.models import EvaluationRun, QuestionResult
@@ -18,7 +19,6 @@ from rankers.models import Ranker, RankerKind
 from tests.browser.conftest import log_in
 from tests.evaluation.conftest import load_small_collection
 from tests.evaluation.helpers import run_inline
-from trainer.csp import POLICY, header_value
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

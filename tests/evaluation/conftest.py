@@ -13,6 +13,7 @@ import pytest
 from kombu import Connection
 
 import rankers.http
+from config.celery import app as celery_app
 from corpus.formats.records import AnswerRecord, QuestionRecord
 from corpus.models import Answer, Collection, Question, Split
 from corpus.services import answers_upsert, questions_upsert
@@ -20,7 +21,6 @@ from evaluation.models import EvaluationRun
 from rankers.models import Ranker, RankerKind, RankerVersion
 from ratings.services import rating_record
 from tests.evaluation.helpers import evaluate_inline
-from trainer.celery import app as celery_app
 from trainer.services import import_rater
 
 ANSWERS = {

@@ -92,7 +92,7 @@ def test_evaluation_start_broker_down_raises_clear_error_and_stores_nothing(buil
 def test_evaluation_start_broker_lost_before_publish_marks_run_failed(
     builtin_ranker, django_capture_on_commit_callbacks
 ):
-    from trainer.celery import app
+    from config.celery import app
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         run = evaluation_start(ranker=builtin_ranker, trigger=RunTrigger.UI)

@@ -62,7 +62,7 @@ def test_scheduled_task_starts_default_rankers(builtin_ranker, broker_queue):
 
 @pytest.mark.parametrize(("schedule", "expected"), [("", "False"), ("0 3 * * 1", "True")])
 def test_evaluation_schedule_setting_adds_beat_entry(schedule, expected):
-    env = {**os.environ, "EVALUATION_SCHEDULE": schedule, "DJANGO_SETTINGS_MODULE": "trainer.settings"}
+    env = {**os.environ, "EVALUATION_SCHEDULE": schedule, "DJANGO_SETTINGS_MODULE": "config.settings"}
     code = (
         "from django.conf import settings; s = settings.CELERY_BEAT_SCHEDULE; "
         "print('evaluation-sweep' in s, 'evaluation-scheduled' in s)"

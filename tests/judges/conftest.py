@@ -133,7 +133,7 @@ def start_judge_server(slug: str, log_dir: Path, *args: str) -> JudgeServer:
     env = {
         **os.environ,
         "DATABASE_URL": _database_url_for_tests(),
-        "DJANGO_SETTINGS_MODULE": "trainer.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
     }
     log_path = log_dir / f"judge-server-{port}.log"
     with log_path.open("ab") as log:

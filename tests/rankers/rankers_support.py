@@ -154,7 +154,7 @@ def start_ranker_server(slug: str, log_dir: Path, *args: str, model_dir: Path | 
     env = {
         **os.environ,
         "DATABASE_URL": _database_url_for_tests(),
-        "DJANGO_SETTINGS_MODULE": "trainer.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
     }
     if model_dir is not None:
         env["MODEL_DIR"] = str(model_dir)

@@ -23,7 +23,7 @@ def engine_process(served):
     env = {
         **os.environ,
         "DATABASE_URL": _database_url_for_tests(),
-        "DJANGO_SETTINGS_MODULE": "trainer.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
     }
     log_path = served.log_dir / f"engine-server-{port}.log"
     with log_path.open("ab") as log:

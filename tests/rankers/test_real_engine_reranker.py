@@ -82,6 +82,12 @@ def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(request, engine, d
     # only has few 0-star examples: the guard keeps the untrained z(engine) + z(cosine).
     assert (version.method, details["params"]["signals"]) == ("fusion", ["engine", "cosine"])
 
+    # Trained with its export into the engine (trainer.engine_export): the rescore/rerank query the
+    # engine runs ranks the test questions as the app ranks the same linear model.
+    export = version.details["export"]["figures"]
+    assert (export["version"], export["window"], export["parity_ok"]) == ("v2", 50, True)
+    assert export["cost"] == pytest.approx(export["ndcg_version"] - export["ndcg_export_app"], abs=1e-6)
+
     decision, reason = version_decide(version=version)
     version.refresh_from_db()
     assert decision == "promoted", reason

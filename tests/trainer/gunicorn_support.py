@@ -32,7 +32,7 @@ def free_port() -> int:
 
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in TEST_ONLY}
-    env["DJANGO_SETTINGS_MODULE"] = "trainer.settings"
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings"
     env.update(extra)
     return env
 
@@ -43,7 +43,7 @@ def gunicorn(env: dict[str, str], log_path: Path) -> Iterator[int]:
     port = free_port()
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [GUNICORN, "trainer.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
+            [GUNICORN, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
             cwd=ROOT,
             env=env,
             stdout=log,

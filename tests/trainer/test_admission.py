@@ -1,4 +1,4 @@
-"""Bounded admission (trainer/admission.py, trainer/gunicorn_worker.py, gunicorn.conf.py): a request that
+"""Bounded admission (config/admission.py, config/gunicorn_worker.py, gunicorn.conf.py): a request that
 waited longer than WEB_MAX_QUEUE_MS for a thread is answered 503 + Retry-After at once and stores nothing.
 
 The server test runs the real gunicorn with the repository's gunicorn.conf.py, one worker with one thread,
@@ -18,6 +18,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from config.admission import queued
 from corpus.formats.records import AnswerRecord, QuestionRecord
 from corpus.models import Role, Split
 from corpus.services import answers_upsert, collection_create, questions_upsert
@@ -25,7 +26,6 @@ from ratings.models import Label, Rating
 from ratings.services.locks import _pair_key
 from tests.conftest import _database_url_for_tests
 from tests.trainer.gunicorn_support import clean_env, gunicorn
-from trainer.admission import queued
 from trainer.services import api_token_create
 
 # The wait is said to a tenth of a second: the time from the stamp to the middleware adds a little.

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from config.celery import app as celery_app
 from corpus.models import Question
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus, RunTrigger
 from rankers.models import RankerVersion
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
-from trainer.celery import app as celery_app
 from trainer.services import api_token_create
 
 pytestmark = pytest.mark.django_db

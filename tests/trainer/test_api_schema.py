@@ -29,7 +29,7 @@ def api_schema(db):
     from django.core.signals import request_finished, request_started
     from django.db import close_old_connections
 
-    from trainer.wsgi import application
+    from config.wsgi import application
 
     # As Django's test client does: the real WSGI handler would close the test's database connection
     # (and with it the test transaction) at the end of each request.

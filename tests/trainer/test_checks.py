@@ -2,7 +2,7 @@
 
 from django.db import connection
 
-from trainer.checks import old_layout_check
+from config.checks import old_layout_check
 
 
 def test_old_layout_check_new_database_passes(db):

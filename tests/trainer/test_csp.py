@@ -1,4 +1,4 @@
-"""The Content-Security-Policy header (trainer/csp.py): sent with DEBUG=0 on pages, API answers and
+"""The Content-Security-Policy header (config/csp.py): sent with DEBUG=0 on pages, API answers and
 error pages; the API docs' relaxed styles; none with DEBUG=1. The browser test (tests/browser/test_csp.py)
 shows the pages satisfy it."""
 
@@ -8,8 +8,8 @@ import re
 
 import pytest
 
+from config.csp import DOCS, POLICY, header_value
 from tests.conftest import ROOT
-from trainer.csp import DOCS, POLICY, header_value
 
 pytestmark = pytest.mark.django_db
 

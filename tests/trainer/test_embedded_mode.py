@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_embedded_worker_runs_task_sent_by_another_process(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "CELERY_QUEUE"}}
-    env.update(DEBUG="1", RANK_TRAINER_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="trainer.settings")
+    env.update(DEBUG="1", RANK_TRAINER_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="config.settings")
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         worker = subprocess.Popen(

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from trainer.env import (
+from config.env import (
     ImproperlyConfiguredEnv,
     check_redis_url,
     env_bool,

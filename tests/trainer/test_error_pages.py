@@ -1,4 +1,4 @@
-"""403, 404 and 500 pages in the site's layout with a way back (trainer/errors.py, templates/4xx/500),
+"""403, 404 and 500 pages in the site's layout with a way back (config/errors.py, templates/4xx/500),
 the favicon, and django-htmx's script included once."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from django.db import OperationalError
 from django.db.backends.utils import CursorWrapper
 from django.test import RequestFactory
 
-from trainer import errors
+from config import errors
 
 HOME_LINK = '<li><a href="/">My collections</a></li>'
 
@@ -48,7 +48,7 @@ def test_404_page_technical_when_debug_technical_404(client, settings):
     settings.DEBUG_TECHNICAL_404 = True
     response = client.get("/no-such-page/")
     assert response.status_code == 404
-    assert "Using the URLconf defined in <code>trainer.urls</code>" in response.content.decode()
+    assert "Using the URLconf defined in <code>config.urls</code>" in response.content.decode()
 
 
 def test_404_page_back_link_never_points_outside(client, db):
@@ -82,12 +82,12 @@ def test_500_page_is_styled_without_touching_the_database(db):
 
 
 def test_error_handlers_are_ours():
-    from trainer import urls
+    from config import urls
 
     assert (urls.handler403, urls.handler404, urls.handler500) == (
-        "trainer.errors.permission_denied",
-        "trainer.errors.page_not_found",
-        "trainer.errors.server_error",
+        "config.errors.permission_denied",
+        "config.errors.page_not_found",
+        "config.errors.server_error",
     )
 
 

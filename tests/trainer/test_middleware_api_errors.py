@@ -1,5 +1,5 @@
 """Everything under /api/ answers JSON: resolver 404s, bodies over the upload limit, NUL bytes in query
-parameters, JSON nested too deeply and an unreachable database (trainer/middleware.py and
+parameters, JSON nested too deeply and an unreachable database (config/middleware.py and
 trainer/api/exceptions.py)."""
 
 from __future__ import annotations

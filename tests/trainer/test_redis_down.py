@@ -13,12 +13,12 @@ from django.core.cache import caches
 from django.test import Client
 from rest_framework.throttling import SimpleRateThrottle
 
+from config.celery import app as celery_app
 from evaluation.models import EvaluationRun
 from ratings.models import Rating
 from tests.evaluation.conftest import broker_url_set
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 from trainer import services as trainer_services
-from trainer.celery import app as celery_app
 from trainer.models import Training
 
 pytestmark = pytest.mark.django_db

@@ -83,7 +83,7 @@ def test_training_start_second_request_conflicts_naming_the_running_one(learnabl
 
 
 def test_training_start_broker_down_raises_before_storing(learnable_ranker):
-    from trainer.celery import app
+    from config.celery import app
 
     previous = app.conf.broker_url
     app.conf.broker_url = "redis://127.0.0.1:1/0"  # nothing listens on port 1

@@ -22,7 +22,7 @@ def run(env: dict[str, str], code: str = PRINT, args: tuple[str, ...] = ()) -> s
         # Browser tests set this for Playwright's event loop; a deployment never does.
         and k != "DJANGO_ALLOW_ASYNC_UNSAFE"
     }
-    clean["DJANGO_SETTINGS_MODULE"] = "trainer.settings"
+    clean["DJANGO_SETTINGS_MODULE"] = "config.settings"
     command = [sys.executable, *args] if args else [sys.executable, "-c", code]
     return subprocess.run(command, cwd=ROOT, env={**clean, **env}, capture_output=True, text=True, timeout=60)
 

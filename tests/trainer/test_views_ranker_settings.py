@@ -118,7 +118,7 @@ def test_ranker_settings_http_ranker_saves_them_too(client, collection, trainer)
     )
     client.force_login(trainer)
 
-    assert client.post(_url(service), _form(service)).status_code == 302
+    assert client.post(_url(service), _form(service)).status_code == 303
     service.refresh_from_db()
     assert (service.promotion_policy, service.auto_train_labels, service.auto_train_hours) == (
         "not-worse",

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from config.celery import app as celery_app
 from corpus.models import Role
 from rankers.services import ranker_create
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (model_dir)
 from tests.rankers.rankers_support import learnable_collection
 from tests.trainer.rankers_views_support import *  # noqa: F403 - fixtures
 from tests.trainer.rankers_views_support import assert_authz
-from trainer.celery import app as celery_app
 from trainer.models import Training, TrainingPhase, TrainingStatus
 
 

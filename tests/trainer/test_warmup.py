@@ -1,5 +1,5 @@
 """gunicorn's workers warm up before their first request (gunicorn.conf.py's ``post_worker_init``,
-trainer/warmup.py): the URLconf and every view imported, and the objects that live as long as the process
+config/warmup.py): the URLconf and every view imported, and the objects that live as long as the process
 moved out of the garbage collector's sight."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import sys
 
 from tests.trainer.gunicorn_support import PRODUCTION, ROOT, clean_env
 
-# In a fresh interpreter, as a gunicorn worker is: Django set up, the app loaded (trainer.wsgi), then the
+# In a fresh interpreter, as a gunicorn worker is: Django set up, the app loaded (config.wsgi), then the
 # config's hook called as gunicorn calls it.
 WORKER = """
 import gc, json, runpy, sys
-import trainer.wsgi
+import config.wsgi
 from django.urls import get_resolver
 before = {"views": "trainer.api.views_ratings" in sys.modules, "frozen": gc.get_freeze_count()}
 runpy.run_path("gunicorn.conf.py")["post_worker_init"](None)

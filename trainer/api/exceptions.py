@@ -5,7 +5,7 @@ Besides DRF's own exceptions this maps the services' Django ``ValidationError`` 
 ``known_error`` maps what no view can prevent: a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (413), a
 JSON body nested deeper than Python's recursion limit (400), a transaction aborted by conflicting
 writers (``RatingsBusy`` after its retries, or a deadlock or serialization failure: 503 with
-``Retry-After: 1``) and an unreachable database (503 with ``Retry-After: 10``). ``trainer.middleware.ApiErrorsMiddleware`` uses ``known_error`` too, for what
+``Retry-After: 1``) and an unreachable database (503 with ``Retry-After: 10``). ``config.middleware.ApiErrorsMiddleware`` uses ``known_error`` too, for what
 happens outside DRF.
 """
 

@@ -1,7 +1,7 @@
 """OpenAPI post-processing.
 
 - Document the error every operation can answer, whatever its view says: the API's error middleware
-  (``trainer.middleware``) answers ``400 {"detail": ...}`` to any request it cannot read at all (a NUL
+  (``config.middleware``) answers ``400 {"detail": ...}`` to any request it cannot read at all (a NUL
   character in a query parameter, a body nested too deeply), before a view runs.
 - Declare the bodies that take one object or a list of them (questions, answers, ratings) as exactly
   that, ``oneOf: [X, array of 1..N X]``: drf-spectacular can only say "a list" (``many=True``).

@@ -1,5 +1,4 @@
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from trainer.api import (
     views_answers,
@@ -19,23 +18,8 @@ from trainer.api import (
     views_versions,
 )
 from trainer.api.views_export import VersionExportView
-from trainer.csp import csp_docs
 
 urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    # Swagger UI's start script from its own URL (the "split" view), not inline: the page keeps the CSP.
-    path(
-        "docs/",
-        csp_docs(
-            SpectacularSwaggerSplitView.as_view(url_name="api-schema", template_name="api/swagger_ui.html")
-        ),
-        name="api-docs",
-    ),
-    path(
-        "redoc/",
-        csp_docs(SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html")),
-        name="api-redoc",
-    ),
     path("collections/", views_collections.CollectionListView.as_view(), name="api-collections"),
     path("collections/<slug:slug>/", views_collections.CollectionDetailView.as_view(), name="api-collection"),
     path(

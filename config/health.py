@@ -1,4 +1,4 @@
-"""What /healthz reports: whether the database, the Celery broker and the cache answer now."""
+"""/healthz: whether the database, the Celery broker and the cache answer now."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import logging
 
 from django.core.cache import caches
 from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_GET
 
 from jobs.broker import BrokerUnreachable, broker_check
 
@@ -47,3 +49,16 @@ def health_report() -> dict[str, str]:
     else:
         status = "degraded"
     return {"status": status, **{name: "ok" if ok else "down" for name, ok in checks.items()}}
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Liveness and what the app depends on, for the load balancer and docker-compose.
+
+    ``{"status": "ok", "database": "ok", "broker": "ok", "cache": "ok"}`` when all answer. Without the
+    database nothing works: 503, status "down". Without the broker (Redis) ratings and pages still work
+    but no evaluation or training can start: still 200 (keep routing here), status "degraded", and the
+    broker (and the cache, when it is the same Redis) "down".
+    """
+    report = health_report()
+    return JsonResponse(report, status=503 if report["database"] != "ok" else 200)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 
-from trainer import errors
+from config import errors
 from trainer.api.exceptions import known_error
 
 logger = logging.getLogger("django.request")
@@ -74,7 +74,7 @@ class ErrorPagesMiddleware:
 
     @staticmethod
     def _styled() -> bool:
-        # Without DEBUG, Django already renders handler404 (trainer.errors.page_not_found).
+        # Without DEBUG, Django already renders handler404 (config.errors.page_not_found).
         return settings.DEBUG and not settings.DEBUG_TECHNICAL_404
 
     def __call__(self, request: HttpRequest) -> HttpResponse:

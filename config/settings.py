@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from trainer.env import (
+from config.env import (
     check_redis_url,
     env_bool,
     env_int,
@@ -36,7 +36,7 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 CSRF_FAILURE_VIEW = "raters.views.access.csrf_failure"
 
 INSTALLED_APPS = [
-    "trainer.apps.RankTrainerAdminConfig",  # django.contrib.admin, with links back to the app
+    "config.apps.RankTrainerAdminConfig",  # django.contrib.admin, with links back to the app
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -58,14 +58,16 @@ INSTALLED_APPS = [
     "raters",
     "judges",
     "trainer",
+    # The project shell (config/): imports every app above; registers the system checks.
+    "config",
 ]
 
 MIDDLEWARE = [
-    # First, so a request refused for having queued too long costs nothing more (trainer/admission.py).
-    "trainer.admission.AdmissionMiddleware",
+    # First, so a request refused for having queued too long costs nothing more (config/admission.py).
+    "config.admission.AdmissionMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    # With DEBUG=0, a Content-Security-Policy on every response (trainer/csp.py).
-    "trainer.csp.ContentSecurityPolicyMiddleware",
+    # With DEBUG=0, a Content-Security-Policy on every response (config/csp.py).
+    "config.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -76,20 +78,20 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # Counts failed logins and refuses a locked-out account or address (see AXES_* below).
     "axes.middleware.AxesMiddleware",
-    # Last, so they see the resolver's 404 and view exceptions (see trainer/middleware.py).
-    "trainer.middleware.ErrorPagesMiddleware",
-    "trainer.middleware.ApiErrorsMiddleware",
+    # Last, so they see the resolver's 404 and view exceptions (see config/middleware.py).
+    "config.middleware.ErrorPagesMiddleware",
+    "config.middleware.ApiErrorsMiddleware",
 ]
 # A request that waited longer than this for a gunicorn thread is refused with 503 + Retry-After instead of
-# queueing on (trainer/admission.py, gunicorn.conf.py); 0 admits every request.
+# queueing on (config/admission.py, gunicorn.conf.py); 0 admits every request.
 WEB_MAX_QUEUE_MS = env_int("WEB_MAX_QUEUE_MS", 500)
 # With DEBUG=1 a 404 still shows the styled page (what users of `make run` should see); set this to
 # get Django's technical 404 page, which lists every URL pattern.
 DEBUG_TECHNICAL_404 = env_bool("DEBUG_TECHNICAL_404", False)
 
-ROOT_URLCONF = "trainer.urls"
-WSGI_APPLICATION = "trainer.wsgi.application"
-ASGI_APPLICATION = "trainer.asgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
 
 TEMPLATES = [
     {

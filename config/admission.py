@@ -11,7 +11,7 @@ are served with at most that wait.
 
 Why a queue-time check, not a concurrency limit: the app can only count the requests it is already running,
 not those still waiting for a worker, and waiting is what has to be bounded. The time a request waited is
-known only where it waited: ``trainer.gunicorn_worker.ThreadWorker`` (gunicorn's threaded worker, set in
+known only where it waited: ``config.gunicorn_worker.ThreadWorker`` (gunicorn's threaded worker, set in
 ``gunicorn.conf.py``) accepts connections as they arrive, so they queue inside the process rather than in
 the kernel, and stamps each request when it is handed to the thread pool (``queued``); this middleware,
 first in ``MIDDLEWARE``, reads the stamp. A server without the stamp (``runserver``, gunicorn's sync
@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from trainer.errors import is_api, json_error
+from config.errors import is_api, json_error
 
 RETRY_AFTER_SECONDS = 1
 ALWAYS_ADMITTED = frozenset({"/healthz"})

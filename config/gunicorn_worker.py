@@ -2,7 +2,7 @@
 
 gunicorn's ``gthread`` worker accepts connections as they come and hands each request to its thread pool;
 when every thread is busy, the request waits in the pool's queue. The pool here records when each request
-was handed over, so ``trainer.admission`` can tell how long it waited and refuse it (503) past a bound.
+was handed over, so ``config.admission`` can tell how long it waited and refuse it (503) past a bound.
 ``get_thread_pool`` is gunicorn's documented hook for a custom pool; nothing else of the worker changes.
 Configured in ``gunicorn.conf.py`` (``worker_class``).
 """
@@ -15,11 +15,11 @@ from typing import Any
 
 from gunicorn.workers.gthread import ThreadWorker as GunicornThreadWorker
 
-from trainer.admission import queued
+from config.admission import queued
 
 
 class StampingThreadPool(ThreadPoolExecutor):
-    """A thread pool whose tasks know when they were submitted (``trainer.admission.queue_seconds``)."""
+    """A thread pool whose tasks know when they were submitted (``config.admission.queue_seconds``)."""
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future:
         at = time.monotonic()

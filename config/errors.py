@@ -1,8 +1,8 @@
 """Error pages: 403, 404 and 500 in the site's layout with a way back; JSON under /api/.
 
-Django calls these as ``handler403``/``handler404``/``handler500``/``handler400`` (``trainer/urls.py``).
+Django calls these as ``handler403``/``handler404``/``handler500``/``handler400`` (``config/urls.py``).
 With ``DEBUG=1`` Django shows its technical 404 page instead of ``handler404``;
-``trainer.middleware.ErrorPagesMiddleware`` puts the styled page back unless ``DEBUG_TECHNICAL_404=1``.
+``config.middleware.ErrorPagesMiddleware`` puts the styled page back unless ``DEBUG_TECHNICAL_404=1``.
 """
 
 from __future__ import annotations
