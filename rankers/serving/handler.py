@@ -1,0 +1,180 @@
+"""The threaded HTTP server of ``ranker_server`` and its request handler (``rankers.serving``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from rankers.backends import RankerError
+from rankers.base import Ranking
+from rankers.serving.protocol import (
+    MAX_BODY_BYTES,
+    ProtocolError,
+    parse_rank_request,
+    parse_request,
+)
+from rankers.serving.service import Answered, Faults, RerankingService, UpstreamError
+
+logger = logging.getLogger(__name__)
+
+
+class Server(ThreadingHTTPServer):
+    request_queue_size = 256  # many concurrent evaluation requests
+    daemon_threads = True
+
+
+def make_handler(
+    *,
+    backend: Any,
+    faults: Faults,
+    health: dict[str, Any],
+    verbose: bool,
+    version_label: str | None = None,
+) -> type:
+    """The request handler. ``backend``: a BuiltinBackend (answers as the protocol has them) or a
+    RerankingService (answers saying ``reranked`` and ``version``, and ``POST /rank``)."""
+    service = backend if isinstance(backend, RerankingService) else None
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: the trainer's client reuses connections
+        # Headers and body go out in two writes: without TCP_NODELAY, Nagle + delayed ACK add ~40 ms each.
+        disable_nagle_algorithm = True
+        server_version = "RankTrainerRankerServer/1"
+        started = 0.0  # when the request's body was read (perf_counter)
+
+        def _send(
+            self,
+            status: int,
+            payload: Any = None,
+            raw: bytes | None = None,
+            headers: dict[str, str] | None = None,
+        ) -> None:
+            body = raw if raw is not None else json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json" if raw is None else "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            if self.path.rstrip("/") == "/healthz":
+                self._send(HTTPStatus.OK, health)
+            else:
+                self._send(HTTPStatus.NOT_FOUND, {"error": "POST a question to / ; GET /healthz"})
+
+        def do_POST(self) -> None:  # noqa: N802
+            try:
+                self._post()
+            except Exception as exc:  # a bug: still an answer, in JSON, never a dropped connection
+                logger.exception("ranker_server: %s %s failed", self.command, self.path)
+                self.close_connection = True
+                self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"internal error: {exc!r}"})
+
+        def _post(self) -> None:
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if length < 0:
+                self.close_connection = True
+                self._send(HTTPStatus.BAD_REQUEST, {"error": "Content-Length must be a whole number"})
+                return
+            if length > MAX_BODY_BYTES:
+                self.close_connection = True  # the body is not read: the connection can't be reused
+                self._send(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": "request body too large"})
+                return
+            body = self.rfile.read(length)
+            self.started = time.perf_counter()
+            if faults.latency:
+                time.sleep(faults.latency)
+            if faults.should_fail():
+                self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "injected failure (--fail-first)"})
+                return
+            if faults.garbage:
+                self._send(HTTPStatus.OK, raw=b"<html>injected garbage (--garbage)</html>")
+                return
+            if self.path.split("?", 1)[0].rstrip("/") == "/rank":
+                self._rank_call(body)
+                return
+            try:
+                query, rows = parse_request(body)
+            except ProtocolError as exc:
+                self._send(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
+                return
+            if service is not None:
+                try:
+                    answered = service.search(query, rows)
+                except UpstreamError as exc:
+                    self._send(HTTPStatus.BAD_GATEWAY, {"error": str(exc)})
+                    return
+                self._answer(answered, rows, fake_ids=faults.unknown_ids)
+                return
+            try:
+                ranking = backend.rank(query, rows)
+            except RankerError as exc:
+                self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": str(exc)})
+                return
+            self._send(HTTPStatus.OK, {"answers": with_unknown(ranking, rows, faults.unknown_ids)})
+
+        def _rank_call(self, body: bytes) -> None:
+            if service is None:
+                self._send(
+                    HTTPStatus.NOT_FOUND,
+                    {
+                        "error": "POST /rank (candidates from the caller) is served for engine and http "
+                        "rankers; this server ranks with the builtin ranker: POST /"
+                    },
+                )
+                return
+            try:
+                request = parse_rank_request(body)
+            except ProtocolError as exc:
+                self._send(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
+                return
+            self._answer(service.rank(request), request.rows, fake_ids=0)
+
+        def _answer(self, answered: Answered, rows: int, *, fake_ids: int) -> None:
+            payload: dict[str, Any] = {
+                "answers": with_unknown(answered.ranking, rows, fake_ids),
+                "reranked": answered.reranked,
+                "version": version_label,
+            }
+            if answered.fallback:
+                payload["fallback"] = answered.fallback
+            if answered.warning:
+                payload["warning"] = answered.warning
+            total = (time.perf_counter() - self.started) * 1000
+            timings = [
+                f"{name};dur={ms:.3f}"
+                for name, ms in (
+                    ("engine", answered.engine_ms),
+                    ("rerank", answered.rerank_ms),
+                    ("total", total),
+                )
+                if ms is not None
+            ]
+            self._send(HTTPStatus.OK, payload, headers={"Server-Timing": ", ".join(timings)})
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            if verbose:
+                super().log_message(format, *args)
+
+    return Handler
+
+
+def with_unknown(ranking: Ranking, rows: int, unknown_ids: int) -> list[dict[str, Any]]:
+    """The answers as the protocol sends them, with ``--unknown-ids`` fakes on top when asked."""
+    answers: list[dict[str, Any]] = [
+        {"id": answer_id, "score": score} for answer_id, score in ranking.answers
+    ]
+    if unknown_ids:
+        top = ranking.answers[0][1] + 1 if ranking.answers else 1.0
+        fake = [{"id": f"unknown-{i + 1}", "score": top + unknown_ids - i} for i in range(unknown_ids)]
+        answers = (fake + answers)[:rows]
+    return answers
