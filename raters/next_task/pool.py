@@ -24,6 +24,7 @@ from corpus.models import Answer, Collection, Question
 from rankers.backends import RankerError, RankerUnavailable, RankQuery, get_backend
 from rankers.builtin import method_of
 from rankers.models import EmbeddingBuild, Ranker, RankerKind, RankerVersion
+from rankers.reranking import reranks
 from rankers.selectors import default_ranker, ranking_version
 from raters.next_task.term_overlap import term_overlap_ranking
 
@@ -82,8 +83,11 @@ def top_k(*, collection: Collection) -> int:
     return max(1, min(collection.ndcg_k, MAX_TOP_K))
 
 
-def _ranks_as(version: RankerVersion) -> tuple:
-    """What decides how a builtin version ranks: two versions with the same rank alike."""
+def _ranks_as(version: RankerVersion, kind: str = RankerKind.BUILTIN) -> tuple:
+    """What decides how a version ranks: two versions with the same rank alike. Every version of an
+    engine or http ranker that does not rerank ranks as the engine (or service) does."""
+    if kind != RankerKind.BUILTIN and not reranks(version):
+        return ("service",)
     method = method_of(version)
     if method == "bm25":
         return (method,)
@@ -93,23 +97,32 @@ def _ranks_as(version: RankerVersion) -> tuple:
 
 def pooled_versions(*, ranker: Ranker) -> list[RankerVersion | None]:
     """The versions whose top k the queue pools, in turn order: the champion (None: the ranker's own
-    default); for a builtin ranker also its latest challenger (the latest other version that ranks
-    differently from the champion) and the ``bm25`` baseline (the latest plain-BM25 version), each once.
-    Other kinds rank the same whatever the version, so they pool nothing more."""
+    default), its latest challenger (the latest other version that ranks differently from the champion)
+    and the baseline that needs no ratings (a builtin ranker's ``bm25`` version; an engine or http
+    ranker's engine as it is, e.g. its v1), each once.
+
+    An engine ranker's challenger matters as a builtin one's does: pooling only the champion, its
+    reranker's top 10 was never rated where the engine ranks lower, so the gate could not see it (on
+    the Cranfield demo over OpenSearch, bench_loop's champion stayed the engine, 0.049 below the fusion
+    every Train made, and the queue ran dry at 10 ratings per question)."""
     champion = ranking_version(ranker=ranker)
-    if ranker.kind != RankerKind.BUILTIN or champion is None:
+    if champion is None:
         return [champion]
+    kind = ranker.kind
     others = list(
         RankerVersion.objects.filter(ranker=ranker).exclude(pk=champion.pk).order_by("-created_at", "-id")
     )
     pooled: list[RankerVersion | None] = [champion]
-    seen = {_ranks_as(champion)}
-    challenger = next((v for v in others if _ranks_as(v) not in seen), None)
-    baseline = next((v for v in others if method_of(v) == "bm25"), None)
+    seen = {_ranks_as(champion, kind)}
+    challenger = next((v for v in others if _ranks_as(v, kind) not in seen), None)
+    if kind == RankerKind.BUILTIN:
+        baseline = next((v for v in others if method_of(v) == "bm25"), None)
+    else:
+        baseline = next((v for v in others if not reranks(v)), None)
     for version in (challenger, baseline):
-        if version is not None and _ranks_as(version) not in seen:
+        if version is not None and _ranks_as(version, kind) not in seen:
             pooled.append(version)
-            seen.add(_ranks_as(version))
+            seen.add(_ranks_as(version, kind))
     return pooled
 
 

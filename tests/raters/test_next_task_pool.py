@@ -6,7 +6,7 @@ import pytest
 
 from rankers.backends import RankQuery, get_backend
 from rankers.models import RankerVersion
-from rankers.services import version_promote
+from rankers.services import ranker_create, version_promote
 from raters.next_task.budget import budgeted
 from raters.next_task.picking import next_task, task_for_question
 from raters.next_task.pool import candidate_table, interleaved, pooled_versions
@@ -69,6 +69,29 @@ def test_pooled_versions_skip_a_version_that_ranks_as_the_champion(reversed_cham
 
     # v5 and v3 rank as the champion v2 does; v4 is the latest that ranks differently; then the baseline.
     assert [v.label for v in pooled_versions(ranker=reversed_champion)] == ["v2", "v4", "bm25"]
+
+
+def test_pooled_versions_of_an_engine_ranker_are_its_reranker_and_the_engine_as_it_is(corpus):
+    ranker = ranker_create(
+        collection=corpus.collection,
+        name="Engine",
+        kind="engine",
+        config={"preset": "solr", "url": "http://s.test/solr/a/select"},
+    )
+    v1 = RankerVersion.objects.create(ranker=ranker, label="v1", method="")  # the engine as it is
+    announced = RankerVersion.objects.create(ranker=ranker, label="build-7")  # ranks as the engine too
+    fusion = {"params": {"signals": ["engine", "cosine"], "weights": [0.5, 0.5]}}
+    v2 = RankerVersion.objects.create(ranker=ranker, label="v2", method="fusion", details=fusion)
+    version_promote(version=v1, changed_by=None, reason="first")
+    ranker.refresh_from_db()
+
+    # The engine's champion and its latest reranker in turns: the challenger's top 10 gets rated.
+    assert [v.label for v in pooled_versions(ranker=ranker)] == ["v1", "v2"]
+
+    version_promote(version=v2, changed_by=None, reason="better")
+    ranker.refresh_from_db()
+    # The reranker champion and the engine as it is (the latest version that does not rerank), once.
+    assert [v.label for v in pooled_versions(ranker=ranker)] == ["v2", announced.label]
 
 
 def test_candidate_table_pools_the_champion_and_a_second_ranking(corpus, reversed_champion):
