@@ -9,7 +9,7 @@ from typing import Any
 
 from django import forms
 
-from rankers.engine_config import MASK, PRESETS
+from rankers.engine_config import MASK, PRESETS, RERANK_DEFAULTS
 
 PRESET_CHOICES = [
     ("elasticsearch", "Elasticsearch _search (query DSL)"),
@@ -44,6 +44,24 @@ class EngineRankerForm(forms.Form):
     timeout = forms.FloatField(initial=10, help_text="Seconds per attempt (at most 120).")
     retries = forms.IntegerField(
         initial=2, help_text="Extra attempts after a timeout, refused connection or 5xx."
+    )
+    candidates = forms.IntegerField(
+        required=False,
+        initial=RERANK_DEFAULTS["candidates"],
+        min_value=10,
+        max_value=1000,
+        label="Answers reranked",
+        help_text="How many of the engine's top answers a trained version reranks, the same at training "
+        f"and at ranking. Empty: {RERANK_DEFAULTS['candidates']}.",
+    )
+    budget_ms = forms.IntegerField(
+        required=False,
+        initial=RERANK_DEFAULTS["budget_ms"],
+        min_value=1,
+        max_value=10_000,
+        label="Rerank budget (ms)",
+        help_text="How long ranker_server may rerank before it answers the engine's own order instead. "
+        f"Empty: {RERANK_DEFAULTS['budget_ms']}.",
     )
     request = forms.CharField(
         required=False,
@@ -98,6 +116,9 @@ class EngineRankerForm(forms.Form):
             "timeout": data["timeout"],
             "retries": data["retries"],
         }
+        for key in ("candidates", "budget_ms"):  # left empty: the defaults
+            if data.get(key) is not None:
+                config[key] = data[key]
         for key in ("request", "response"):
             if data.get(key) is not None:
                 config[key] = data[key]

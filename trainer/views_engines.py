@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from corpus.models import Collection
 from rankers.config import redacted_config
+from rankers.engine_config import rerank_settings
 from rankers.models import Ranker, RankerKind
 from rankers.services import ranker_config_update, ranker_create
 from rankers.trial import MAX_ROWS, TryResult, check_try_input, ranker_try
@@ -99,6 +100,8 @@ def _edit_form(ranker: Ranker, data=None) -> EngineRankerForm:
         "url": shown.get("url", ""),
         "timeout": shown.get("timeout"),
         "retries": shown.get("retries"),
+        "candidates": rerank_settings(shown)[0],
+        "budget_ms": rerank_settings(shown)[1],
         "request": json.dumps(shown.get("request", {}), indent=2, ensure_ascii=False),
         "response": json.dumps(shown.get("response", {}), indent=2, ensure_ascii=False),
     }

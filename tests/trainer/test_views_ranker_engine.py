@@ -119,6 +119,22 @@ def test_engine_ranker_new_fills_the_preset_and_redirects_to_try_it(client, coll
     assert (ranker.config["timeout"], ranker.config["retries"]) == (5.0, 0)
 
 
+def test_engine_ranker_new_keeps_what_a_trained_version_reranks(client, collection, trainer, engine):
+    client.force_login(trainer)
+
+    client.post(
+        "/c/tiny/rankers/engine/new/", _form(f"{engine.url}/answers/_search", candidates="30", budget_ms="80")
+    )
+    bad = client.post(
+        "/c/tiny/rankers/engine/new/", _form(f"{engine.url}/a/_search", name="Other", candidates="5")
+    )
+
+    ranker = Ranker.objects.get(name="My ES")
+    assert (ranker.config["candidates"], ranker.config["budget_ms"]) == (30, 80)
+    assert bad.status_code == 400
+    assert bad.context["form"].errors["candidates"] == ["Ensure this value is greater than or equal to 10."]
+
+
 def test_engine_ranker_new_request_not_json_names_the_field(client, collection, trainer, engine):
     client.force_login(trainer)
 
