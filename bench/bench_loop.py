@@ -52,7 +52,7 @@ do (``tests/rankers/real_engines.py``: the launcher in ``engines/``, built by ``
 exits with this process), with the collection's answers indexed through the node's HTTP API (``id``,
 ``title``, ``text``: cranfield-rr the demo answers, ``real_engines.cranfield_answers()``; the others
 their answers as imported, answers.tsv's text as ``text``, no title). It is the collection's default
-ranker, so the queue pools its champion's top k (an engine ranker pools nothing else). Its v1 is the
+ranker, so the queue pools its versions' top k as the app does (``raters.next_task.pool``). Its v1 is the
 engine as it is (``trainer.services.service_version_ensure``, what the first Train would make it,
 made here so that round 1 has a champion to report); a training reranks the engine's top
 ``candidates`` (50) answers (``trainer.learner.engine_stage``). The references, on a second engine
