@@ -4,7 +4,8 @@ An answer's vector is the embedding (``rankers.embedding``) of its title and bod
 state of a collection (its index fingerprint) are stored under ``MODEL_DIR/embeddings/collection-<id>/``
 as one matrix whose rows follow the BM25 index's answer order (``vectors-<fingerprint>.npy``), beside
 each row's text hash (``hashes-<fingerprint>.npy``). A new state re-encodes only the answers whose text
-changed: the others are copied from the previous state's files by hash.
+changed: the others are copied by hash from the previous state's files, or from the vectors kept one per
+text under ``EMBEDDINGS_DIR/returned/`` (what an engine's reranker encoded, see ``CandidateVectors``).
 
 Computing them is a job (``EmbeddingBuild``): ``embeddings_plan`` lists the texts to encode and splits
 them into parts of ``PART_SIZE``; each part is one Celery task (``rankers.embeddings_part``) whose
@@ -21,7 +22,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import cast
 
@@ -287,6 +288,23 @@ def _previous(collection_id: int, fingerprint: str) -> dict[bytes, np.ndarray]:
     return known
 
 
+def _returned_vectors(hashes: Iterable[bytes]) -> dict[bytes, np.ndarray]:
+    """{text hash: vector} of the texts kept one per file under ``returned/`` (a file that cannot be read
+    is left out: its text is encoded again)."""
+    known: dict[bytes, np.ndarray] = {}
+    for key in dict.fromkeys(hashes):
+        path = _returned_file(key.decode())
+        if not path.exists():
+            continue
+        try:
+            vector = np.load(path)
+        except (OSError, ValueError):
+            continue
+        if vector.shape == (DIMENSION,):
+            known[key] = vector
+    return known
+
+
 def embeddings_plan(*, build_id: int, index: CollectionIndex, worker: str = "") -> list[int]:
     """Claim a QUEUED build and plan it: which answers to encode, in which parts. Returns the parts to run.
 
@@ -307,6 +325,7 @@ def embeddings_plan(*, build_id: int, index: CollectionIndex, worker: str = "") 
     texts = _texts(index)
     hashes = np.array([text_hash(t).encode() for t in texts], dtype="S64")
     known = _previous(build.collection_id, build.fingerprint)
+    known.update(_returned_vectors(bytes(h) for h in hashes if bytes(h) not in known))
     reused = [i for i, h in enumerate(hashes) if bytes(h) in known]
     todo = np.array([i for i, h in enumerate(hashes) if bytes(h) not in known], dtype=np.int64)
     reused_vectors = (

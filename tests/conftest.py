@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -151,6 +152,43 @@ def embeddings_cache(tmp_path_factory) -> Path:
 @pytest.fixture(autouse=True)
 def shared_embeddings(settings, embeddings_cache):
     settings.EMBEDDINGS_DIR = embeddings_cache
+
+
+@pytest.fixture(scope="session")
+def demo_vectors(embeddings_cache) -> Path:
+    """The Cranfield demo's answer vectors, encoded once per run for every test and process of it.
+
+    Training on the demo (a builtin ranker's embeddings build, an engine reranker's candidates) encodes
+    its 1,400 answers first: a minute of both cores, and each test's collection is a new one. Here they are
+    encoded once, in the first xdist worker that needs them (the other waits on a lock), into the shared
+    embeddings directory's one-file-per-text store (``returned/``), where every build and every engine
+    reranker of this run, worker processes and servers included, finds them by text hash
+    (``rankers.semantic``). They are encoded as a fresh build encodes them (parts of ``PART_SIZE`` in the
+    index's order, batches of ``BATCH_SIZE``), so the vectors are the ones the tests would compute."""
+    import fcntl
+
+    from django.test import override_settings
+
+    from rankers import semantic
+    from rankers.embedding import load_encoder, text_hash
+    from trainer.services import DEMO_DATA_DIR, ImportFiles, parse_import_files
+
+    done = embeddings_cache / "demo-answers.done"
+    with open(embeddings_cache / "demo-answers.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.exists():
+            return embeddings_cache
+        answers, _, _ = parse_import_files(ImportFiles(rnr_documents=DEMO_DATA_DIR / "cranfield-data.json"))
+        texts = [semantic.answer_text(a.title, a.body) for a in answers]
+        encoder = load_encoder()
+        with override_settings(EMBEDDINGS_DIR=embeddings_cache):
+            for start in range(0, len(texts), semantic.PART_SIZE):
+                part = texts[start : start + semantic.PART_SIZE]
+                vectors = encoder.encode(part, batch_size=semantic.BATCH_SIZE).astype(np.float32)
+                for text, vector in zip(part, vectors, strict=True):
+                    semantic._save(semantic._returned_file(text_hash(text)), vector)
+        done.touch()
+    return embeddings_cache
 
 
 @pytest.fixture(autouse=True)

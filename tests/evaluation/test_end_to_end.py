@@ -20,7 +20,7 @@ from trainer.services import demo_collection_load, training_start
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
-def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, celery_worker_process):
+def test_import_evaluate_rate_retrain_evaluate(model_dir, demo_vectors, make_user, client, celery_worker_process):
     collection = demo_collection_load()
     trainer = make_user("trainer-e2e", collection=collection, role=Role.TRAINER)
     rater = make_user("rater-e2e", collection=collection, role=Role.RATER)
@@ -61,8 +61,8 @@ def test_import_evaluate_rate_retrain_evaluate(model_dir, make_user, client, cel
     def second_run():
         return EvaluationRun.objects.filter(ranker=ranker, trigger=RunTrigger.TRAINING).first()
 
-    # The training encodes the 1,400 answers first (shared with the import's embeddings build): minutes on a
-    # loaded 2-core machine.
+    # The training's embeddings build finds the 1,400 answers' vectors by text hash (demo_vectors encoded them
+    # once for the run); without them it encodes them first: minutes on a loaded 2-core machine.
     second = wait_for(second_run, timeout=300, worker=celery_worker_process, what="the training's evaluation")
     wait_finished(second, celery_worker_process, timeout=120)
     assert second.status == RunStatus.SUCCEEDED, second.error

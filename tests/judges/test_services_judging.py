@@ -24,6 +24,9 @@ TRAINING_PAIRS = 4  # of them on training questions (q1, q2): what the builtin j
 
 
 def _chat_judge(judged, server, **fields):
+    # No rate limit unless a test sets one: the default (60 a minute) made each run here last a second a
+    # request, and the limiter has its own tests (test_client.py).
+    fields.setdefault("requests_per_minute", 0)
     return judge_create(
         collection=judged.collection,
         name=fields.pop("name", "Reference"),
@@ -105,7 +108,8 @@ def test_right_key_is_sent_as_bearer(judged, judge_server_factory):
     assert done.status == JudgingStatus.SUCCEEDED, done.error
 
 
-def test_unreachable_judge_fails_with_reason(judged):
+def test_unreachable_judge_fails_with_reason(judged, monkeypatch):
+    from judges.services import grading
     from tests.rankers.rankers_support import free_port
 
     judge = judge_create(
@@ -115,16 +119,12 @@ def test_unreachable_judge_fails_with_reason(judged):
         base_url=f"http://127.0.0.1:{free_port()}/v1",
         model="m",
         timeout_seconds=2,
+        requests_per_minute=0,
     )
     judging = _start(judge, question_ids=["q1"])
-    from judges import client
-
-    client_retries = client.RETRIES
-    client.RETRIES = 1
-    try:
-        done = judging_run(judging_id=judging.pk, worker="test")
-    finally:
-        client.RETRIES = client_retries
+    # One retry, not four (the graders' default, read from judges.client when grading was imported).
+    monkeypatch.setattr(grading, "RETRIES", 1)
+    done = judging_run(judging_id=judging.pk, worker="test")
 
     assert done.status == JudgingStatus.FAILED
     assert "is unreachable (ConnectError)" in done.error and "gave up after" in done.error

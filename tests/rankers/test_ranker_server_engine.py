@@ -55,11 +55,11 @@ class Trained:
 
 
 @pytest.fixture(scope="module")
-def trained(opensearch, django_db_setup, django_db_blocker, embeddings_cache, tmp_path_factory):
+def trained(opensearch, django_db_setup, django_db_blocker, demo_vectors, tmp_path_factory):
     """The Cranfield demo (committed) with an OpenSearch ranker whose trained v2 is the champion."""
     model_dir = tmp_path_factory.mktemp("models")
     before = (settings.MODEL_DIR, settings.EMBEDDINGS_DIR)
-    settings.MODEL_DIR, settings.EMBEDDINGS_DIR = model_dir, embeddings_cache
+    settings.MODEL_DIR, settings.EMBEDDINGS_DIR = model_dir, demo_vectors
     clear_ranker_caches()
     with django_db_blocker.unblock():
         demo = demo_collection_load(slug=SLUG)

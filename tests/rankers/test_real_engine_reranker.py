@@ -27,7 +27,7 @@ def _config(engine: str, node) -> dict:
 
 
 @pytest.fixture
-def demo(model_dir):
+def demo(model_dir, demo_vectors):
     return demo_collection_load()
 
 

@@ -69,7 +69,7 @@ def test_ranker_train_model_reranks_bm25_order(learnable):
     assert latest.answers == reranked.answers
 
 
-def test_ranker_train_cranfield_semantic_candidates_beat_bm25_in_cv(model_dir):
+def test_ranker_train_cranfield_semantic_candidates_beat_bm25_in_cv(model_dir, demo_vectors):
     collection = demo_collection_load()
     ranker = Ranker.objects.create(collection=collection, name="Built-in", kind=RankerKind.BUILTIN)
 
