@@ -20,7 +20,9 @@ from trainer.services import demo_collection_load, training_start
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
-def test_import_evaluate_rate_retrain_evaluate(model_dir, demo_vectors, make_user, client, celery_worker_process):
+def test_import_evaluate_rate_retrain_evaluate(
+    model_dir, demo_vectors, make_user, client, celery_worker_process
+):
     collection = demo_collection_load()
     trainer = make_user("trainer-e2e", collection=collection, role=Role.TRAINER)
     rater = make_user("rater-e2e", collection=collection, role=Role.RATER)
