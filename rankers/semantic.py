@@ -150,8 +150,9 @@ def answer_texts(*, index: CollectionIndex) -> list[str]:
     return _texts(index)
 
 
-def _returned_file(key: str) -> Path:
-    return Path(settings.EMBEDDINGS_DIR) / "returned" / key[:2] / f"{key}.npy"
+def _returned_file(key: str, root: Path | None = None) -> Path:
+    """The file of one text's vector (``key``: its text hash) under ``root`` (default ``EMBEDDINGS_DIR``)."""
+    return Path(root or settings.EMBEDDINGS_DIR) / "returned" / key[:2] / f"{key}.npy"
 
 
 class CandidateVectors:

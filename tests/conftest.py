@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
@@ -17,7 +19,7 @@ import numpy as np
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, connections
 
 from config.celery import app as celery_app
 from corpus.models import Collection, Role
@@ -37,57 +39,117 @@ DEMO = ROOT / "trainer" / "demo_data"
 # `make test` runs the suite in pytest-xdist workers (`-n 2 --dist loadfile`). Each worker has its own
 # test database (pytest-django: test_test_gw0, ...), Redis database and var directory (tests/isolation.py),
 # base temporary directory (real engines, logs, MODEL_DIRs) and free ports. `--dist loadfile` keeps each
-# test file in one worker, so module-scoped servers (judge_server, ranker_server, the browser, the
-# committed collections) start once, and the real OpenSearch and Solr only in the worker that runs their
-# file. The files known to take long are handed out first, so that no worker is left with a long file at
-# the end while the other idles: SLOW_FILES, the seconds a file took in a 2-worker run on the 2-core
-# machine (roughly; others unlisted count SECONDS_PER_TEST a test).
+# test file in one worker, so module-scoped servers (judge_server, ranker_server, the committed
+# collections) start once. GROUPS' files go to one worker as one unit, one after the other, so what they
+# share starts once a run: the real OpenSearch and Solr nodes (session fixtures of the worker that runs
+# them), and the chromium and the Celery worker process (kept while the tests that use them follow one
+# another; see "the browser" and celery_worker_process below). The units known to take long are handed
+# out first, so that no worker is left with a long one at the end while the other idles: SLOW_FILES, the
+# seconds a file took in a 2-worker `make test` on the 2-core machine (others count SECONDS_PER_TEST a test).
 SLOW_FILES = {
-    "tests/trainer/test_learner.py": 300,
-    "tests/evaluation/test_end_to_end.py": 200,
-    "tests/judges/test_services_judging.py": 110,
-    "tests/trainer/test_api_schema.py": 100,
-    "tests/browser/test_every_page.py": 65,
-    "tests/evaluation/test_tasks.py": 60,
-    "tests/evaluation/test_browser_dashboard.py": 55,
-    "tests/judges/test_judge_server.py": 37,
-    "tests/trainer/test_make_run.py": 36,
-    "tests/browser/test_csp.py": 36,
-    "tests/evaluation/test_views.py": 35,
-    "tests/browser/test_rating_page.py": 34,
-    "tests/bench/test_bench_loop.py": 30,
-    "tests/rankers/test_http.py": 28,
-    "tests/rankers/test_real_solr.py": 25,
-    "tests/judges/test_tasks_judging.py": 24,
-    "tests/rankers/test_real_opensearch.py": 22,
+    "tests/browser/test_every_page.py": 70,
+    "tests/trainer/test_api_schema.py": 48,
+    "tests/evaluation/test_tasks.py": 37,
+    "tests/evaluation/test_browser_dashboard.py": 34,
+    "tests/judges/test_services_judging.py": 28,
+    "tests/bench/test_bench_loop.py": 25,
+    "tests/trainer/test_learner.py": 25,  # and the wait for demo_vectors, when they are not encoded yet
+    "tests/browser/test_csp.py": 24,
     "tests/rankers/test_export_real_engines.py": 22,
+    "tests/browser/test_rating_page.py": 21,
+    "tests/rankers/test_ranker_server_engine.py": 19,
+    "tests/evaluation/test_views.py": 18,
+    "tests/trainer/test_make_run.py": 18,
+    "tests/rankers/test_real_engine_reranker.py": 17,
+    "tests/browser/test_rating_long_items.py": 15,
+    "tests/rankers/test_http.py": 13,
+    "tests/trainer/test_services_training.py": 12,
+    "tests/browser/test_history_chart.py": 11,
+    "tests/judges/test_judge_server.py": 10,
+    "tests/evaluation/test_services.py": 10,
+    "tests/trainer/test_command_train_ranker.py": 9,
+    "tests/browser/test_rankers_page.py": 8,
+    "tests/browser/test_training_loop.py": 8,
+    "tests/judges/test_tasks_judging.py": 8,
+    "tests/trainer/test_api_authz.py": 8,
 }
 SECONDS_PER_TEST = 0.4
-# Files run one after the other in one worker: both encode the 1,400 Cranfield answers with the embedding
-# model (a minute of both cores each); side by side they only slow each other down, and the one that runs
-# second may reuse the first one's vectors (the embeddings directory is shared, see embeddings_cache).
-TOGETHER = {"tests/trainer/test_learner.py": "tests/evaluation/test_end_to_end.py"}
+GROUPS = {
+    # The files with tests on the real OpenSearch and Solr nodes (tests/rankers/real_engines.py).
+    "real engines": (
+        "tests/rankers/test_export_real_engines.py",
+        "tests/rankers/test_ranker_server_engine.py",
+        "tests/rankers/test_real_engine_reranker.py",
+        "tests/rankers/test_real_opensearch.py",
+        "tests/rankers/test_real_solr.py",
+    ),
+    # The files with tests in chromium (under tests/browser/, or named test_browser_*.py: see group_of) or
+    # with a Celery worker process (the celery_worker_process fixture).
+    "browser and worker": (
+        "tests/evaluation/test_end_to_end.py",
+        "tests/evaluation/test_tasks.py",
+        "tests/judges/test_tasks_judging.py",
+        "tests/trainer/test_command_train_ranker.py",
+        "tests/trainer/test_tasks_training.py",
+        "tests/trainer/test_worker.py",
+    ),
+}
+_GROUP_OF = {path: name for name, paths in GROUPS.items() for path in paths}
+# The files whose tests use demo_vectors (the Cranfield answers' vectors, encoded in a thread from the start
+# of the session, see demo_vectors_early): a worker's first unit is the largest one that does not come to
+# one of them within DEMO_VECTORS_SECONDS, so that no worker starts by waiting for the encoding.
+DEMO_VECTORS_SECONDS = 90
+DEMO_VECTOR_FILES = {
+    "tests/evaluation/test_end_to_end.py",
+    "tests/rankers/test_ranker_server_engine.py",
+    "tests/rankers/test_real_engine_reranker.py",
+    "tests/trainer/test_learner.py",
+}
+
+
+def group_of(path: str) -> str:
+    """The scheduling unit of a test file: its group's name, or the file itself."""
+    if path.startswith("tests/browser/") or Path(path).name.startswith("test_browser_"):
+        return "browser and worker"
+    return _GROUP_OF.get(path, path)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadfile` with TOGETHER's files as one unit, the slowest unit first; other modes as xdist has
+    """`--dist loadfile` with each of GROUPS as one unit, the slowest unit first; other modes as xdist has
     them."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
     class SlowFilesFirst(LoadFileScheduling):
+        def __init__(self, config, log) -> None:
+            super().__init__(config, log)
+            self.started: set = set()  # the nodes that have had a unit
+
         def _split_scope(self, nodeid: str) -> str:
-            path = super()._split_scope(nodeid)
-            return TOGETHER.get(path, path)
+            return group_of(super()._split_scope(nodeid))
 
         def _assign_work_unit(self, node) -> None:
-            def seconds(scope: str) -> float:
-                files = Counter(nodeid.split("::", 1)[0] for nodeid in self.workqueue[scope])
-                return sum(SLOW_FILES.get(path, SECONDS_PER_TEST * n) for path, n in files.items())
+            def files(scope: str) -> Counter:
+                return Counter(nodeid.split("::", 1)[0] for nodeid in self.workqueue[scope])
 
-            self.workqueue.move_to_end(max(self.workqueue, key=seconds), last=False)
+            def seconds(scope: str) -> float:
+                return sum(SLOW_FILES.get(path, SECONDS_PER_TEST * n) for path, n in files(scope).items())
+
+            def needs_vectors_soon(scope: str) -> bool:
+                before = 0.0
+                for path, n in files(scope).items():  # in the order they run
+                    if path in DEMO_VECTOR_FILES:
+                        return before < DEMO_VECTORS_SECONDS
+                    before += SLOW_FILES.get(path, SECONDS_PER_TEST * n)
+                return False
+
+            units = list(self.workqueue)
+            if node not in self.started:
+                self.started.add(node)
+                units = [u for u in units if not needs_vectors_soon(u)] or units
+            self.workqueue.move_to_end(max(units, key=seconds), last=False)
             super()._assign_work_unit(node)
 
     return SlowFilesFirst(config, log)
@@ -141,10 +203,10 @@ def embeddings_cache(tmp_path_factory) -> Path:
     are written atomically (temporary name, then rename), named by the collection's index fingerprint
     (which differs between workers' databases) and never deleted, and reuse is by text hash."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
-        path = tmp_path_factory.mktemp("embeddings")
+        path = tmp_path_factory.getbasetemp() / "embeddings"
     else:
         path = tmp_path_factory.getbasetemp().parent / "embeddings"
-        path.mkdir(exist_ok=True)
+    path.mkdir(exist_ok=True)
     os.environ["EMBEDDINGS_DIR"] = str(path)
     return path
 
@@ -154,40 +216,66 @@ def shared_embeddings(settings, embeddings_cache):
     settings.EMBEDDINGS_DIR = embeddings_cache
 
 
+def demo_answers_encode(directory: Path, encoder) -> None:
+    """Encode the Cranfield demo's answers into ``directory``'s one-file-per-text store, unless done.
+
+    One process at a time (a lock file), once per directory (a marker file): the first caller encodes,
+    the others wait for it and find them done. As a fresh embeddings build encodes them: parts of
+    ``PART_SIZE`` in the index's order (the files' order), batches of ``BATCH_SIZE``."""
+    import fcntl
+
+    from rankers import semantic
+    from rankers.embedding import text_hash
+    from trainer.services import DEMO_DATA_DIR, ImportFiles, parse_import_files
+
+    done = directory / "demo-answers.done"
+    with open(directory / "demo-answers.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.exists():
+            return
+        answers, _, _ = parse_import_files(ImportFiles(rnr_documents=DEMO_DATA_DIR / "cranfield-data.json"))
+        texts = [semantic.answer_text(a.title, a.body) for a in answers]
+        for start in range(0, len(texts), semantic.PART_SIZE):
+            part = texts[start : start + semantic.PART_SIZE]
+            vectors = encoder.encode(part, batch_size=semantic.BATCH_SIZE).astype(np.float32)
+            for text, vector in zip(part, vectors, strict=True):
+                semantic._save(semantic._returned_file(text_hash(text), directory), vector)
+        done.touch()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def demo_vectors_early(request, embeddings_cache) -> None:
+    """When tests of this session will need ``demo_vectors``, start encoding them now, in a thread: beside
+    the tests that wait (for a browser, a worker, a server), on CPU they leave idle. A failure here is
+    only a lost head start: ``demo_vectors`` encodes what is missing itself."""
+    if not any("demo_vectors" in getattr(item, "fixturenames", ()) for item in request.session.items):
+        return
+    import trainer.services  # noqa: F401 - imported here, not in the thread
+    from rankers.embedding import EmbeddingUnavailable, load_encoder
+
+    try:
+        encoder = load_encoder()  # now: a test may replace load_encoder with one that fails
+    except EmbeddingUnavailable:
+        return
+    threading.Thread(
+        target=demo_answers_encode, args=(embeddings_cache, encoder), name="demo-vectors", daemon=True
+    ).start()
+
+
 @pytest.fixture(scope="session")
 def demo_vectors(embeddings_cache) -> Path:
-    """The Cranfield demo's answer vectors, encoded once per run for every test and process of it.
+    """The embeddings directory, with the Cranfield demo's answer vectors encoded once per run for every
+    test and process of it.
 
     Training on the demo (a builtin ranker's embeddings build, an engine reranker's candidates) encodes
     its 1,400 answers first: a minute of both cores, and each test's collection is a new one. Here they are
-    encoded once, in the first xdist worker that needs them (the other waits on a lock), into the shared
-    embeddings directory's one-file-per-text store (``returned/``), where every build and every engine
-    reranker of this run, worker processes and servers included, finds them by text hash
-    (``rankers.semantic``). They are encoded as a fresh build encodes them (parts of ``PART_SIZE`` in the
-    index's order, batches of ``BATCH_SIZE``), so the vectors are the ones the tests would compute."""
-    import fcntl
+    encoded once (demo_answers_encode: in the first xdist worker to get there, started early by
+    demo_vectors_early; the other waits on a lock), into the shared embeddings directory's
+    one-file-per-text store (``returned/``), where every build and every engine reranker of this run,
+    worker processes and servers included, finds them by text hash (``rankers.semantic``)."""
+    from rankers.embedding import load_encoder
 
-    from django.test import override_settings
-
-    from rankers import semantic
-    from rankers.embedding import load_encoder, text_hash
-    from trainer.services import DEMO_DATA_DIR, ImportFiles, parse_import_files
-
-    done = embeddings_cache / "demo-answers.done"
-    with open(embeddings_cache / "demo-answers.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
-            return embeddings_cache
-        answers, _, _ = parse_import_files(ImportFiles(rnr_documents=DEMO_DATA_DIR / "cranfield-data.json"))
-        texts = [semantic.answer_text(a.title, a.body) for a in answers]
-        encoder = load_encoder()
-        with override_settings(EMBEDDINGS_DIR=embeddings_cache):
-            for start in range(0, len(texts), semantic.PART_SIZE):
-                part = texts[start : start + semantic.PART_SIZE]
-                vectors = encoder.encode(part, batch_size=semantic.BATCH_SIZE).astype(np.float32)
-                for text, vector in zip(part, vectors, strict=True):
-                    semantic._save(semantic._returned_file(text_hash(text)), vector)
-        done.touch()
+    demo_answers_encode(embeddings_cache, load_encoder())
     return embeddings_cache
 
 
@@ -239,11 +327,77 @@ def outsider(make_user, other_collection):
     return make_user("olga", collection=other_collection, role=Role.TRAINER)
 
 
+# ------------------------------------------------------------------------------------------ the browser
+#
+# Browser tests drive Debian's chromium with Playwright's sync API, whose event loop runs in this thread
+# while it is started: Django's async-safety check would refuse the ORM calls the tests make between
+# browser steps (hence DJANGO_ALLOW_ASYNC_UNSAFE), and nothing else in the thread could use asyncio. So one
+# chromium serves all the browser tests that run one after the other (the scheduler hands them to one
+# worker as one unit, see GROUPS: one chromium a run), and it is stopped after the last of them, before a
+# test without a browser runs.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+BROWSER_FIXTURES = {"browser", "chromium"}
+
+
+class SharedBrowser:
+    """Playwright and one chromium, started when a test first asks for them, stopped by ``stop``."""
+
+    def __init__(self) -> None:
+        self.playwright = None
+        self.browser = None
+
+    def get(self):
+        if self.browser is None:
+            from playwright.sync_api import sync_playwright
+
+            self.playwright = sync_playwright().start()
+            self.browser = self.playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        return self.browser
+
+    def stop(self) -> None:
+        if self.playwright is None:
+            return
+        try:
+            if self.browser is not None:
+                self.browser.close()
+        finally:
+            self.playwright.stop()
+            self.playwright = self.browser = None
+            # ORM calls made while Playwright's loop ran had connections of their own (Django keeps them
+            # per async context): close them, or the test database could not be dropped at the end.
+            connections.close_all()
+
+
+_shared_browser = SharedBrowser()
+
+
+@pytest.fixture(scope="session")
+def shared_processes_stopped_at_end(django_db_setup) -> Iterator[None]:
+    """Stops the chromium and the Celery worker, if running, before the test database is dropped at the
+    end (both had connections to it; usually they stopped after their last test already)."""
+    yield
+    _stop_session_worker()
+    _shared_browser.stop()
+
+
+@pytest.fixture
+def browser(shared_processes_stopped_at_end) -> Iterator[object]:
+    """The run's chromium; the contexts (and pages) a test opens are closed after it, so none of its pages
+    keeps polling the live server during the next test."""
+    browser = _shared_browser.get()
+    yield browser
+    for context in list(browser.contexts):
+        context.close()
+
+
 def celery_worker_command(*options: str) -> list[str]:
-    """`celery worker` for the tests: quiet on the network (no gossip, mingle or heartbeat), INFO log."""
+    """`celery worker` for the tests: quiet on the network (no gossip, mingle or heartbeat), INFO log, and
+    the settings of the test running now before each task (tests/worker_settings.py)."""
     return [
         sys.executable, "-m", "celery", "-A", "config", "worker", *options, "--loglevel", "INFO",
-        "--without-gossip", "--without-mingle", "--without-heartbeat",
+        "--without-gossip", "--without-mingle", "--without-heartbeat", "--include", "tests.worker_settings",
     ]  # fmt: skip
 
 
@@ -259,15 +413,20 @@ class WorkerProcess:
     # The Celery node name; default "<queue>@localhost". Another name is another machine (a recreated
     # container) serving the same queue.
     node: str = ""
+    # Where this test's part of the log begins (the session's worker serves several tests).
+    log_from: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.node or f"{self.queue}@localhost"
 
     def start(self) -> None:
-        name = self.node or f"{self.queue}@localhost"
         # On a restart the log already holds the first start's "ready."; only look past it.
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 celery_worker_command(
-                    "-Q", self.queue, "-n", name, "--pool", "threads", "--concurrency", "4"
+                    "-Q", self.queue, "-n", self.name, "--pool", "threads", "--concurrency", "4"
                 ),
                 cwd=ROOT,
                 env=self.env,
@@ -284,6 +443,10 @@ class WorkerProcess:
             time.sleep(0.05)
         raise RuntimeError(f"celery worker did not become ready in 60 s:\n{self.log()}")
 
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
     def kill(self) -> None:
         """SIGKILL: the worker gets no chance to clean up (tasks stay unacknowledged)."""
         if self.process and self.process.poll() is None:
@@ -299,7 +462,25 @@ class WorkerProcess:
                 self.kill()
 
     def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-5000:]
+        with self.log_path.open("rb") as log:
+            log.seek(self.log_from)
+            return log.read().decode(errors="replace")[-5000:]
+
+    def idle(self, timeout: float = 30) -> bool:
+        """Whether the worker finished the tasks it had (asked over Celery's remote control) within
+        ``timeout`` seconds, its queue purged of the rest."""
+        from kombu import Connection
+
+        inspect = celery_app.control.inspect(destination=[self.name], timeout=5)
+        deadline = time.monotonic() + timeout
+        with Connection(settings.CELERY_BROKER_URL) as broker:
+            while time.monotonic() < deadline and self.running:
+                broker.default_channel.queue_purge(self.queue)
+                active, reserved = inspect.active() or {}, inspect.reserved() or {}
+                if active.get(self.name) == [] and reserved.get(self.name) == []:
+                    return True
+                time.sleep(0.1)
+        return False
 
 
 def _database_url_for_tests() -> str:
@@ -310,31 +491,82 @@ def _database_url_for_tests() -> str:
     return f"postgres://{db['USER']}{password}@{db['HOST'] or 'localhost'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+# The Celery worker: one process for the tests that need one, one after the other (GROUPS hands their files
+# to one xdist worker as one unit); stopped after the last of them, so it never runs beside a test that
+# does not expect it (its watchdog takes over stale jobs). Each test gets it idle, its queue empty, with
+# the test's environment: a test whose environment differs (other than MODEL_DIR, which the worker takes
+# from the test before each task, see tests/worker_settings.py) gets a new process, as does the test after
+# one that killed it.
+WORKER_FIXTURE = "celery_worker_process"
+# Environment the worker takes from the running test without restarting (and pytest's own, per test).
+FOLLOWED_ENV = {"MODEL_DIR", "CELERY_QUEUE", "PYTEST_CURRENT_TEST"}
+_session_worker: WorkerProcess | None = None
+
+
+def _stop_session_worker() -> None:
+    global _session_worker
+    if _session_worker is not None:
+        _session_worker.stop()
+        _session_worker = None
+
+
 @pytest.fixture
-def celery_worker_process(transactional_db, tmp_path) -> Iterator[WorkerProcess]:
+def celery_worker_process(
+    transactional_db, shared_processes_stopped_at_end, tmp_path_factory
+) -> Iterator[WorkerProcess]:
     """A real worker process executing the app's tasks against the test database.
 
     Tests using it see only committed data (transactional_db), as the worker is another process.
     Needs REDIS_URL (make test sets it): the embedded filesystem broker is for `make run`.
     """
+    global _session_worker
     if not settings.REDIS_URL:
         pytest.fail("celery_worker_process needs REDIS_URL (run the suite with `make test`)")
-    queue = f"rt-test-{uuid.uuid4().hex[:10]}"
+    worker_dir = tmp_path_factory.getbasetemp() / "celery-worker"
+    worker_dir.mkdir(exist_ok=True)
+    test_settings = worker_dir / "settings.json"
+    test_settings.write_text(json.dumps({"MODEL_DIR": str(settings.MODEL_DIR)}))
     env = {
         **os.environ,
         "DATABASE_URL": _database_url_for_tests(),
-        "CELERY_QUEUE": queue,
         "DJANGO_SETTINGS_MODULE": "config.settings",
+        "RANK_TRAINER_TEST_WORKER_SETTINGS": str(test_settings),
     }
+
+    def fixed(environment: dict[str, str]) -> dict[str, str]:
+        return {k: v for k, v in environment.items() if k not in FOLLOWED_ENV}
+
+    worker = _session_worker
+    if worker is None or not worker.running or fixed(worker.env) != fixed(env):
+        _stop_session_worker()
+        queue = f"rt-test-{uuid.uuid4().hex[:10]}"
+        worker = WorkerProcess(
+            queue=queue, env={**env, "CELERY_QUEUE": queue}, log_path=worker_dir / f"{queue}.log"
+        )
+        worker.start()
+        _session_worker = worker
+    # The environment a restart (or a replacement) of this test's worker gets: the test's own.
+    worker.env = {**env, "CELERY_QUEUE": worker.queue}
+    worker.log_from = worker.log_path.stat().st_size
     previous_queue = celery_app.conf.task_default_queue
-    celery_app.conf.task_default_queue = queue
+    celery_app.conf.task_default_queue = worker.queue
     celery_app.amqp.__dict__.pop("queues", None)
-    worker = WorkerProcess(queue=queue, env=env, log_path=tmp_path / "worker.log")
-    worker.start()
     try:
         yield worker
     finally:
-        worker.stop()
         celery_app.conf.task_default_queue = previous_queue
         celery_app.amqp.__dict__.pop("queues", None)
+        if worker is _session_worker and worker.running and not worker.idle():
+            _stop_session_worker()  # still busy: stopped (a warm shutdown), as a test's own worker was
+        elif worker is _session_worker and not worker.running:
+            _session_worker = None
         connection.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield
+    if nextitem is None or not BROWSER_FIXTURES & set(getattr(nextitem, "fixturenames", ())):
+        _shared_browser.stop()
+    if nextitem is None or WORKER_FIXTURE not in getattr(nextitem, "fixturenames", ()):
+        _stop_session_worker()

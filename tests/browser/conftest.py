@@ -1,38 +1,16 @@
-"""Playwright (sync API) driving Debian's chromium against pytest-django's live server."""
+"""Playwright (sync API) driving Debian's chromium against pytest-django's live server (the ``browser``
+fixture, one chromium for all browser tests in a row: tests/conftest.py)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 from django.core.cache import cache
-from django.db import connections
 
 from corpus.models import Answer, Collection, Question, Role, Split
 from corpus.services import collection_create
-
-# Playwright's sync API runs an event loop in this thread, which trips Django's async-safety check
-# for the ORM calls the tests make between browser steps.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """One chromium per test module. Not per session: a running sync Playwright owns this thread's event
-    loop, so another test directory's Playwright could not start until this one stops."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-        # ORM calls made while Playwright's loop runs may have opened connections of their own.
-        connections.close_all()
 
 
 @pytest.fixture

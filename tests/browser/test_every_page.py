@@ -200,20 +200,31 @@ WIDEST = """() => {
 }"""
 
 
+# What a page loads after its own load event is htmx's: the fragments of hx-trigger="load" elements (the
+# dashboard's "How sure are we?"), and the requests of an action. The page is complete when none is left to
+# load, under way or being swapped in (without htmx, as without JavaScript, at once). Checked against
+# Playwright's "networkidle" (no request for 500 ms) on every page here: the same DOM, 0.45 s sooner a page.
+# The API docs' pages render the schema they fetch themselves: their content is waited for by name.
+SETTLED = """() => !window.htmx
+    || !document.querySelector('[hx-trigger="load"], .htmx-request, .htmx-settling, .htmx-swapping')"""
+
+
 def problems_of(page, url: str, width: int, action: Callable | None = None) -> list[str]:
     """axe's violations and sideways scrolling of the page at ``url``, in words (none: [])."""
     page.goto(url)
-    page.wait_for_load_state("networkidle")
+    page.wait_for_function(SETTLED)
     if "/api/docs/" in url:
         page.locator(".opblock").first.wait_for()
     if "/api/redoc/" in url:
         page.locator("[data-section-id^='operation/']").first.wait_for()
     if action is not None:
         action(page)
-        page.wait_for_load_state("networkidle")
+        page.wait_for_function(SETTLED)
     page.evaluate(AXE.read_text())
+    # resultTypes: the violations in full, at most one node of the other result types (passes, incomplete,
+    # inapplicable), which axe otherwise gives a selector each: a third faster (/api/redoc/: 12.6 s, 8.7 s).
     violations = page.evaluate(
-        """async () => (await axe.run()).violations.map(
+        """async () => (await axe.run(document, {resultTypes: ["violations"]})).violations.map(
             (v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`)"""
     )
     found = [f"axe {v}" for v in violations]

@@ -60,7 +60,7 @@ def test_rate_train_watch_decide_and_evaluate(
         run = EvaluationRun.objects.filter(
             ranker=ranker, ranker_version__label="v2", status=RunStatus.SUCCEEDED
         ).first()
-        time.sleep(0.5)
+        time.sleep(0.05)
     assert run is not None, celery_worker_process.log()
     page.goto(f"{live_server.url}/evaluation/c/learnable/")
     expect(page.get_by_test_id("headline")).to_have_text(f"{run.ndcg_mean:.3f}")

@@ -1,10 +1,8 @@
 """The dashboard in Debian's chromium (Playwright) against the live server and a real Celery worker."""
 
-import os
 import re
 
 import pytest
-from django.db import connections
 
 from corpus.models import Role
 from evaluation.models import EvaluationRun, RunStatus
@@ -15,25 +13,13 @@ from tests.evaluation.test_services import RANKINGS
 from tests.evaluation.test_tasks import wait_finished
 from tests.evaluation.test_views import RANKINGS_V2
 
-# Playwright's sync API runs an event loop in this thread; the ORM calls between browser steps are safe.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
 @pytest.fixture
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield browser
-        # ORM calls made while Playwright's event loop runs get a connection of their own: close it
-        # here, or the test database cannot be dropped at the end of the session.
-        connections.close_all()
-        browser.close()
+def chromium(browser):
+    """The session's chromium (tests/conftest.py), under the name these tests have used."""
+    return browser
 
 
 def log_in(browser, live_server, username: str, *, javascript: bool = True):

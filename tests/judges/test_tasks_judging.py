@@ -41,7 +41,7 @@ def _wait(judging_id: int, statuses, seconds: float = 60) -> Judging:
         judging = Judging.objects.get(pk=judging_id)
         if judging.status in statuses:
             return judging
-        time.sleep(0.2)
+        time.sleep(0.05)
     raise AssertionError(f"judging {judging_id} still {Judging.objects.get(pk=judging_id).status}")
 
 

@@ -36,7 +36,7 @@ def test_embedded_worker_runs_task_sent_by_another_process(tmp_path):
         deadline = time.monotonic() + 60
         while "succeeded" not in log.read_text() and time.monotonic() < deadline:
             assert worker.poll() is None, log.read_text()
-            time.sleep(0.2)
+            time.sleep(0.05)
         assert "Connected to filesystem://" in log.read_text()
         assert "No hostname was supplied" not in log.read_text()  # kombu's warning on every start
         assert "'from-the-web-process'" in log.read_text()

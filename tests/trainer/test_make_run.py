@@ -95,10 +95,10 @@ def test_make_run_ctrl_c_stops_web_server_and_worker(tmp_path):
                     assert response.status == 200
                 break
             except OSError:
-                time.sleep(0.5)
+                time.sleep(0.1)
         while "ready." not in log_path.read_text():  # the worker too
             assert time.monotonic() < deadline, log_path.read_text()
-            time.sleep(0.5)
+            time.sleep(0.1)
         pids = descendants(make.pid)
         pgids = {make.pid} | {g for g in map(pgid_of, pids) if g is not None}
         running = members(pgids)

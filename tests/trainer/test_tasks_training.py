@@ -20,7 +20,7 @@ def wait_for(predicate, timeout: float = 90):
         value = predicate()
         if value:
             return value
-        time.sleep(0.2)
+        time.sleep(0.05)
     return None
 
 
