@@ -155,6 +155,21 @@ def _returned_file(key: str, root: Path | None = None) -> Path:
     return Path(root or settings.EMBEDDINGS_DIR) / "returned" / key[:2] / f"{key}.npy"
 
 
+def vectors_keep(*, keys: list[str], vectors: np.ndarray, root: Path | None = None) -> int:
+    """Keep vectors computed elsewhere (``keys``: their texts' ``text_hash``) in the one-file-per-text store
+    under ``root`` (default ``EMBEDDINGS_DIR``), where builds and engine rerankers find them by text hash.
+    A text already kept is left as it is. Returns how many were added."""
+    if vectors.shape != (len(keys), DIMENSION):
+        raise ValueError(f"vectors have shape {vectors.shape}, expected {(len(keys), DIMENSION)}")
+    added = 0
+    for key, vector in zip(keys, vectors, strict=True):
+        path = _returned_file(key, root)
+        if not path.exists():
+            _save(path, np.asarray(vector, dtype=np.float32))
+            added += 1
+    return added
+
+
 class CandidateVectors:
     """Vectors of the answers a first stage (a search engine) returned, for rerankers of an engine.
 

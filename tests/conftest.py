@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections import Counter
@@ -15,7 +14,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -53,7 +51,7 @@ SLOW_FILES = {
     "tests/evaluation/test_browser_dashboard.py": 34,
     "tests/judges/test_services_judging.py": 28,
     "tests/bench/test_bench_loop.py": 25,
-    "tests/trainer/test_learner.py": 25,  # and the wait for demo_vectors, when they are not encoded yet
+    "tests/trainer/test_learner.py": 25,
     "tests/browser/test_csp.py": 24,
     "tests/rankers/test_export_real_engines.py": 22,
     "tests/browser/test_rating_page.py": 21,
@@ -83,9 +81,24 @@ GROUPS = {
         "tests/rankers/test_real_opensearch.py",
         "tests/rankers/test_real_solr.py",
     ),
-    # The files with tests in chromium (under tests/browser/, or named test_browser_*.py: see group_of) or
-    # with a Celery worker process (the celery_worker_process fixture).
-    "browser and worker": (
+    # The files with tests in chromium (under tests/browser/, or named test_browser_*.py), in two groups of
+    # about the same time (one chromium each); a file in neither goes to the second (see group_of).
+    "browser: every page": (
+        "tests/browser/test_every_page.py",
+        "tests/browser/test_csp.py",
+        "tests/browser/test_api_docs_offline.py",
+        "tests/browser/test_error_pages.py",
+    ),
+    "browser": (
+        "tests/evaluation/test_browser_dashboard.py",  # and a Celery worker process
+        "tests/browser/test_training_loop.py",  # and a Celery worker process
+        "tests/browser/test_rating_page.py",
+        "tests/browser/test_rating_long_items.py",
+        "tests/browser/test_history_chart.py",
+        "tests/browser/test_rankers_page.py",
+    ),
+    # The files with tests of a Celery worker process (the celery_worker_process fixture).
+    "worker": (
         "tests/evaluation/test_end_to_end.py",
         "tests/evaluation/test_tasks.py",
         "tests/judges/test_tasks_judging.py",
@@ -95,23 +108,15 @@ GROUPS = {
     ),
 }
 _GROUP_OF = {path: name for name, paths in GROUPS.items() for path in paths}
-# The files whose tests use demo_vectors (the Cranfield answers' vectors, encoded in a thread from the start
-# of the session, see demo_vectors_early): a worker's first unit is the largest one that does not come to
-# one of them within DEMO_VECTORS_SECONDS, so that no worker starts by waiting for the encoding.
-DEMO_VECTORS_SECONDS = 90
-DEMO_VECTOR_FILES = {
-    "tests/evaluation/test_end_to_end.py",
-    "tests/rankers/test_ranker_server_engine.py",
-    "tests/rankers/test_real_engine_reranker.py",
-    "tests/trainer/test_learner.py",
-}
 
 
 def group_of(path: str) -> str:
     """The scheduling unit of a test file: its group's name, or the file itself."""
+    if path in _GROUP_OF:
+        return _GROUP_OF[path]
     if path.startswith("tests/browser/") or Path(path).name.startswith("test_browser_"):
-        return "browser and worker"
-    return _GROUP_OF.get(path, path)
+        return "browser"
+    return path
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -123,10 +128,6 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadFileScheduling
 
     class SlowFilesFirst(LoadFileScheduling):
-        def __init__(self, config, log) -> None:
-            super().__init__(config, log)
-            self.started: set = set()  # the nodes that have had a unit
-
         def _split_scope(self, nodeid: str) -> str:
             return group_of(super()._split_scope(nodeid))
 
@@ -137,19 +138,7 @@ def pytest_xdist_make_scheduler(config, log):
             def seconds(scope: str) -> float:
                 return sum(SLOW_FILES.get(path, SECONDS_PER_TEST * n) for path, n in files(scope).items())
 
-            def needs_vectors_soon(scope: str) -> bool:
-                before = 0.0
-                for path, n in files(scope).items():  # in the order they run
-                    if path in DEMO_VECTOR_FILES:
-                        return before < DEMO_VECTORS_SECONDS
-                    before += SLOW_FILES.get(path, SECONDS_PER_TEST * n)
-                return False
-
-            units = list(self.workqueue)
-            if node not in self.started:
-                self.started.add(node)
-                units = [u for u in units if not needs_vectors_soon(u)] or units
-            self.workqueue.move_to_end(max(units, key=seconds), last=False)
+            self.workqueue.move_to_end(max(self.workqueue, key=seconds), last=False)
             super()._assign_work_unit(node)
 
     return SlowFilesFirst(config, log)
@@ -216,66 +205,14 @@ def shared_embeddings(settings, embeddings_cache):
     settings.EMBEDDINGS_DIR = embeddings_cache
 
 
-def demo_answers_encode(directory: Path, encoder) -> None:
-    """Encode the Cranfield demo's answers into ``directory``'s one-file-per-text store, unless done.
-
-    One process at a time (a lock file), once per directory (a marker file): the first caller encodes,
-    the others wait for it and find them done. As a fresh embeddings build encodes them: parts of
-    ``PART_SIZE`` in the index's order (the files' order), batches of ``BATCH_SIZE``."""
-    import fcntl
-
-    from rankers import semantic
-    from rankers.embedding import text_hash
-    from trainer.services import DEMO_DATA_DIR, ImportFiles, parse_import_files
-
-    done = directory / "demo-answers.done"
-    with open(directory / "demo-answers.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
-            return
-        answers, _, _ = parse_import_files(ImportFiles(rnr_documents=DEMO_DATA_DIR / "cranfield-data.json"))
-        texts = [semantic.answer_text(a.title, a.body) for a in answers]
-        for start in range(0, len(texts), semantic.PART_SIZE):
-            part = texts[start : start + semantic.PART_SIZE]
-            vectors = encoder.encode(part, batch_size=semantic.BATCH_SIZE).astype(np.float32)
-            for text, vector in zip(part, vectors, strict=True):
-                semantic._save(semantic._returned_file(text_hash(text), directory), vector)
-        done.touch()
-
-
-@pytest.fixture(scope="session", autouse=True)
-def demo_vectors_early(request, embeddings_cache) -> None:
-    """When tests of this session will need ``demo_vectors``, start encoding them now, in a thread: beside
-    the tests that wait (for a browser, a worker, a server), on CPU they leave idle. A failure here is
-    only a lost head start: ``demo_vectors`` encodes what is missing itself."""
-    if not any("demo_vectors" in getattr(item, "fixturenames", ()) for item in request.session.items):
-        return
-    import trainer.services  # noqa: F401 - imported here, not in the thread
-    from rankers.embedding import EmbeddingUnavailable, load_encoder
-
-    try:
-        encoder = load_encoder()  # now: a test may replace load_encoder with one that fails
-    except EmbeddingUnavailable:
-        return
-    threading.Thread(
-        target=demo_answers_encode, args=(embeddings_cache, encoder), name="demo-vectors", daemon=True
-    ).start()
-
-
 @pytest.fixture(scope="session")
 def demo_vectors(embeddings_cache) -> Path:
-    """The embeddings directory, with the Cranfield demo's answer vectors encoded once per run for every
-    test and process of it.
+    """The embeddings directory, with the Cranfield demo's answer vectors in it: the ones the demo ships
+    (trainer/demo_vectors.py), where every build and engine reranker of this run, worker processes and
+    servers included, finds them by text hash instead of encoding 1,400 answers (a minute of both cores)."""
+    from trainer.demo_vectors import demo_vectors_seed
 
-    Training on the demo (a builtin ranker's embeddings build, an engine reranker's candidates) encodes
-    its 1,400 answers first: a minute of both cores, and each test's collection is a new one. Here they are
-    encoded once (demo_answers_encode: in the first xdist worker to get there, started early by
-    demo_vectors_early; the other waits on a lock), into the shared embeddings directory's
-    one-file-per-text store (``returned/``), where every build and every engine reranker of this run,
-    worker processes and servers included, finds them by text hash (``rankers.semantic``)."""
-    from rankers.embedding import load_encoder
-
-    demo_answers_encode(embeddings_cache, load_encoder())
+    demo_vectors_seed(root=embeddings_cache)
     return embeddings_cache
 
 

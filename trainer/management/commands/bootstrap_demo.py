@@ -19,6 +19,7 @@ from corpus.models import Collection, Role
 from corpus.services import membership_set
 from rankers.models import Ranker, RankerKind
 from rankers.services import ranker_create
+from trainer.demo_vectors import demo_vectors_seed
 from trainer.services import demo_collection_load
 
 DEMO_USERS = {"trainer": Role.TRAINER, "rater": Role.RATER}
@@ -56,6 +57,8 @@ class Command(BaseCommand):
                     user.save()
                     credentials[username] = password
                 membership_set(collection=collection, user=user, role=role)
+        # The demo answers' vectors ship with it: the first training's embeddings build encodes none.
+        demo_vectors_seed()
         credentials_file.parent.mkdir(parents=True, exist_ok=True)
         credentials_file.write_text(json.dumps(credentials))
         credentials_file.chmod(0o600)
