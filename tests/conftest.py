@@ -166,7 +166,7 @@ SLOW_IN_PROCESS = {
 }
 STARTS_PROCESSES = re.compile(
     r"^\s*(import subprocess|from subprocess |from tests\.trainer\.(gunicorn_support|test_make_run|test_settings) )"
-    r"|\bstart_(judge|ranker)_server\b",
+    r"|\bstart_(judge|ranker|engine)_server\b",
     re.MULTILINE,
 )
 

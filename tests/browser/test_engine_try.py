@@ -9,26 +9,25 @@ from playwright.sync_api import expect
 from corpus.formats.records import AnswerRecord
 from corpus.models import Role
 from corpus.services import answers_upsert, collection_create, membership_set
-from rankers.engine_server import EngineServer
 from rankers.services import ranker_create
 from tests.browser.conftest import log_in
 from tests.rankers.engine_support import DOCS, es_config
+from tests.servers import engine_running
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def engine_ranker(transactional_db, django_user_model):
-    server = EngineServer(DOCS).start()
-    collection = collection_create(name="Tiny", slug="tiny")
-    answers_upsert(collection=collection, records=[AnswerRecord("a1", "Boundary layer", "")])
-    ranker = ranker_create(
-        collection=collection, name="Elasticsearch", kind="engine", config=es_config(server.url)
-    )
-    user = django_user_model.objects.create_user(username="tom", password="pw-tom-1234")
-    membership_set(collection=collection, user=user, role=Role.TRAINER)
-    yield ranker, server
-    server.stop()
+    with engine_running(DOCS) as server:
+        collection = collection_create(name="Tiny", slug="tiny")
+        answers_upsert(collection=collection, records=[AnswerRecord("a1", "Boundary layer", "")])
+        ranker = ranker_create(
+            collection=collection, name="Elasticsearch", kind="engine", config=es_config(server.url)
+        )
+        user = django_user_model.objects.create_user(username="tom", password="pw-tom-1234")
+        membership_set(collection=collection, user=user, role=Role.TRAINER)
+        yield ranker, server
 
 
 def test_try_it_shows_answers_then_the_failed_mapping_part(page, live_server, engine_ranker):

@@ -26,7 +26,6 @@ from corpus.services import collection_create, membership_set
 from evaluation.models import EvaluationRun, RunStatus
 from judges.models import Judge, JudgingStatus
 from judges.services import judge_create, judging_run, judging_start
-from rankers.engine_server import EngineServer
 from rankers.models import Ranker
 from rankers.services import ranker_create
 from ratings.services import rating_record
@@ -34,6 +33,7 @@ from tests.evaluation.conftest import load_small_collection
 from tests.evaluation.decide_scenario import Scenario, two_versions
 from tests.evaluation.helpers import evaluate_inline
 from tests.rankers.engine_support import DOCS, es_config
+from tests.servers import engine_running
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -55,9 +55,8 @@ class Site:
 
 @pytest.fixture(scope="module")
 def engine_server():
-    server = EngineServer(DOCS).start()
-    yield server
-    server.stop()
+    with engine_running(DOCS) as server:
+        yield server
 
 
 @pytest.fixture

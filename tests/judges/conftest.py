@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
-import httpx
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -19,8 +13,7 @@ from corpus.formats.records import AnswerRecord, QuestionRecord
 from corpus.models import Answer, Collection, Question, Role, Split
 from corpus.services import answers_upsert, collection_create, membership_set, questions_upsert
 from ratings.services import rating_record
-from tests.conftest import ROOT, _database_url_for_tests
-from tests.rankers.rankers_support import free_port
+from tests.servers import JudgeServer, start_judge_server
 
 ANSWERS = [
     AnswerRecord("a1", "Boundary layer", "The boundary layer of a flat plate thickens downstream."),
@@ -105,57 +98,6 @@ def judged(judged_committed, db) -> Judged:
     collection_id, trainer_id, human_id = judged_committed
     users = get_user_model().objects
     return Judged(Collection.objects.get(pk=collection_id), users.get(pk=trainer_id), users.get(pk=human_id))
-
-
-@dataclass
-class JudgeServer:
-    """``manage.py judge_server`` in a real subprocess on a free port."""
-
-    url: str  # the base URL a judge is configured with (.../v1)
-    process: subprocess.Popen
-    log_path: Path
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-5000:]
-
-
-def start_judge_server(slug: str, log_dir: Path, *args: str) -> JudgeServer:
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url_for_tests(),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    log_path = log_dir / f"judge-server-{port}.log"
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "judge_server", "--collection", slug, "--port", str(port), *args],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    server = JudgeServer(url=f"http://127.0.0.1:{port}/v1", process=process, log_path=log_path)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"judge_server exited early:\n{server.log()}")
-        try:
-            httpx.get(server.url + "/models", timeout=1)
-            return server
-        except httpx.TransportError:
-            time.sleep(0.1)
-    server.stop()
-    raise RuntimeError(f"judge_server did not become ready in 60 s:\n{server.log()}")
 
 
 @pytest.fixture(scope="module")

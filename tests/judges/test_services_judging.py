@@ -110,7 +110,7 @@ def test_right_key_is_sent_as_bearer(judged, judge_server_factory):
 
 def test_unreachable_judge_fails_with_reason(judged, monkeypatch):
     from judges.services import grading
-    from tests.rankers.rankers_support import free_port
+    from tests.servers import free_port
 
     judge = judge_create(
         collection=judged.collection,

@@ -14,7 +14,8 @@ from judges.models import Judging, JudgingStatus
 from judges.services import judge_create, judging_start
 from ratings.models import Rating
 from ratings.services import rating_record
-from tests.judges.conftest import ANSWERS, HUMAN, QUESTIONS, start_judge_server
+from tests.judges.conftest import ANSWERS, HUMAN, QUESTIONS
+from tests.servers import start_judge_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

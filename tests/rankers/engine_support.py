@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from rankers.engine_server import EngineServer
+from tests.servers import engine_running
 
 DOCS = {
     "a1": {"title": "Boundary layer", "text": "The boundary layer of a flat plate."},
@@ -27,9 +27,8 @@ NASTY = 'boundary "layer" \\ {x} & #frag ?a=b+c %20 naïve ☃ 😀 \t end'
 
 @pytest.fixture(name="engine")
 def engine_fixture():
-    server = EngineServer(DOCS).start()
-    yield server
-    server.stop()
+    with engine_running(DOCS) as server:
+        yield server
 
 
 def es_config(url: str, **extra) -> dict:

@@ -8,22 +8,16 @@ relevant one.
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
 import pytest
 
 from corpus.formats.records import AnswerRecord, JudgmentRecord, QuestionRecord
 from corpus.models import Collection, Split
 from corpus.services import collection_create
 from rankers.builtin import clear_ranker_caches
-from tests.conftest import ROOT, _database_url_for_tests
+from tests.servers import RankerServer, start_ranker_server
 from trainer.services import collection_import
 
 FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt labore"
@@ -119,64 +113,3 @@ def served(django_db_setup, django_db_blocker, tmp_path_factory) -> Served:
     finally:
         with django_db_blocker.unblock():
             collection.delete()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@dataclass
-class RankerServer:
-    """``manage.py ranker_server`` in a real subprocess on a free port."""
-
-    url: str
-    process: subprocess.Popen
-    log_path: Path
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-5000:]
-
-
-def start_ranker_server(slug: str, log_dir: Path, *args: str, model_dir: Path | None = None) -> RankerServer:
-    """Start the server for the collection (its data must be committed) and wait until /healthz answers."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url_for_tests(),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    if model_dir is not None:
-        env["MODEL_DIR"] = str(model_dir)
-    log_path = log_dir / f"ranker-server-{port}.log"
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "ranker_server", "--collection", slug, "--port", str(port), *args],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    server = RankerServer(url=f"http://127.0.0.1:{port}/", process=process, log_path=log_path)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"ranker_server exited early:\n{server.log()}")
-        try:
-            if httpx.get(server.url + "healthz", timeout=1).status_code == 200:
-                return server
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    server.stop()
-    raise RuntimeError(f"ranker_server did not become ready in 60 s:\n{server.log()}")

@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ import httpx
 import pytest
 
 from corpus.formats.rnr import parse_rnr_documents
+from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ROOT / "engines"
@@ -56,12 +56,6 @@ SOLR_USER, SOLR_PASSWORD = "reader", "s3cret: with spaces & unicode ü"
 def cranfield_answers() -> list[dict[str, str]]:
     """The demo answers as the engines index them: ``id``, ``title``, ``text`` (the answer's body)."""
     return [{"id": a.external_id, "title": a.title, "text": a.body} for a in parse_rnr_documents(CRANFIELD)]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def java_command(module: str, main: str, *args: str) -> list[str]:

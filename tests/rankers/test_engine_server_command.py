@@ -3,47 +3,17 @@ real subprocess."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-
 import httpx
 import pytest
 from django.core.management import CommandError, call_command
 
-from tests.conftest import ROOT, _database_url_for_tests
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
-from tests.rankers.rankers_support import RankerServer, free_port
+from tests.servers import start_engine_server
 
 
 @pytest.fixture(scope="module")
 def engine_process(served):
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url_for_tests(),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    log_path = served.log_dir / f"engine-server-{port}.log"
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "engine_server", "--collection", "served", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    server = RankerServer(url=f"http://127.0.0.1:{port}", process=process, log_path=log_path)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"engine_server exited early:\n{server.log()}")
-        try:
-            if httpx.get(f"{server.url}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.1)
+    server = start_engine_server(served.slug, served.log_dir)
     yield server
     server.stop()
 

@@ -14,7 +14,8 @@ from rankers.backends import RankerError, RankerUnavailable, RankQuery, get_back
 from rankers.http import HttpBackend, parse_ranking
 from rankers.models import Ranker, RankerKind
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
-from tests.rankers.rankers_support import TINY_ANSWERS, free_port
+from tests.rankers.rankers_support import TINY_ANSWERS
+from tests.servers import free_port
 
 KNOWN = frozenset(a.external_id for a in TINY_ANSWERS)
 QUERY = RankQuery("q1", "boundary layer flows")

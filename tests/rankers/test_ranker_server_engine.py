@@ -26,7 +26,7 @@ from rankers.reranking import RerankingBackend
 from rankers.semantic import forget_vectors
 from rankers.services import ranker_create, version_promote
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (served)
-from tests.rankers.rankers_support import RankerServer, start_ranker_server
+from tests.servers import RankerServer, start_ranker_server
 from trainer.services import demo_collection_load, ranker_train
 
 # The data is committed by the module's fixture (the servers are other processes); the mark makes the

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.servers import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN = str(Path(sys.executable).parent / "gunicorn")
 # Variables of the test run that must not leak into a "production" process.
@@ -22,12 +24,6 @@ PRODUCTION = {
     "ALLOWED_HOSTS": "rank.example.com",
     "SECURE_SSL_REDIRECT": "1",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -11,7 +11,8 @@ import sys
 import pytest
 import yaml
 
-from tests.trainer.gunicorn_support import PRODUCTION, ROOT, clean_env, free_port, gunicorn
+from tests.servers import free_port
+from tests.trainer.gunicorn_support import PRODUCTION, ROOT, clean_env, gunicorn
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 

@@ -9,11 +9,11 @@ import pytest
 from corpus.models import Question, Split
 from evaluation.models import QuestionResult, RunStatus
 from evaluation.services import score_rankings
-from rankers.engine_server import EngineServer
 from rankers.services import ranker_create
 from tests.evaluation.conftest import ANSWERS, load_small_collection
 from tests.evaluation.helpers import evaluate_inline
 from tests.rankers.engine_support import es_config, solr_config
+from tests.servers import engine_running
 
 pytestmark = pytest.mark.django_db
 
@@ -21,9 +21,8 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def served(collection):
     load_small_collection(collection)
-    server = EngineServer({a: {"title": t, "text": b} for a, (t, b) in ANSWERS.items()}).start()
-    yield server
-    server.stop()
+    with engine_running({a: {"title": t, "text": b} for a, (t, b) in ANSWERS.items()}) as server:
+        yield server
 
 
 @pytest.mark.parametrize("make_config", [es_config, solr_config])

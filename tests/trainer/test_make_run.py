@@ -14,14 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.servers import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 STOP_SECONDS = 10
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def members(pgids: set[int]) -> dict[int, str]:

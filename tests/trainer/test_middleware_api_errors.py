@@ -94,7 +94,8 @@ def test_api_database_down_under_gunicorn_answers_json_503(tmp_path):
     """The real thing: production settings, PostgreSQL unreachable (nothing listens on the port)."""
     import http.client
 
-    from tests.trainer.gunicorn_support import PRODUCTION, clean_env, free_port, gunicorn
+    from tests.servers import free_port
+    from tests.trainer.gunicorn_support import PRODUCTION, clean_env, gunicorn
 
     dead = f"postgres://postgres@127.0.0.1:{free_port()}/nothing"
     env = clean_env(**PRODUCTION, DATABASE_URL=dead, RANK_TRAINER_VAR_DIR=str(tmp_path))
