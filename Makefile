@@ -71,11 +71,12 @@ PYTEST_RUN = DEBUG=1 SECRET_KEY=test-only-secret OUTBOUND_ALLOW_PRIVATE=1 PYTHON
 test: install browser-deps engines
 	$(PYTEST_RUN) $(PYTEST_ARGS)
 
-# The quick check while working: pure functions, metrics, architecture, views and services; no browser,
-# Celery worker, real engine or other process, and none of the few slow in-process files (the `browser`,
-# `worker`, `subprocess` and `slow` marks; see tests/conftest.py). `make test` runs everything.
+# The quick check while working (under a minute): pure functions, metrics, architecture, services and
+# selectors; no browser, Celery worker, real engine or other process, none of the few slow in-process files,
+# no HTML view or API test (the `browser`, `worker`, `subprocess`, `slow` and `views` marks; see
+# tests/conftest.py). `make test` runs everything.
 test-fast: install
-	$(PYTEST_RUN) -m "not browser and not worker and not subprocess and not slow" $(PYTEST_ARGS)
+	$(PYTEST_RUN) -m "not browser and not worker and not subprocess and not slow and not views" $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -25,8 +25,10 @@ anything is saved); a host name is checked when it is connected to.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
+import ssl
 import typing
 from urllib.parse import urlsplit
 
@@ -147,10 +149,18 @@ class GuardedNetworkBackend(httpcore.SyncBackend):
         raise last if last is not None else httpcore.ConnectError(f"no address for {host!r}")
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """httpx's default TLS context (certifi's CAs), made once: loading the CAs takes ~20 ms of CPU, which
+    every new client otherwise spends again. One context serves any number of connections."""
+    return httpx.create_ssl_context()
+
+
 class GuardedTransport(httpx.HTTPTransport):
     """httpx's transport over ``GuardedNetworkBackend``."""
 
     def __init__(self, **kwargs: typing.Any) -> None:
+        kwargs.setdefault("verify", _tls_context())
         super().__init__(**kwargs)
         # httpx has no parameter for httpcore's network backend; its pool reads this attribute on connect.
         self._pool._network_backend = GuardedNetworkBackend()

@@ -145,9 +145,10 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 # Tests that start other processes or servers get the `subprocess` mark (`make test-fast` leaves them
-# out): those using one of these fixtures, and every test of a file that imports subprocess itself or a
-# helper that does. The files of SLOW_IN_PROCESS (training on or importing the Cranfield collection,
-# schemathesis' generated requests: seconds a test) get the `slow` mark, which `make test-fast` leaves out too.
+# out): those using one of these fixtures, every test of a file that imports subprocess itself or a
+# helper that does, and the tests of the real engines' group. The files of SLOW_IN_PROCESS (training on or
+# importing the Cranfield collection, schemathesis' generated requests: seconds a test) get the `slow`
+# mark, which `make test-fast` leaves out too.
 PROCESS_FIXTURES = {
     "live_server",
     "celery_worker_process",
@@ -164,6 +165,9 @@ SLOW_IN_PROCESS = {
     "tests/trainer/test_services_training.py",
     "tests/trainer/test_export_ground_truth.py",
 }
+# The tests of HTML views and of the REST API (files named test_view*.py, test_views*.py, test_api*.py) get
+# the `views` mark: half the in-process time, left out of `make test-fast` so it stays under a minute.
+VIEW_FILE = re.compile(r"^test_(views?|api)(_|\.py$)")
 STARTS_PROCESSES = re.compile(
     r"^\s*(import subprocess|from subprocess |from tests\.trainer\.(gunicorn_support|test_make_run|test_settings) )"
     r"|\bstart_(judge|ranker|engine)_server\b",
@@ -177,10 +181,13 @@ def pytest_collection_modifyitems(config, items) -> None:
         path = str(item.path)
         if path not in starts:
             starts[path] = bool(STARTS_PROCESSES.search(item.path.read_text(errors="replace")))
-        if starts[path] or PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        nodes = group_of(item.nodeid.split("::", 1)[0]) == "real engines"  # fixtures got by parameter name
+        if starts[path] or nodes or PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.subprocess)
         if item.nodeid.split("::", 1)[0] in SLOW_IN_PROCESS:
             item.add_marker(pytest.mark.slow)
+        if VIEW_FILE.match(item.path.name):
+            item.add_marker(pytest.mark.views)
 
 
 @pytest.fixture(scope="session")

@@ -168,7 +168,10 @@ def fake_ranker_server() -> Iterator[Callable[..., FakeRankerServer]]:
 
         fake.server = Server(("127.0.0.1", 0), Handler)
         fake.server.daemon_threads = True
-        threading.Thread(target=fake.server.serve_forever, daemon=True).start()
+        # shutdown() waits for serve_forever's next poll: 0.5 s a test by default.
+        threading.Thread(
+            target=fake.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        ).start()
         servers.append(fake)
         return fake
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from django.core.exceptions import ValidationError
 from rankers.backends import RankerError, RankerUnavailable, RankQuery
 from rankers.config import validate_ranker_config
 from rankers.http import HttpBackend
-from rankers.outbound import refusal
+from rankers.outbound import guarded_client, refusal
 
 QUERY = RankQuery("q1", "boundary layer flows")
 NEVER = "is a link-local or cloud metadata address, which is never allowed"
@@ -61,7 +62,7 @@ def local_server() -> Iterator[LocalServer]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     try:
         yield state
@@ -269,3 +270,11 @@ def test_http_ranker_error_never_shows_far_side_body(settings, local_server, sta
         backend(url).rank(QUERY, 3)
 
     assert str(info.value) == f"ranker at {url} {message}"
+
+
+def test_guarded_clients_share_one_tls_context_that_verifies():
+    first, second = guarded_client(), guarded_client()
+    context = first._transport._pool._ssl_context
+    assert context is second._transport._pool._ssl_context  # the CAs are loaded once, not per client
+    assert (context.verify_mode, context.check_hostname) == (ssl.CERT_REQUIRED, True)
+    assert context.get_ca_certs() or context.cert_store_stats()["x509_ca"] > 0
