@@ -86,7 +86,7 @@ from rankers.reranking import RerankingBackend  # noqa: E402
 from rankers.semantic import forget_vectors  # noqa: E402
 from rankers.services import ranker_create, version_promote  # noqa: E402
 from tests.rankers import real_engines as real  # noqa: E402
-from trainer import learner  # noqa: E402
+from trainer.learner import training as learner  # noqa: E402
 from trainer.services import demo_collection_load, ranker_train  # noqa: E402
 
 K = 50

@@ -1,0 +1,92 @@
+"""Training a ranker: choose, by cross-validation on TRAINING questions, how to rerank its candidates.
+
+Test questions are what evaluations score a version on, so nothing about them may reach training:
+labels are read through ``labels_for_collection(split="train")`` and only train-split questions are
+examples (also as the rated neighbours that propagation draws on).
+
+Candidates, each ranking a question's top ``candidates`` BM25 answers (``rankers.signals`` says what the
+signals are):
+
+=================  ===================================================================  ===========
+candidate          how it ranks                                                         needs labels
+=================  ===================================================================  ===========
+bm25               BM25's own order                                                     no
+fusion             z(bm25) + z(cosine): z-scores within the question's candidates       no
+learned-fusion     Σ w_f · z(f) over bm25, cosine, rm3, propagation; the weights by      yes
+                   coordinate ascent on the training questions' NDCG@k
+                   (``rankers.fusion.fit_linear_fusion``)
+lambdamart         LightGBM LambdaMART on the 12 lexical features plus cosine, rm3 and   yes
+                   propagation (``rankers.fitting``)
+=================  ===================================================================  ===========
+
+The first stage (``FirstStage``) is BM25 for the builtin ranker. For an engine or http ranker it is the
+user's engine: the candidates are its top ``candidates`` answers (those the collection knows), ``engine``
+takes bm25's place in the table (its own order; z(engine) + z(cosine)), and the learners also get the
+signals ``engine`` and ``engine_rank`` (the app's bm25 stays a signal, computed on its copy of the answers).
+
+An unrated answer is unknown, not bad. People rate what the queue shows them, so most candidates of a
+question are unrated; reading them as 0 stars teaches a learner to rank the already-rated answers first
+and lets cross-validation reward it for that (on public collections a version trained so lost to the
+untrained fusion by 0.03-0.07 NDCG@10). So:
+
+- training targets are the rated candidates only (``targets`` is NaN for the others): the learned fusion
+  and LambdaMART fit on the pairs and lists of rated candidates (features are still computed, and
+  z-scored, over all candidates, as at ranking time);
+- cross-validation scores a held-out question on its **condensed** top k: the k answers the ranking
+  would return, unrated ones removed, then NDCG@k, i.e. judged-only NDCG as ``trec_eval -J -m
+  ndcg_cut.k`` computes it on a run of depth k, the champion/challenger test's measure (chosen
+  over reading the certainty page's relevance estimates because it needs no model of the raters and
+  is what trec_eval defines; ``bench/bench_loop.py`` measures the result on the product's own loop);
+- ``rated_share`` says how much of each figure rests on rated answers: the share of the top-k
+  positions of the held-out (uncondensed) rankings that hold a rated answer.
+
+Cross-validation: ``len(FOLD_SEEDS)`` assignments of the questions to ``CV_FOLDS`` folds. A held-out
+fold is treated as new questions: the learners and propagation see only the other folds' labels. Each
+candidate's CV NDCG@k is the mean over questions of its held-out judged-only NDCG@k, averaged over the
+assignments; ``spread`` is the range of the per-assignment means (how much the figure depends on the
+folds). NDCG@k uses the collection's k, gain and discount, with the ideal DCG from all of a question's
+labels.
+
+The guard: a candidate that learned from ratings is chosen only when its CV NDCG@k (judged-only) beats
+the best candidate that needed none (bm25, fusion) by at least ``MIN_CV_GAIN``, so a trained version
+never loses, in cross-validation, to what needed no ratings. Without embeddings (model package missing or
+broken) the semantic candidates are left out and the version says so.
+
+Training is deterministic for given labels (fixed seeds, one thread).
+
+The package's modules:
+
+* :mod:`.stages` – the first stage (``FirstStage``): BM25, or an engine or ranker service, and its candidates.
+* :mod:`.examples` – the labelled training questions as examples (candidates, signals, features, targets).
+* :mod:`.candidates` – the candidates (bm25 or engine, fusion, learned-fusion, lambdamart), judged-only NDCG@k.
+* :mod:`.cross_validation` – cross-validation over fold assignments and the figures comparing two candidates.
+* :mod:`.training` – ``train``: cross-validate, choose under the guard, fit; ``TrainingResult``.
+"""
+
+from .candidates import LAMBDAMART_PARAMS, LEARNED_SIGNALS, SEED
+from .cross_validation import CV_FOLDS, FOLD_SEEDS
+from .examples import QuestionExample, VectorsOf, rated_questions, training_examples, training_questions
+from .stages import BM25_STAGE, FirstStage, engine_stage
+from .training import EXTRA_LAMBDAMART, MIN_CV_GAIN, MIN_QUESTIONS, Progress, TrainingResult, train
+
+__all__ = [
+    "BM25_STAGE",
+    "CV_FOLDS",
+    "EXTRA_LAMBDAMART",
+    "FOLD_SEEDS",
+    "LAMBDAMART_PARAMS",
+    "LEARNED_SIGNALS",
+    "MIN_CV_GAIN",
+    "MIN_QUESTIONS",
+    "SEED",
+    "FirstStage",
+    "Progress",
+    "QuestionExample",
+    "TrainingResult",
+    "VectorsOf",
+    "engine_stage",
+    "rated_questions",
+    "train",
+    "training_examples",
+    "training_questions",
+]
