@@ -1,6 +1,6 @@
 """DCG and NDCG@k, the one definition: the evaluation runs score with it (``evaluation.metrics``
-re-exports it) and the learners here check against it (``rankers.fusion.ndcg_at_k`` ranks by score, then
-asks this module). Pure numpy, vectorised over many questions at once.
+re-exports it) and the learners here check against it (``rankers.fusion.scored_ndcg_at_k`` ranks by
+score, then asks this module). Pure numpy, vectorised over many questions at once.
 
 Array conventions:
 

@@ -5,7 +5,7 @@ feature matrix) plus ``groups``: the number of candidates of each question, in o
 convention), so question ``g`` owns rows ``offsets[g] : offsets[g + 1]`` with ``offsets = [0, cumsum(groups)]``.
 
 Notation: question ``q`` has candidates ``a = 1..n_q``; ``x_{q,a,f}`` is signal (feature) ``f`` of
-candidate ``a``; ``g_{q,a}`` its graded label (0-3 stars; ``ndcg_at_k`` reads an unlabelled one as 0,
+candidate ``a``; ``g_{q,a}`` its graded label (0-3 stars; ``scored_ndcg_at_k`` reads an unlabelled one as 0,
 ``fit_linear_fusion`` takes NaN for it and leaves it out).
 
 * z-score (per question, per signal)::
@@ -34,7 +34,7 @@ candidate ``a``; ``g_{q,a}`` its graded label (0-3 stars; ``ndcg_at_k`` reads an
   where IDCG@k is the DCG of the question's *own* labels sorted best first, taken from ALL its labels
   (pass ``ideal_dcg``; ``ideal_dcg_from_labels`` computes it), not only those among the candidates, so
   a relevant answer that retrieval missed still counts against the question. Questions with IDCG = 0
-  have undefined NDCG (NaN) and are left out of means. ``ndcg_at_k`` sorts each question's candidates
+  have undefined NDCG (NaN) and are left out of means. ``scored_ndcg_at_k`` sorts each question's candidates
   by score and asks :func:`rankers.ndcg.ndcg_at_k`'s DCG; the coordinate ascent computes the same
   figure for many weight vectors at once (``_ndcg_matrix``, dot products: equal up to rounding).
 
@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from rankers.fusion.groups import check_groups
 from rankers.fusion.linear import SEED, LinearFusion, fit_linear_fusion, fit_linear_weights
-from rankers.fusion.ndcg import ideal_dcg_from_labels, mean_ndcg, ndcg_at_k, rank_within_groups
+from rankers.fusion.ndcg import ideal_dcg_from_labels, mean_ndcg, rank_within_groups, scored_ndcg_at_k
 from rankers.fusion.zscore import FUSION_SIGNALS, UNTRAINED_FUSION_WEIGHTS, untrained_fusion, zscore_by_group
 
 __all__ = [
@@ -59,8 +59,8 @@ __all__ = [
     "fit_linear_weights",
     "ideal_dcg_from_labels",
     "mean_ndcg",
-    "ndcg_at_k",
     "rank_within_groups",
+    "scored_ndcg_at_k",
     "untrained_fusion",
     "zscore_by_group",
 ]

@@ -48,7 +48,7 @@ def rank_within_groups(scores: ArrayLike, groups: ArrayLike) -> list[NDArray[np.
 def _ndcg_matrix(score_matrix: FloatArray, gain_padded: FloatArray, ideal: FloatArray, k: int) -> FloatArray:
     """NDCG@k for several scorings at once: ``score_matrix`` (scorings, groups, width) -> (scorings, groups).
 
-    The coordinate ascent's objective: :func:`ndcg_at_k`'s figure, batched over weight vectors and summed
+    The coordinate ascent's objective: :func:`scored_ndcg_at_k`'s figure, batched over weight vectors and summed
     as dot products (``ideal`` from ``ideal_dcg_from_labels``, summed alike, so a perfect order is 1.0).
     Padding must hold -inf scores (so it sorts last) and 0 gains.
     """
@@ -60,7 +60,7 @@ def _ndcg_matrix(score_matrix: FloatArray, gain_padded: FloatArray, ideal: Float
         return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), np.nan)
 
 
-def ndcg_at_k(
+def scored_ndcg_at_k(
     scores: ArrayLike,
     gains: ArrayLike,
     groups: ArrayLike,

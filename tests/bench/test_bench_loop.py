@@ -8,12 +8,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 # ADI (82 answers, 35 questions), copied from ../shared/data/outside so the test needs nothing outside.
 OUTSIDE = ROOT / "tests" / "data" / "outside"
 
 
-def test_bench_loop_smoke_run(tmp_path):
+@pytest.fixture(scope="module")
+def embeddings_dir(tmp_path_factory) -> Path:
+    """One bench embeddings cache for both runs: the second reuses ADI's vectors the first encoded (6 s)."""
+    return tmp_path_factory.mktemp("embeddings")
+
+
+def test_bench_loop_smoke_run(embeddings_dir):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "MODEL_DIR")}
     done = subprocess.run(
         [
@@ -29,7 +37,7 @@ def test_bench_loop_smoke_run(tmp_path):
             "--budget",
             "10",
             "--embeddings-cache",
-            str(tmp_path / "embeddings"),
+            str(embeddings_dir),
         ],
         cwd=ROOT,
         env=env,
@@ -49,7 +57,7 @@ def test_bench_loop_smoke_run(tmp_path):
     assert "upper bound" in out and "gap closed" in out
 
 
-def test_bench_loop_engine_smoke_run(tmp_path):
+def test_bench_loop_engine_smoke_run(embeddings_dir):
     """--engine opensearch: the product's ranker is an engine ranker over a real node the bench starts
     (the launcher `make test` builds) and stops; the references are the engine alone, its untrained
     fusion and the upper bound."""
@@ -70,7 +78,7 @@ def test_bench_loop_engine_smoke_run(tmp_path):
             "--engine",
             "opensearch",
             "--embeddings-cache",
-            str(tmp_path / "embeddings"),
+            str(embeddings_dir),
         ],
         cwd=ROOT,
         env=env,

@@ -11,8 +11,8 @@ from rankers.fusion import (
     fit_linear_fusion,
     ideal_dcg_from_labels,
     mean_ndcg,
-    ndcg_at_k,
     rank_within_groups,
+    scored_ndcg_at_k,
     untrained_fusion,
     zscore_by_group,
 )
@@ -78,19 +78,19 @@ def test_ndcg_hand_computed():
     # Ranked by score: gains 0, 3, 1.  DCG = 3/log2(3) + 1/2.
     dcg = 3 / L3 + 1 / 2
     own_ideal = 3 + 1 / L3  # from the candidates' gains 3, 1
-    assert ndcg_at_k([3.0, 2.0, 1.0], [0, 3, 1], [3]).tolist() == pytest.approx([dcg / own_ideal])
+    assert scored_ndcg_at_k([3.0, 2.0, 1.0], [0, 3, 1], [3]).tolist() == pytest.approx([dcg / own_ideal])
     # A relevant answer (2 stars) that retrieval missed still counts in the ideal.
     ideal = ideal_dcg_from_labels([[3, 1, 2, 0]], k=10)
     assert ideal.tolist() == pytest.approx([3 + 2 / L3 + 1 / 2])
-    assert ndcg_at_k([3.0, 2.0, 1.0], [0, 3, 1], [3], ideal_dcg=ideal).tolist() == pytest.approx(
+    assert scored_ndcg_at_k([3.0, 2.0, 1.0], [0, 3, 1], [3], ideal_dcg=ideal).tolist() == pytest.approx(
         [dcg / (3 + 2 / L3 + 1 / 2)]
     )
 
 
 def test_ndcg_cutoff_ties_and_undefined():
     # k = 1: only the top one counts; equal scores keep input order (the 0-star answer first).
-    assert ndcg_at_k([1.0, 1.0], [0, 2], [2], k=1).tolist() == [0.0]
-    values = ndcg_at_k([1.0, 2.0, 5.0], [0, 0, 1], [2, 1])
+    assert scored_ndcg_at_k([1.0, 1.0], [0, 2], [2], k=1).tolist() == [0.0]
+    values = scored_ndcg_at_k([1.0, 2.0, 5.0], [0, 0, 1], [2, 1])
     assert math.isnan(values[0]) and values[1] == 1.0
     assert mean_ndcg(values) == 1.0
     assert math.isnan(mean_ndcg([float("nan")]))
@@ -111,20 +111,20 @@ def test_ndcg_matches_the_metrics_engine():
         rankings.append([ids[i] for i in order])
         labels.append({a: gains[offsets[g] + i] for i, a in enumerate(ids)} | {f"missed{g}": 3})
     ideal = ideal_dcg_from_labels([list(d.values()) for d in labels], 10)
-    ours = ndcg_at_k(scores, gains, sizes, k=10, ideal_dcg=ideal)
+    ours = scored_ndcg_at_k(scores, gains, sizes, k=10, ideal_dcg=ideal)
     theirs = evaluate_rankings(rankings, labels, k=10).ndcg
     assert ours == pytest.approx(theirs)
 
 
 def test_training_ndcg_is_the_mean_ndcg_at_k_of_the_learned_scores():
-    # The learner's objective sums NDCG@k its own way (many weight vectors at once); it is ndcg_at_k's.
+    # The learner's objective sums NDCG@k its own way (many weight vectors at once); it is scored_ndcg_at_k's.
     rng = np.random.default_rng(5)
     sizes = np.full(30, 12)
     gains = rng.integers(0, 4, sizes.sum()).astype(float)
     features = rng.normal(size=(sizes.sum(), 3)) + gains[:, None] * np.array([0.4, 0.1, 0.0])
     model = fit_linear_fusion(features, gains, sizes)
     scores = model.score(features, sizes)
-    assert model.details["train_ndcg"] == pytest.approx(mean_ndcg(ndcg_at_k(scores, gains, sizes)))
+    assert model.details["train_ndcg"] == pytest.approx(mean_ndcg(scored_ndcg_at_k(scores, gains, sizes)))
 
 
 def test_rank_within_groups():
@@ -143,12 +143,12 @@ def test_rank_within_groups():
 )
 def test_ndcg_bad_input(kwargs):
     with pytest.raises(ValueError):
-        ndcg_at_k([1.0, 2.0], [0, 1], [2], **kwargs)
+        scored_ndcg_at_k([1.0, 2.0], [0, 1], [2], **kwargs)
 
 
 def test_ndcg_negative_gain_rejected():
     with pytest.raises(ValueError):
-        ndcg_at_k([1.0, 2.0], [0, -1], [2])
+        scored_ndcg_at_k([1.0, 2.0], [0, -1], [2])
 
 
 def _obvious_case():
