@@ -3,7 +3,7 @@
 ``ApiErrorsMiddleware``: everything under ``/api/`` answers JSON, also a path the URL resolver
 rejects (``/api/rankers/abc/``), a NUL byte in a query parameter (PostgreSQL cannot store or compare
 one), and exceptions DRF re-raises (a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``, JSON nested too
-deeply, an unreachable database: see ``trainer.api.exceptions.known_error``).
+deeply, an unreachable database: see ``api.exceptions.known_error``).
 
 ``ErrorPagesMiddleware``: with ``DEBUG=1`` Django answers a 404 with its technical page (every URL
 pattern) instead of ``handler404``; this shows the styled 404 page instead, as in production, unless
@@ -21,8 +21,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 
+from api.exceptions import known_error
 from config import errors
-from trainer.api.exceptions import known_error
 
 logger = logging.getLogger("django.request")
 

@@ -131,7 +131,7 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-# Wrong API tokens from one address in a minute before it gets 429 (trainer.api.authentication).
+# Wrong API tokens from one address in a minute before it gets 429 (api.authentication).
 API_INVALID_TOKENS_PER_MINUTE = env_int("API_INVALID_TOKENS_PER_MINUTE", 20, minimum=1)
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -259,17 +259,17 @@ API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: a request without credentials then gets 401 + WWW-Authenticate, not 403.
-        "trainer.api.authentication.ApiTokenAuthentication",
+        "api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "EXCEPTION_HANDLER": "trainer.api.exceptions.exception_handler",
+    "EXCEPTION_HANDLER": "api.exceptions.exception_handler",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_CLASSES": [
-        "trainer.api.throttling.AnonRateThrottle",
-        "trainer.api.throttling.UserRateThrottle",
+        "api.throttling.AnonRateThrottle",
+        "api.throttling.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("API_THROTTLE_ANON", "60/minute"),
@@ -283,9 +283,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "trainer.api.schema.add_unreadable_request_responses",
-        "trainer.api.schema.one_or_list_request_bodies",
-        "trainer.api.schema.operation_links",
+        "api.schema.add_unreadable_request_responses",
+        "api.schema.one_or_list_request_bodies",
+        "api.schema.operation_links",
     ],
     # Runs and trainings both have a "status"; each keeps its own enum in the schema.
     "ENUM_NAME_OVERRIDES": {

@@ -37,7 +37,7 @@ urlpatterns = [
         csp_docs(SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html")),
         name="api-redoc",
     ),
-    path("api/", include("trainer.api.urls")),
+    path("api/", include("api.urls")),
     path("", include("judges.urls")),
     path("evaluation/", include("evaluation.urls")),
     path("", include("raters.urls")),

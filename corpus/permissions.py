@@ -13,7 +13,7 @@
 - 404 for those who may not see the collection: whether it exists is not disclosed (pages send the
   signed out to log in first); an inactive account counts as signed out;
 - test labels are what evaluations score, so raters never see them;
-- API tokens narrow this (``trainer.api.access``): a token acts only in its own collection, with the
+- API tokens narrow this (``api.access``): a token acts only in its own collection, with the
   lower of its role and its user's.
 
 Here:
@@ -22,7 +22,7 @@ Here:
   membership, none when the caller read it already);
 - ``collection_and_access`` finds a collection by slug with the user's membership in one query;
 - ``page_collection`` and ``Access.or_refuse`` are the web pages' adapter (Http404, PermissionDenied);
-  ``trainer.api.access`` is the API's (DRF's NotFound, PermissionDenied).
+  ``api.access`` is the API's (DRF's NotFound, PermissionDenied).
 """
 
 from __future__ import annotations

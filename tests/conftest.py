@@ -46,7 +46,7 @@ DEMO = ROOT / "trainer" / "demo_data"
 # seconds a file took in a 2-worker `make test` on the 2-core machine (others count SECONDS_PER_TEST a test).
 SLOW_FILES = {
     "tests/browser/test_every_page.py": 70,
-    "tests/trainer/test_api_schema.py": 48,
+    "tests/api/test_api_schema.py": 48,
     "tests/evaluation/test_tasks.py": 37,
     "tests/evaluation/test_browser_dashboard.py": 34,
     "tests/judges/test_services_judging.py": 28,
@@ -69,7 +69,7 @@ SLOW_FILES = {
     "tests/browser/test_rankers_page.py": 8,
     "tests/browser/test_training_loop.py": 8,
     "tests/judges/test_tasks_judging.py": 8,
-    "tests/trainer/test_api_authz.py": 8,
+    "tests/api/test_api_authz.py": 8,
 }
 SECONDS_PER_TEST = 0.4
 GROUPS = {
@@ -160,8 +160,8 @@ PROCESS_FIXTURES = {
 SLOW_IN_PROCESS = {
     "tests/trainer/test_learner.py",
     "tests/trainer/test_learner_without_embeddings.py",
-    "tests/trainer/test_api_schema.py",
-    "tests/trainer/test_api_ground_truth.py",
+    "tests/api/test_api_schema.py",
+    "tests/api/test_api_ground_truth.py",
     "tests/trainer/test_services_training.py",
     "tests/trainer/test_export_ground_truth.py",
 }

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from corpus.services import ImportFiles, parse_import_files
 from rankers.embedding import MODEL_SHA256, Encoder, load_encoder, text_hash
 from rankers.semantic import BATCH_SIZE, PART_SIZE, answer_text, vectors_keep
-from trainer.services import DEMO_DATA_DIR, ImportFiles, parse_import_files
+from trainer.services import DEMO_DATA_DIR
 
 DEMO_VECTORS_FILE = DEMO_DATA_DIR / "cranfield-vectors.npz"
 

@@ -8,7 +8,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # Bottom first. A package may import itself and anything before it in this list.
-LAYERS = ["jobs", "corpus", "rankers", "ratings", "evaluation", "raters", "judges", "trainer", "config"]
+LAYERS = [
+    "jobs",
+    "corpus",
+    "rankers",
+    "ratings",
+    "evaluation",
+    "raters",
+    "judges",
+    "trainer",
+    "api",  # the REST API of every app, over their services and selectors
+    "config",
+]
 
 
 def _module_name(path: Path, root: Path) -> str:

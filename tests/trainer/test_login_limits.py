@@ -77,7 +77,7 @@ def test_api_invalid_tokens_from_one_address_get_429_with_retry_after(collection
 @pytest.fixture
 def blocked_address(collection, rater, settings, monkeypatch):
     """10.0.0.7 has spent its invalid-token budget (5) this minute; the clock stands still at :10."""
-    from trainer.api import token_budget
+    from api import token_budget
 
     settings.API_INVALID_TOKENS_PER_MINUTE = 5
     monkeypatch.setattr(token_budget, "timer", lambda: 1_800_000_010.0)
@@ -129,7 +129,7 @@ def test_api_blocked_address_gets_429_for_a_valid_key_on_a_view_without_throttle
     blocked_address, collection, rater, monkeypatch
 ):
     """The budget is checked in the throttle's round trip only where a throttle carries it."""
-    from trainer.api.views_ratings import RatingCreateView
+    from api.views_ratings import RatingCreateView
 
     monkeypatch.setattr(RatingCreateView, "throttle_classes", [])
     _, key = api_token_create(collection=collection, user=rater)
@@ -152,7 +152,7 @@ def test_api_blocked_address_gets_429_for_a_valid_key_before_a_stricter_permissi
     """A permission that refuses (403) runs before the throttles: then the budget is checked first."""
     from rest_framework.permissions import BasePermission
 
-    from trainer.api.views_ratings import RatingCreateView
+    from api.views_ratings import RatingCreateView
 
     class Never(BasePermission):
         def has_permission(self, request, view):
@@ -173,7 +173,7 @@ def test_api_blocked_address_gets_429_for_a_valid_key_before_a_stricter_permissi
 def test_api_valid_key_budget_checked_in_the_throttles_round_trip(collection, rater, monkeypatch):
     """The hot path (a service posting ratings) reads no budget of its own: the user throttle's script does.
     A view that does not opt in has authentication read it at once."""
-    from trainer.api import token_budget
+    from api import token_budget
 
     separate_reads = []
     check = token_budget.check
@@ -207,7 +207,7 @@ def test_api_views_leaving_the_budget_to_the_throttle_cannot_answer_before_it():
     tells a blocked address its key is valid)."""
     from rest_framework.views import APIView
 
-    from trainer.api.token_budget import STEPS
+    from api.token_budget import STEPS
 
     opted_in = [view for view in _api_views() if getattr(view, "token_budget_in_throttle", False)]
 

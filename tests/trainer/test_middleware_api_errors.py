@@ -1,6 +1,6 @@
 """Everything under /api/ answers JSON: resolver 404s, bodies over the upload limit, NUL bytes in query
 parameters, JSON nested too deeply and an unreachable database (config/middleware.py and
-trainer/api/exceptions.py)."""
+api/exceptions.py)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_api_unexpected_error_answers_json_500_under_debug(caller, settings):
     settings.DEBUG = True
     client = caller("trainer_token")
     client.raise_request_exception = False
-    with mock.patch("trainer.api.views_rankers.RankerListView.get", side_effect=ZeroDivisionError("boom")):
+    with mock.patch("api.views_rankers.RankerListView.get", side_effect=ZeroDivisionError("boom")):
         response = client.get("/api/rankers/")
     assert response.status_code == 500
     assert body(response) == {"detail": "Server error."}

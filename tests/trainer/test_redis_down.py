@@ -18,8 +18,8 @@ from evaluation.models import EvaluationRun
 from ratings.models import Rating
 from tests.evaluation.conftest import broker_url_set
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
-from trainer import services as trainer_services
 from trainer.models import Training
+from trainer.services import trainings
 
 pytestmark = pytest.mark.django_db
 
@@ -106,9 +106,7 @@ def test_redis_down_api_evaluation_start_503_nothing_stored(api_data, caller, re
 
 
 def test_redis_down_api_training_start_503_nothing_stored(api_data, caller, redis_down, monkeypatch):
-    monkeypatch.setattr(
-        trainer_services, "training_readiness", lambda ranker: type("R", (), {"ready": True})()
-    )
+    monkeypatch.setattr(trainings, "training_readiness", lambda ranker: type("R", (), {"ready": True})())
     before = Training.objects.count()
 
     response = caller("trainer_token").post(f"/api/rankers/{api_data.builtin.pk}/train/", {}, format="json")

@@ -251,12 +251,12 @@ def test_training_run_same_labels_again_is_within_noise_and_kept(learnable_ranke
 
 
 def test_training_run_failure_is_recorded_not_left_running(learnable_ranker, monkeypatch):
-    from trainer import services
+    from trainer.services import learning
 
     def broken(**kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(services, "train", broken)
+    monkeypatch.setattr(learning, "train", broken)  # where ranker_train looks it up
     training = Training.objects.create(ranker=learnable_ranker)
 
     done = training_run(training_id=training.pk, worker="w")

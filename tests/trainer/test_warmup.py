@@ -16,11 +16,11 @@ WORKER = """
 import gc, json, runpy, sys
 import config.wsgi
 from django.urls import get_resolver
-before = {"views": "trainer.api.views_ratings" in sys.modules, "frozen": gc.get_freeze_count()}
+before = {"views": "api.views_ratings" in sys.modules, "frozen": gc.get_freeze_count()}
 runpy.run_path("gunicorn.conf.py")["post_worker_init"](None)
 resolver = get_resolver()
 after = {
-    "views": "trainer.api.views_ratings" in sys.modules and "raters.views" in sys.modules,
+    "views": "api.views_ratings" in sys.modules and "raters.views" in sys.modules,
     "frozen": gc.get_freeze_count(),
     "resolver": "url_patterns" in resolver.__dict__ and resolver._populated,
 }

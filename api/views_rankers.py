@@ -14,14 +14,14 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import caller_role, ranker_for, visible_collections
+from api.fields import no_nul_characters
+from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
+from api.version_shape import RankerVersionSerializer
 from corpus.models import Collection, Role
 from rankers.config import redacted_config, validate_ranker_config
 from rankers.models import PromotionPolicy, Ranker, RankerKind
 from rankers.services import ranker_create
-from trainer.api.access import caller_role, ranker_for, visible_collections
-from trainer.api.fields import no_nul_characters
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
-from trainer.api.version_shape import RankerVersionSerializer
 
 _QUERY_VALUES = {
     "type": "object",

@@ -11,13 +11,13 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import ranker_for
+from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND, UNAVAILABLE
+from api.version_shape import RankerVersionSerializer
+from api.views_evaluations import EvaluationStartedSerializer, evaluation_started
 from corpus.models import Role
 from rankers.models import RankerVersion
 from rankers.services import version_promote
-from trainer.api.access import ranker_for
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND, UNAVAILABLE
-from trainer.api.version_shape import RankerVersionSerializer
-from trainer.api.views_evaluations import EvaluationStartedSerializer, evaluation_started
 from trainer.selectors import versions_of
 from trainer.services import ranker_version_announce
 

@@ -13,9 +13,9 @@ from django.db import connection
 from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
 
+from api import throttling
 from corpus.models import Role
 from corpus.services import collection_create
-from trainer.api import throttling
 from trainer.services import api_token_create
 
 pytestmark = pytest.mark.django_db(transaction=True)

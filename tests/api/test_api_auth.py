@@ -10,8 +10,8 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
 
+from api.throttling import SlidingWindowThrottle
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
-from trainer.api.throttling import SlidingWindowThrottle
 from trainer.models import ApiToken
 from trainer.services import api_token_create, api_token_revoke
 
@@ -159,7 +159,7 @@ def test_api_schema_and_docs_are_served(collection, rater):
 
 
 def test_api_token_by_hash_loads_what_the_orm_loads(collection, rater):
-    from trainer.api.access import MEMBER_ROLE, token_by_hash
+    from api.access import MEMBER_ROLE, token_by_hash
 
     token, key = api_token_create(collection=collection, user=rater, days=30)
     ApiToken.objects.filter(pk=token.pk).update(last_used_at=token.created_at)

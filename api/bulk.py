@@ -9,11 +9,11 @@ from typing import Any
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
-from trainer.api.schema import ONE_OR_LIST_MARK
+from api.schema import ONE_OR_LIST_MARK
 
 MAX_BULK = 10_000
 
-# The body is one object or a list of them: trainer.api.schema turns the list schema into a oneOf.
+# The body is one object or a list of them: api.schema turns the list schema into a oneOf.
 ONE_OR_LIST = {ONE_OR_LIST_MARK: MAX_BULK}
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from trainer.api import (
+from api import (
     views_answers,
     views_collections,
     views_compare,
@@ -17,7 +17,7 @@ from trainer.api import (
     views_trainings,
     views_versions,
 )
-from trainer.api.views_export import VersionExportView
+from api.views_export import VersionExportView
 
 urlpatterns = [
     path("collections/", views_collections.CollectionListView.as_view(), name="api-collections"),

@@ -20,6 +20,9 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import caller_role, collection_for
+from api.negotiation import IgnoreFormatParameter
+from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from corpus.formats.common import FormatError
 from corpus.models import Role, Split
 from corpus.services import ImportFiles, parse_import_files
@@ -27,9 +30,6 @@ from evaluation.exports import RUN_EXPORTS, write_run_export
 from evaluation.selectors import run_detail, run_export_rows
 from ratings.exports import RATING_EXPORTS, write_ratings
 from ratings.selectors import rating_rows
-from trainer.api.access import caller_role, collection_for
-from trainer.api.negotiation import IgnoreFormatParameter
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from trainer.forms import ImportForm
 from trainer.services import collection_import
 from trainer.views import uploads_save

@@ -11,7 +11,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from trainer.api.responses import AUTH_ERRORS, NOT_FOUND
+from api.responses import AUTH_ERRORS, NOT_FOUND
 from trainer.models import ApiToken
 from trainer.selectors import tokens_of
 from trainer.services import api_token_revoke_own

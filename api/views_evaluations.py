@@ -15,6 +15,9 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import caller_role, ranker_for
+from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND, UNAVAILABLE
+from api.version_shape import RankerVersionSerializer
 from corpus.models import Role
 from corpus.permissions import can_see_labels
 from evaluation.models import EvaluationRun, QuestionResult, RunTrigger, Verdict
@@ -22,9 +25,6 @@ from evaluation.selectors import question_results, run_detail, runs_for_ranker, 
 from evaluation.services import evaluation_start
 from rankers.models import RankerVersion
 from rankers.selectors import ranking_version
-from trainer.api.access import caller_role, ranker_for
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND, UNAVAILABLE
-from trainer.api.version_shape import RankerVersionSerializer
 
 # --- what the caller sends ---------------------------------------------------------------------------
 

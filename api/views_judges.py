@@ -14,6 +14,9 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import caller_role, collection_for
+from api.fields import no_nul_characters
+from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND, UNAVAILABLE, ErrorSerializer
 from corpus.models import Role
 from judges.models import Judge, JudgeKind, Judging, JudgingStatus, ReplyFormat, Selection
 from judges.selectors import agreement, judges_of, judgings_of
@@ -30,9 +33,6 @@ from judges.services import (
     judging_resume,
     judging_start,
 )
-from trainer.api.access import caller_role, collection_for
-from trainer.api.fields import no_nul_characters
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND, UNAVAILABLE, ErrorSerializer
 
 
 def _no_nul(value):

@@ -12,13 +12,13 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import collection_for
+from api.bulk import ONE_OR_LIST, UpsertSummarySerializer, validated_items
+from api.fields import external_id_field
+from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from corpus.formats.records import QuestionRecord
 from corpus.models import Question, Role, Split
 from corpus.services import questions_upsert
-from trainer.api.access import collection_for
-from trainer.api.bulk import ONE_OR_LIST, UpsertSummarySerializer, validated_items
-from trainer.api.fields import external_id_field
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 
 
 class QuestionSerializer(serializers.Serializer):

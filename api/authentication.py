@@ -1,7 +1,7 @@
 """``Authorization: Token <key>`` for services, against ``trainer.models.ApiToken``.
 
 A token acts as its user, but only in its one collection and with at most its role (see
-``trainer.api.access``). Only the SHA-256 of a key is stored, so a key is checked by hashing it.
+``api.access``). Only the SHA-256 of a key is stored, so a key is checked by hashing it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
-from trainer.api import token_budget
-from trainer.api.access import token_by_hash
+from api import token_budget
+from api.access import token_by_hash
 from trainer.models import ApiToken
 
 KEYWORD = "Token"
@@ -62,7 +62,7 @@ class ApiTokenAuthentication(BaseAuthentication):
 
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "trainer.api.authentication.ApiTokenAuthentication"
+    target_class = "api.authentication.ApiTokenAuthentication"
     name = "tokenAuth"
 
     def get_security_definition(self, auto_schema):

@@ -18,13 +18,13 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import ranker_for
+from api.fields import no_nul_characters
+from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
+from api.views_rankers import RankerConfigField, RankerDetailView, RankerSerializer
 from corpus.models import Role
 from rankers.services import ranker_config_update
 from rankers.trial import MAX_QUESTION_CHARS, MAX_ROWS, TryResult, ranker_try
-from trainer.api.access import ranker_for
-from trainer.api.fields import no_nul_characters
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
-from trainer.api.views_rankers import RankerConfigField, RankerDetailView, RankerSerializer
 
 ES_EXAMPLE = {
     "preset": "elasticsearch",

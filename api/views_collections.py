@@ -13,12 +13,12 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import collection_for, token_of, visible_collections
+from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from corpus.models import Answer, Collection, Discount, GainScheme, Question, Role, Split
 from corpus.permissions import can_create_collections
 from corpus.services import collection_create
 from ratings.models import Label
-from trainer.api.access import collection_for, token_of, visible_collections
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 
 # --- what the caller sends ---------------------------------------------------------------------------
 

@@ -16,13 +16,13 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import collection_for
+from api.negotiation import IgnoreFormatParameter
+from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from corpus.formats.writers import WRITERS
 from corpus.models import Split
 from corpus.permissions import can_see_labels
 from ratings.selectors import ground_truth_rows
-from trainer.api.access import collection_for
-from trainer.api.negotiation import IgnoreFormatParameter
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 
 
 class GroundTruthRowSerializer(serializers.Serializer):

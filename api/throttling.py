@@ -33,7 +33,7 @@ from django.core.cache.backends.redis import RedisCache
 from rest_framework import throttling
 from rest_framework.exceptions import Throttled
 
-from trainer.api import token_budget
+from api import token_budget
 
 logger = logging.getLogger(__name__)
 

@@ -14,11 +14,11 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import ranker_for
+from api.negotiation import IgnoreFormatParameter
+from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND, ErrorSerializer
 from corpus.models import Role
 from rankers.export.render import FORMATS
-from trainer.api.access import ranker_for
-from trainer.api.negotiation import IgnoreFormatParameter
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND, ErrorSerializer
 from trainer.engine_export import ExportMissing, version_export_render
 from trainer.selectors import versions_of
 

@@ -16,10 +16,10 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import collection_for
+from api.responses import ErrorSerializer, ValidationErrorSerializer
 from corpus.models import Answer, Question
 from raters.next_task.modes import MODE_DECIDE, MODES, mode_pairs
-from trainer.api.access import collection_for
-from trainer.api.responses import ErrorSerializer, ValidationErrorSerializer
 
 N_MIN, N_MAX, N_DEFAULT = 1, 50, 10
 

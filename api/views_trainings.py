@@ -14,10 +14,10 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import caller_role, ranker_for
+from api.responses import AUTH_ERRORS, FORBIDDEN, NOT_FOUND, UNAVAILABLE
+from api.version_shape import RankerVersionSerializer
 from corpus.models import Role
-from trainer.api.access import caller_role, ranker_for
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, NOT_FOUND, UNAVAILABLE
-from trainer.api.version_shape import RankerVersionSerializer
 from trainer.models import Training, TrainingPhase, TrainingStatus
 from trainer.services import TrainingConflict, TrainingRefused, TrainingUnavailable, training_start
 

@@ -8,7 +8,7 @@ Checking the budget is a cache read, and every token request needs the check. An
 counted (``failure_count``) and refused with the 429 when that count is over the budget. A valid one
 on the hot path (a service posting ratings: views that opt in with ``token_budget_in_throttle``) is
 not checked by authentication: it leaves the check pending (``defer``) and the user throttle does it in
-the same Redis round trip as its own window (``trainer.api.throttling``). Everywhere else, and on an
+the same Redis round trip as its own window (``api.throttling``). Everywhere else, and on an
 opted-in view that could answer before its throttles run (``deferrable``), authentication checks at
 once (``check``), so every token endpoint keeps the rule.
 """

@@ -10,10 +10,10 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import collection_for
+from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from corpus.models import Role
 from evaluation.selectors import COMPARE_MAX_RUNS, COMPARE_MIN_RUNS, run_in_collection, runs_compare
-from trainer.api.access import collection_for
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 
 
 class ComparedRunSerializer(serializers.Serializer):

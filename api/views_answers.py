@@ -12,13 +12,13 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import collection_for
+from api.bulk import ONE_OR_LIST, UpsertSummarySerializer, validated_items
+from api.fields import external_id_field, no_nul_characters
+from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from corpus.formats.records import AnswerRecord
 from corpus.models import Answer, Role
 from corpus.services import answers_upsert
-from trainer.api.access import collection_for
-from trainer.api.bulk import ONE_OR_LIST, UpsertSummarySerializer, validated_items
-from trainer.api.fields import external_id_field, no_nul_characters
-from trainer.api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 
 _SCALAR = [{"type": "string", "nullable": True}, {"type": "number"}, {"type": "boolean"}]
 

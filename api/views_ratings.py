@@ -13,14 +13,14 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.access import collection_for
+from api.bulk import ONE_OR_LIST, validated_items
+from api.fields import external_id_field
+from api.responses import AUTH_ERRORS, BUSY, INVALID, NOT_FOUND
 from corpus.permissions import can_see_labels
 from corpus.selectors import questions_and_answers
 from ratings.models import NOTE_MAX_LENGTH, RatingSource
 from ratings.services import ratings_record, validate_stars
-from trainer.api.access import collection_for
-from trainer.api.bulk import ONE_OR_LIST, validated_items
-from trainer.api.fields import external_id_field
-from trainer.api.responses import AUTH_ERRORS, BUSY, INVALID, NOT_FOUND
 
 # --- what the caller sends ---------------------------------------------------------------------------
 

@@ -1,0 +1,56 @@
+"""Writes that span the layers (one subject per module):
+
+* :mod:`.imports` – answers, questions and judgments imported at once (``collection_import``).
+* :mod:`.demo` – the Cranfield demo collection loaded unless it exists (``demo_collection_load``).
+* :mod:`.learning` – a new version learned from the training labels (``ranker_train``), its export fitted.
+* :mod:`.service_versions` – an http or engine ranker's versions: announced ones, and the service as it is.
+* :mod:`.promotion` – a new version compared with the champion and the policy applied (``version_decide``).
+* :mod:`.trainings` – training jobs: started, claimed, run with progress, taken over, started when due.
+* :mod:`.tokens` – API tokens issued (only the key's hash stored) and revoked.
+"""
+
+from .demo import DEMO_DATA_DIR, demo_collection_load
+from .imports import IMPORT_RATER_DEFAULT, ImportSummary, collection_import, import_rater
+from .learning import Progress, ranker_train
+from .promotion import version_decide
+from .service_versions import ranker_version_announce, service_version_ensure
+from .tokens import api_token_create, api_token_revoke, api_token_revoke_own
+from .trainings import (
+    PHASE_START,
+    TRAINING_MAX_ATTEMPTS,
+    TrainingConflict,
+    TrainingRefused,
+    TrainingUnavailable,
+    auto_trainings_start,
+    training_claim,
+    training_run,
+    training_start,
+    trainings_resume,
+)
+
+__all__ = [
+    "DEMO_DATA_DIR",
+    "IMPORT_RATER_DEFAULT",
+    "PHASE_START",
+    "TRAINING_MAX_ATTEMPTS",
+    "ImportSummary",
+    "Progress",
+    "TrainingConflict",
+    "TrainingRefused",
+    "TrainingUnavailable",
+    "api_token_create",
+    "api_token_revoke",
+    "api_token_revoke_own",
+    "auto_trainings_start",
+    "collection_import",
+    "demo_collection_load",
+    "import_rater",
+    "ranker_train",
+    "ranker_version_announce",
+    "service_version_ensure",
+    "training_claim",
+    "training_run",
+    "training_start",
+    "trainings_resume",
+    "version_decide",
+]

@@ -1,0 +1,35 @@
+"""The Cranfield demo collection, loaded from ``trainer/demo_data/`` unless it exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.db import transaction
+
+from corpus.models import Collection
+from corpus.services import ImportFiles, collection_create, parse_import_files
+
+from .imports import collection_import
+
+DEMO_DATA_DIR = Path(__file__).resolve().parents[1] / "demo_data"
+
+
+@transaction.atomic
+def demo_collection_load(*, slug: str = "cranfield") -> Collection | None:
+    """Load the Cranfield demo collection unless it exists. Returns it when it was created now."""
+    if Collection.objects.filter(slug=slug).exists():
+        return None
+    collection = collection_create(
+        name="Cranfield (demo)",
+        slug=slug,
+        description="Cranfield 1400 aeronautics abstracts and 150 questions, as IBM Watson Retrieve and Rank's "
+        "tutorial shipped them. Grades 0–4 mapped to stars = max(grade − 1, 0).",
+    )
+    answers, questions, judgments = parse_import_files(
+        ImportFiles(
+            rnr_documents=DEMO_DATA_DIR / "cranfield-data.json",
+            rnr_ground_truth=DEMO_DATA_DIR / "cranfield-gt.csv",
+        )
+    )
+    collection_import(collection=collection, answers=answers, questions=questions, judgments=judgments)
+    return collection

@@ -1,0 +1,90 @@
+"""Deciding on a new version: compared with the champion on the test questions, then promoted or kept
+by the ranker's promotion policy, the figures and the reason kept."""
+
+from __future__ import annotations
+
+from evaluation.certainty import VersionPair, certainty, comparison_json
+from evaluation.services import versions_compare
+from evaluation.uncertainty.verdicts import REAL_IMPROVEMENT
+from rankers.models import PromotionPolicy, Ranker, RankerVersion
+from rankers.services import version_promote
+from trainer.ranker_display import Predicted, comparison_text
+
+
+def version_decide(*, version: RankerVersion) -> tuple[str, str]:
+    """Compare a new version with the champion on the test questions and apply the ranker's policy.
+
+    Returns (decision, reason): "promoted", "kept" or "manual". The figures are kept on the version.
+    """
+    ranker = Ranker.objects.select_related("champion", "collection").get(pk=version.ranker_id)
+    champion = ranker.champion
+    if champion is None:
+        version_promote(version=version, changed_by=None, reason="The ranker had no champion yet.")
+        return "promoted", "The ranker had no champion yet."
+    comparison = versions_compare(challenger=version, champion=champion)
+    figures = {**comparison.as_json(), "champion": champion.label, "champion_id": champion.pk}
+    if comparison.questions == 0:
+        # Nothing to compare on (often the first training: the queue serves training questions first).
+        version.comparison = figures
+        version.save(update_fields=["comparison"])
+        said = (
+            f"{version.label} could not be compared with {champion.label}: no test question has a rated "
+            f"answer yet."
+        )
+        if ranker.promotion_policy == PromotionPolicy.MANUAL:
+            return "manual", f"{said} The policy is manual: a trainer decides."
+        return "kept", (
+            f"{said} Kept {champion.label}; rate test questions (the queue asks for them once an evaluation "
+            f"has run), then train again or promote {version.label} by hand."
+        )
+    # The test below leaves unrated answers out (judged-only NDCG): it cannot tell what they are worth,
+    # so the decision also says what counting them as predicted gives.
+    counted = certainty(collection=ranker.collection, pair=VersionPair(champion, version))
+    predicted = counted.comparison
+    if predicted is not None:
+        figures["predicted"] = comparison_json(predicted)
+        shown = Predicted.of(figures["predicted"])
+        predicted_said = f" {shown.clause(version.label)}" if shown else ""
+    else:
+        why = counted.unavailable or "no test question to count them on"
+        predicted_said = f" The unrated answers could not be counted: {why}."
+    version.comparison = figures
+    version.save(update_fields=["comparison"])
+    k = comparison.k
+    figures_said = comparison_text(
+        k=k,
+        challenger=comparison.challenger_ndcg,
+        champion=comparison.champion_ndcg,
+        difference=comparison.difference,
+        ci_low=comparison.ci_low,
+        ci_high=comparison.ci_high,
+        p_value=comparison.p_value,
+    )
+    said = f"{version.label} vs {champion.label} on {comparison.questions} test questions: {figures_said}"
+    policy = ranker.promotion_policy
+    if policy == PromotionPolicy.MANUAL:
+        return "manual", f"{said}.{predicted_said} The policy is manual: a trainer decides."
+    if policy == PromotionPolicy.BETTER:
+        promote = comparison.verdict == "better"
+        rule = "promoted only if significantly better (p < 0.05)"
+    elif policy == PromotionPolicy.SETTLED:
+        # Better by the test, and still better whatever the unrated answers turn out to be (at least
+        # SETTLED_SHARE of the completions of their labels): no credit for ranking rated answers first.
+        promote = (
+            comparison.verdict == "better" and predicted is not None and predicted.verdict == REAL_IMPROVEMENT
+        )
+        rule = (
+            "promoted only if significantly better (p < 0.05) and settled as a real improvement "
+            "counting the unrated answers"
+        )
+    else:
+        promote = comparison.verdict != "worse"
+        rule = "promoted unless significantly worse (p < 0.05)"
+    if not promote:
+        return (
+            "kept",
+            f"{said}: {comparison.verdict}.{predicted_said} Kept {champion.label}; a new version is {rule}.",
+        )
+    reason = f"{said}: {comparison.verdict}.{predicted_said} Promoted by the policy: {rule}."
+    version_promote(version=version, changed_by=None, reason=reason, figures=figures)
+    return "promoted", reason
