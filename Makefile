@@ -47,10 +47,11 @@ run: install
 	@# Rankers on this machine (manage.py ranker_server on 127.0.0.1) are allowed: OUTBOUND_ALLOW_PRIVATE.
 	@DEBUG=$${DEBUG:-1} OUTBOUND_ALLOW_PRIVATE=$${OUTBOUND_ALLOW_PRIVATE:-1} exec $(BIN)/python bin/run $(HOST):$(PORT)
 
-# Debian packages the tests drive: chromium (browser tests) and docker-compose (the compose file is
-# validated; no Docker engine is needed). Installed with apt-get when run as root, else named.
+# Debian packages the tests drive: chromium-headless-shell (browser tests: chromium without the browser's UI,
+# see CHROMIUM in tests/conftest.py) and docker-compose (the compose file is validated; no Docker engine is
+# needed). Installed with apt-get when run as root, else named.
 browser-deps:
-	@missing=""; test -x /usr/bin/chromium || missing=" chromium"; \
+	@missing=""; test -x /usr/bin/chromium-headless-shell || missing=" chromium-headless-shell"; \
 	  command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || missing="$$missing docker-compose"; \
 	  if [ -n "$$missing" ]; then \
 	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
