@@ -42,9 +42,9 @@ def _labels(collection, split: str) -> dict[int, dict[str, int]]:
 
 
 def _judged_ndcg(ranking: list[str], labels: dict[str, int], k: int) -> float:
-    """Judged-only NDCG@k of the top k written out: its unrated answers removed, gain g (linear), discount
-    1/log2(rank + 1)."""
-    condensed = [a for a in ranking[:k] if a in labels]
+    """Judged-only NDCG@k of the top 2k written out (the learner's CV depth, two pages): its unrated
+    answers removed, the first k left scored, gain g (linear), discount 1/log2(rank + 1)."""
+    condensed = [a for a in ranking[: 2 * k] if a in labels][:k]
     dcg = sum(labels[a] / math.log2(i + 2) for i, a in enumerate(condensed))
     ideal = sum(g / math.log2(i + 2) for i, g in enumerate(sorted(labels.values(), reverse=True)[:k]))
     return dcg / ideal if ideal > 0 else math.nan
@@ -66,7 +66,7 @@ def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(request, engine, d
     assert (details["first_stage"], details["candidates_depth"], details["semantic"]) == ("engine", 50, True)
     assert [c["name"] for c in details["candidates"]] == ["engine", "fusion", "learned-fusion", "lambdamart"]
     # The engine's own order needs no fitting: its CV figure is the mean judged-only NDCG@10 of the
-    # node's top 10 over the training questions, computed here from the node's own answers.
+    # node's top 20 over the training questions, computed here from the node's own answers.
     engine_first = get_backend(ranker, ranker.champion)
     labels = _labels(demo, Split.TRAIN)
     per_question = [

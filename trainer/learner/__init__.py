@@ -32,11 +32,16 @@ untrained fusion by 0.03-0.07 NDCG@10). So:
 - training targets are the rated candidates only (``targets`` is NaN for the others): the learned fusion
   and LambdaMART fit on the pairs and lists of rated candidates (features are still computed, and
   z-scored, over all candidates, as at ranking time);
-- cross-validation scores a held-out question on its **condensed** top k: the k answers the ranking
-  would return, unrated ones removed, then NDCG@k, i.e. judged-only NDCG as ``trec_eval -J -m
-  ndcg_cut.k`` computes it on a run of depth k, the champion/challenger test's measure (chosen
-  over reading the certainty page's relevance estimates because it needs no model of the raters and
-  is what trec_eval defines; ``bench/bench_loop.py`` measures the result on the product's own loop);
+- cross-validation scores a held-out question on its **condensed** top 2k (``CV_DEPTH_PAGES`` pages of
+  k): the 2k answers the ranking would return, unrated ones removed, then NDCG@k, i.e. judged-only NDCG
+  as ``trec_eval -J -m ndcg_cut.k`` computes it on a run of depth 2k (chosen over reading the certainty
+  page's relevance estimates because it needs no model of the raters and is what trec_eval defines;
+  ``bench/bench_loop.py`` measures the result on the product's own loop). Not the champion/challenger
+  test's depth k: the queue pools the champion's, the latest challenger's and BM25's top k, never a
+  candidate only being cross-validated, so at depth k a learned candidate's unrated answers counted as
+  nothing and the fusion was kept wherever its top k was the rated one (``candidates._ndcg`` has the
+  figures); a candidate chosen here becomes the challenger, the queue pools its top k, and the test then
+  measures it on rated answers;
 - ``rated_share`` says how much of each figure rests on rated answers: the share of the top-k
   positions of the held-out (uncondensed) rankings that hold a rated answer.
 
@@ -49,8 +54,10 @@ labels.
 
 The guard: a candidate that learned from ratings is chosen only when its CV NDCG@k (judged-only) beats
 the best candidate that needed none (bm25, fusion) by at least ``MIN_CV_GAIN``, so a trained version
-never loses, in cross-validation, to what needed no ratings. Without embeddings (model package missing or
-broken) the semantic candidates are left out and the version says so.
+never loses, in cross-validation, to what needed no ratings. Among the trained ones, LambdaMART is
+preferred to the learned fusion only when it leads it by ``MIN_CV_GAIN`` too (the simpler among equals;
+``training.choose``). Without embeddings (model package missing or broken) the semantic candidates are
+left out and the version says so.
 
 Training is deterministic for given labels (fixed seeds, one thread).
 
@@ -63,14 +70,15 @@ The package's modules:
 * :mod:`.training` – ``train``: cross-validate, choose under the guard, fit; ``TrainingResult``.
 """
 
-from .candidates import LAMBDAMART_PARAMS, LEARNED_SIGNALS, SEED
+from .candidates import CV_DEPTH_PAGES, LAMBDAMART_PARAMS, LEARNED_SIGNALS, SEED
 from .cross_validation import CV_FOLDS, FOLD_SEEDS
 from .examples import QuestionExample, VectorsOf, rated_questions, training_examples, training_questions
 from .stages import BM25_STAGE, FirstStage, engine_stage
-from .training import EXTRA_LAMBDAMART, MIN_CV_GAIN, MIN_QUESTIONS, Progress, TrainingResult, train
+from .training import EXTRA_LAMBDAMART, MIN_CV_GAIN, MIN_QUESTIONS, Progress, TrainingResult, choose, train
 
 __all__ = [
     "BM25_STAGE",
+    "CV_DEPTH_PAGES",
     "CV_FOLDS",
     "EXTRA_LAMBDAMART",
     "FOLD_SEEDS",
@@ -84,6 +92,7 @@ __all__ = [
     "QuestionExample",
     "TrainingResult",
     "VectorsOf",
+    "choose",
     "engine_stage",
     "rated_questions",
     "train",
