@@ -29,6 +29,7 @@ import httpx
 
 from rankers.engine_server import EngineServer
 from tests.conftest import ROOT, _database_url_for_tests
+from tests.http_client import HTTP
 
 START_SECONDS = 60  # for a server to answer its readiness request
 STOP_SECONDS = 10  # for it to exit after SIGTERM (then SIGKILL), and again after SIGKILL
@@ -118,7 +119,7 @@ def start_manage_server(
         if process.poll() is not None:
             raise RuntimeError(f"{command} exited early:\n{started.log()}")
         try:
-            response = httpx.get(base + ready_path, timeout=1)
+            response = HTTP.get(base + ready_path, timeout=1)
             if ready_status is None or response.status_code == ready_status:
                 return started
         except httpx.TransportError:

@@ -11,12 +11,13 @@ from django.core.management import CommandError, call_command
 
 from judges.models import DEFAULT_PROMPT
 from judges.prompts import prompt
+from tests.http_client import HTTP
 
 
 def _ask(server, question: str, answer: str, **headers) -> httpx.Response:
     text = prompt(template=DEFAULT_PROMPT, reply_format="digit", question=question, answer=answer)
     body = {"model": "reference-judge", "messages": [{"role": "user", "content": text}]}
-    return httpx.post(server.url + "/chat/completions", json=body, headers=headers, timeout=10)
+    return HTTP.post(server.url + "/chat/completions", json=body, headers=headers, timeout=10)
 
 
 Q1 = "how does the boundary layer of a flat plate grow"
@@ -25,7 +26,7 @@ A5 = "Pasta\nCooking pasta in salted boiling water."
 
 
 def test_models_lists_the_reference_judge(judge_server):
-    response = httpx.get(judge_server.url + "/models")
+    response = HTTP.get(judge_server.url + "/models")
 
     assert response.status_code == 200
     assert response.json()["data"][0]["id"] == "reference-judge"
@@ -50,7 +51,7 @@ def test_wrong_key_is_401_and_right_key_passes(judge_server_factory):
     assert _ask(server, Q1, A1).status_code == 401
     assert _ask(server, Q1, A1, Authorization="Bearer nope").status_code == 401
     assert _ask(server, Q1, A1, Authorization="Bearer k1").status_code == 200
-    assert httpx.get(server.url + "/models").status_code == 401
+    assert HTTP.get(server.url + "/models").status_code == 401
 
 
 def test_rate_limit_then_failure_then_answers(judge_server_factory):
@@ -90,10 +91,10 @@ def test_noise_is_deterministic_per_pair(judge_server_factory):
 
 
 def test_bad_body_is_400_and_unknown_path_404(judge_server):
-    bad = httpx.post(judge_server.url + "/chat/completions", content=b"nope", timeout=10)
+    bad = HTTP.post(judge_server.url + "/chat/completions", content=b"nope", timeout=10)
 
     assert bad.status_code == 400 and "messages" in bad.json()["error"]["message"]
-    assert httpx.get(judge_server.url + "/nothing").status_code == 404
+    assert HTTP.get(judge_server.url + "/nothing").status_code == 404
 
 
 def test_unknown_collection_is_a_command_error(db):
@@ -104,7 +105,7 @@ def test_unknown_collection_is_a_command_error(db):
 def _ask_logprobs(server, question: str, answer: str, **options) -> httpx.Response:
     text = prompt(template=DEFAULT_PROMPT, reply_format="digit", question=question, answer=answer)
     body = {"model": "reference-judge", "messages": [{"role": "user", "content": text}], "logprobs": True}
-    return httpx.post(server.url + "/chat/completions", json={**body, **options}, timeout=10)
+    return HTTP.post(server.url + "/chat/completions", json={**body, **options}, timeout=10)
 
 
 def test_logprobs_give_the_grades_probability(judge_server):

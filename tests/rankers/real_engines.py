@@ -32,6 +32,7 @@ import httpx
 import pytest
 
 from corpus.formats.rnr import parse_rnr_documents
+from tests.http_client import HTTP
 from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,14 +142,14 @@ class OpenSearch:
 
     def search(self, body: dict) -> list[tuple[str, float]]:
         """Ids and scores of a query sent straight to the node (for the expected values)."""
-        hits = _check(httpx.post(self.search_url, json=body, timeout=30))["hits"]["hits"]
+        hits = _check(HTTP.post(self.search_url, json=body, timeout=30))["hits"]["hits"]
         return [(hit["_id"], hit["_score"]) for hit in hits]
 
 
 def opensearch_index_cranfield(url: str, index: str) -> None:
     english = {"type": "text", "analyzer": "english"}
     _check(
-        httpx.put(
+        HTTP.put(
             f"{url}/{index}",
             json={
                 "settings": {"number_of_shards": 1, "number_of_replicas": 0},
@@ -162,7 +163,7 @@ def opensearch_index_cranfield(url: str, index: str) -> None:
         lines.append(json.dumps({"index": {"_id": doc["id"]}}))
         lines.append(json.dumps({"title": doc["title"], "text": doc["text"]}))
     result = _check(
-        httpx.post(
+        HTTP.post(
             f"{url}/{index}/_bulk?refresh=true",
             content=("\n".join(lines) + "\n").encode(),
             headers={"Content-Type": "application/x-ndjson"},
@@ -186,7 +187,7 @@ class Solr:
         return f"{self.url}/{self.core}/select"
 
     def search(self, params: dict) -> list[tuple[str, float]]:
-        docs = _check(httpx.post(self.select_url, data=params, timeout=30))["response"]["docs"]
+        docs = _check(HTTP.post(self.select_url, data=params, timeout=30))["response"]["docs"]
         return [(doc["id"], doc["score"]) for doc in docs]
 
 
@@ -207,13 +208,13 @@ def solr_security_json(user: str, password: str) -> dict:
 
 def solr_index_cranfield(url: str, core: str) -> None:
     _check(
-        httpx.get(
+        HTTP.get(
             f"{url}/admin/cores",
             params={"action": "CREATE", "name": core, "configSet": "answers"},
             timeout=60,
         )
     )
-    _check(httpx.post(f"{url}/{core}/update?commit=true", json=cranfield_answers(), timeout=120))
+    _check(HTTP.post(f"{url}/{core}/update?commit=true", json=cranfield_answers(), timeout=120))
 
 
 @pytest.fixture(scope="session")

@@ -3,10 +3,10 @@ real subprocess."""
 
 from __future__ import annotations
 
-import httpx
 import pytest
 from django.core.management import CommandError, call_command
 
+from tests.http_client import HTTP
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
 from tests.servers import start_engine_server
 
@@ -19,7 +19,7 @@ def engine_process(served):
 
 
 def test_engine_server_command_serves_the_collection_as_an_index(engine_process):
-    response = httpx.post(
+    response = HTTP.post(
         f"{engine_process.url}/served/_search",
         json={"size": 2, "query": {"match": {"text": "boundary layer"}}},
     )
@@ -32,7 +32,7 @@ def test_engine_server_command_serves_the_collection_as_an_index(engine_process)
 
 
 def test_engine_server_command_serves_the_collection_as_a_solr_core(engine_process):
-    response = httpx.get(
+    response = HTTP.get(
         f"{engine_process.url}/solr/served/select",
         params={"q": "boundary layer", "fl": "id,score", "rows": 1},
     )

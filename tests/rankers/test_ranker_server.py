@@ -9,6 +9,7 @@ import httpx
 import pytest
 from django.core.management import CommandError, call_command
 
+from tests.http_client import HTTP
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
 
 
@@ -20,7 +21,7 @@ def server(served):
 
 
 def test_ranker_server_healthz_describes_what_it_serves(server):
-    response = httpx.get(server.url + "healthz")
+    response = HTTP.get(server.url + "healthz")
 
     assert response.status_code == 200
     assert response.json() == {
@@ -34,7 +35,7 @@ def test_ranker_server_healthz_describes_what_it_serves(server):
 
 
 def test_ranker_server_ranks_a_question(server):
-    response = httpx.post(
+    response = HTTP.post(
         server.url, json={"question": {"id": "q1", "text": "boundary layer flows"}, "rows": 2}
     )
 
@@ -59,14 +60,14 @@ def test_ranker_server_ranks_a_question(server):
     ],
 )
 def test_ranker_server_bad_request_is_400_with_reason(server, body, message):
-    response = httpx.post(server.url, content=body, headers={"Content-Type": "application/json"})
+    response = HTTP.post(server.url, content=body, headers={"Content-Type": "application/json"})
 
     assert response.status_code == 400
     assert message in response.json()["error"]
 
 
 def test_ranker_server_unknown_get_path_is_404(server):
-    assert httpx.get(server.url + "nothing").status_code == 404
+    assert HTTP.get(server.url + "nothing").status_code == 404
 
 
 def test_ranker_server_serves_concurrent_requests_in_parallel(served):
@@ -108,7 +109,7 @@ def test_ranker_server_version_option_serves_that_version(served, django_db_bloc
         older = RankerVersion.objects.create(ranker=ranker, label="v0-bm25", method="bm25")
     process = served.start("--ranker", str(ranker.pk), "--version", str(older.pk))
     try:
-        health = httpx.get(process.url + "healthz").json()
+        health = HTTP.get(process.url + "healthz").json()
     finally:
         process.stop()
         with django_db_blocker.unblock():

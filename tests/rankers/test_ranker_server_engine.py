@@ -25,6 +25,7 @@ from rankers.models import Ranker, RankerVersion
 from rankers.reranking import RerankingBackend
 from rankers.semantic import forget_vectors
 from rankers.services import ranker_create, version_promote
+from tests.http_client import HTTP
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (served)
 from tests.servers import RankerServer, start_ranker_server
 from trainer.services import demo_collection_load, ranker_train
@@ -144,7 +145,7 @@ def _body(query: RankQuery, **extra) -> dict:
 
 
 def test_health_says_what_is_served(server, trained, opensearch):
-    assert httpx.get(server.url + "healthz").json() == {
+    assert HTTP.get(server.url + "healthz").json() == {
         "status": "ok",
         "collection": SLUG,
         "answers": 1400,
@@ -166,7 +167,7 @@ def test_post_answers_the_champion_reranking_the_engine_top_50(server, trained, 
     for query in questions:
         expected = reranking.rank(query, 10)
 
-        response = httpx.post(server.url, json=_body(query, rows=10), timeout=30)
+        response = HTTP.post(server.url, json=_body(query, rows=10), timeout=30)
 
         assert response.status_code == 200, response.text
         assert _answers(response) == expected.answers
@@ -184,13 +185,13 @@ def test_rank_call_reranks_the_callers_candidates_as_the_engine_own(server, ques
         top50 = engine.rank(query, 50)
         candidates = [{"id": answer_id, "score": score} for answer_id, score in top50.answers]
 
-        response = httpx.post(
+        response = HTTP.post(
             server.url + "rank", json=_body(query, candidates=candidates, rows=10), timeout=30
         )
 
         assert response.status_code == 200, response.text
         assert _answers(response) == reranking.rerank(query, Ranking(answers=top50.answers), 10).answers
-        assert _answers(response) == _answers(httpx.post(server.url, json=_body(query, rows=10), timeout=30))
+        assert _answers(response) == _answers(HTTP.post(server.url, json=_body(query, rows=10), timeout=30))
         assert (response.json()["reranked"], "warning" in response.json()) == (True, False)
 
 
@@ -199,7 +200,7 @@ def test_rank_call_without_scores_scores_the_candidates_n_to_1(server, trained, 
     query = questions[0]
     ids = engine.rank(query, 50).ids
 
-    response = httpx.post(
+    response = HTTP.post(
         server.url + "rank", json=_body(query, candidates=[{"id": i} for i in ids], rows=5), timeout=30
     )
 
@@ -222,7 +223,7 @@ def test_rank_call_keeps_unknown_ids_after_the_reranked_ones(server, questions, 
     top = engine.rank(query, 10).answers
     candidates = [("not-an-answer", 99.0), *top]
 
-    response = httpx.post(
+    response = HTTP.post(
         server.url + "rank",
         json=_body(query, candidates=[{"id": a, "score": s} for a, s in candidates], rows=11),
         timeout=30,
@@ -257,16 +258,16 @@ def test_rank_call_keeps_unknown_ids_after_the_reranked_ones(server, questions, 
 )  # fmt: skip
 def test_rank_call_bad_request_is_400_naming_the_field(server, body, error):
     if isinstance(body, bytes):
-        response = httpx.post(server.url + "rank", content=body, headers={"Content-Type": "application/json"})
+        response = HTTP.post(server.url + "rank", content=body, headers={"Content-Type": "application/json"})
     else:
-        response = httpx.post(server.url + "rank", json=body)
+        response = HTTP.post(server.url + "rank", json=body)
 
     assert response.status_code == 400
     assert response.json() == {"error": error}
 
 
 def test_rank_call_body_over_1_mb_is_413(server):
-    response = httpx.post(server.url + "rank", content=b" " * 1_000_001)
+    response = HTTP.post(server.url + "rank", content=b" " * 1_000_001)
 
     assert (response.status_code, response.json()) == (413, {"error": "request body too large"})
 
@@ -280,10 +281,10 @@ def test_slow_rerank_answers_the_engine_order_within_the_budget(trained, questio
     process = trained.start("--rerank-delay-ms", "2000")
     try:
         started = time.monotonic()
-        searched = httpx.post(process.url, json=_body(query, rows=10), timeout=30)
+        searched = HTTP.post(process.url, json=_body(query, rows=10), timeout=30)
         searched_seconds = time.monotonic() - started
         candidates = [{"id": a, "score": s} for a, s in top50.answers]
-        ranked = httpx.post(
+        ranked = HTTP.post(
             process.url + "rank", json=_body(query, candidates=candidates, rows=10), timeout=30
         )
     finally:
@@ -305,7 +306,7 @@ def test_failing_rerank_answers_the_engine_order_saying_why(trained, questions, 
     query = questions[3]
     process = trained.start("--rerank-fail")
     try:
-        response = httpx.post(process.url, json=_body(query, rows=5), timeout=30)
+        response = HTTP.post(process.url, json=_body(query, rows=5), timeout=30)
     finally:
         process.stop()
 
@@ -324,9 +325,9 @@ def test_engine_down_is_502_json_and_the_rank_call_still_reranks(trained, questi
     top50 = engine.rank(query, 50)
     process = trained.start("--budget-ms", "5000", ranker=trained.gone_id)
     try:
-        searched = httpx.post(process.url, json=_body(query, rows=10), timeout=30)
+        searched = HTTP.post(process.url, json=_body(query, rows=10), timeout=30)
         candidates = [{"id": a, "score": s} for a, s in top50.answers]
-        ranked = httpx.post(
+        ranked = HTTP.post(
             process.url + "rank", json=_body(query, candidates=candidates, rows=10), timeout=30
         )
     finally:
@@ -345,7 +346,7 @@ def test_engine_down_is_502_json_and_the_rank_call_still_reranks(trained, questi
 def test_builtin_server_has_no_rank_call(served):
     process = served.start()
     try:
-        response = httpx.post(
+        response = HTTP.post(
             process.url + "rank", json={"question": {"id": "q", "text": "x"}, "candidates": []}
         )
     finally:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 
-import httpx
 import numpy as np
 import pytest
 import yaml
@@ -19,6 +18,7 @@ from rankers.engine import EngineBackend, EngineError
 from rankers.engine_config import preset_config, validate_engine_config
 from rankers.services import ranker_create
 from tests.evaluation.helpers import evaluate_inline
+from tests.http_client import HTTP
 from tests.rankers.real_engines import ROOT
 from trainer.services import demo_collection_load
 
@@ -171,7 +171,7 @@ def test_evaluation_of_the_demo_collection_scores_the_node_rankings(opensearch):
 def test_compose_engine_profile_runs_the_version_tested_here(opensearch):
     """docker-compose.yml's optional OpenSearch (`docker compose --profile engine up`) is this version."""
     service = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["opensearch"]
-    version = httpx.get(opensearch.url, timeout=30).json()["version"]["number"]
+    version = HTTP.get(opensearch.url, timeout=30).json()["version"]["number"]
 
     assert service["image"] == f"opensearchproject/opensearch:{version}"
     assert service["profiles"] == ["engine"]

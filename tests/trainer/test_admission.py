@@ -25,6 +25,7 @@ from corpus.services import answers_upsert, collection_create, questions_upsert
 from ratings.models import Label, Rating
 from ratings.services.locks import _pair_key
 from tests.conftest import _database_url_for_tests
+from tests.http_client import HTTP
 from tests.trainer.gunicorn_support import clean_env, gunicorn
 from trainer.services import api_token_create
 
@@ -131,7 +132,7 @@ def saturable(transactional_db, make_user, tmp_path):
 
 
 def _post_rating(port: int, key: str, answer: str, stars: int) -> httpx.Response:
-    return httpx.post(
+    return HTTP.post(
         f"http://127.0.0.1:{port}/api/collections/busy/ratings/",
         json={"question_id": "q1", "answer_id": answer, "stars": stars},
         headers={"Authorization": f"Token {key}"},
