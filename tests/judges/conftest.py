@@ -67,11 +67,13 @@ def judged_committed(django_db_setup, django_db_blocker) -> Iterator[tuple[int, 
     """The "judged" collection, committed so that judge_server subprocesses can read its labels."""
     users = get_user_model().objects
     with django_db_blocker.unblock():
+        # No password: nobody logs in as them, and a module fixture hashes with PBKDF2 (0.44 s a user,
+        # 18 a run), outside the tests' fast_password_hashing.
         collection = collection_create(name="Judged", slug="judged")
         answers_upsert(collection=collection, records=ANSWERS)
         questions_upsert(collection=collection, records=QUESTIONS)
-        trainer = users.create_user(username="judged-trainer", password="pw-judged-trainer")
-        human = users.create_user(username="judged-human", password="pw-judged-human")
+        trainer = users.create_user(username="judged-trainer", password=None)
+        human = users.create_user(username="judged-human", password=None)
         membership_set(collection=collection, user=trainer, role=Role.TRAINER)
         membership_set(collection=collection, user=human, role=Role.RATER)
         for (q, a), stars in HUMAN.items():
