@@ -219,6 +219,21 @@ def _pairwise_logistic(
     return w, {"pairs": len(i), "iterations": iterations}
 
 
+def _checked_fit_inputs(
+    features: ArrayLike, gains: ArrayLike, groups: ArrayLike, k: int
+) -> tuple[FloatArray, FloatArray, NDArray[np.bool_], NDArray[np.int64], int]:
+    """What both fits take, checked: the feature matrix, the gains (NaN: unrated), which are rated, the
+    group sizes and k; a ValueError naming what is wrong."""
+    matrix, _ = _as_matrix(features, "features")
+    g = np.asarray(gains, dtype=np.float64)
+    if g.shape != (len(matrix),):
+        raise ValueError("gains must hold one value per row of features")
+    known = ~np.isnan(g)
+    if not np.all(np.isfinite(g[known])) or np.any(g[known] < 0):
+        raise ValueError("gains must be finite and >= 0 (NaN: unknown)")
+    return matrix, g, known, check_groups(groups, len(matrix)), _check_k(k)
+
+
 def fit_linear_fusion(
     features: ArrayLike,
     gains: ArrayLike,
@@ -266,15 +281,7 @@ def fit_linear_fusion(
     random subsets of the same size, and was lower with all labels than with half of them). Pairwise
     fits in ~0.05 s for 150 questions x 100 candidates; coordinate ascent ~1 s (bagged: ~10x that).
     """
-    matrix, _ = _as_matrix(features, "features")
-    g = np.asarray(gains, dtype=np.float64)
-    if g.shape != (len(matrix),):
-        raise ValueError("gains must hold one value per row of features")
-    known = ~np.isnan(g)
-    if not np.all(np.isfinite(g[known])) or np.any(g[known] < 0):
-        raise ValueError("gains must be finite and >= 0 (NaN: unknown)")
-    sizes = check_groups(groups, len(matrix))
-    k = _check_k(k)
+    matrix, g, known, sizes, k = _checked_fit_inputs(features, gains, groups, k)
     names = tuple(feature_names)
     if names and len(names) != matrix.shape[1]:
         raise ValueError("feature_names must name every column of features")
@@ -367,15 +374,7 @@ def fit_linear_weights(
     random ones (fixed ``seed``); the best training NDCG wins, the earliest start on a tie. Returns
     ``(w, details)``.
     """
-    matrix, _ = _as_matrix(features, "features")
-    g = np.asarray(gains, dtype=np.float64)
-    if g.shape != (len(matrix),):
-        raise ValueError("gains must hold one value per row of features")
-    known = ~np.isnan(g)
-    if not np.all(np.isfinite(g[known])) or np.any(g[known] < 0):
-        raise ValueError("gains must be finite and >= 0 (NaN: unknown)")
-    sizes = check_groups(groups, len(matrix))
-    k = _check_k(k)
+    matrix, g, known, sizes, k = _checked_fit_inputs(features, gains, groups, k)
     ideal = np.asarray(ideal_dcg, dtype=np.float64)
     if ideal.shape != sizes.shape or np.any(ideal < 0) or not np.all(np.isfinite(ideal)):
         raise ValueError("ideal_dcg must hold one finite value >= 0 per group")
