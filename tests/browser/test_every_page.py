@@ -219,7 +219,6 @@ def problems_of(page, url: str, width: int, action: Callable | None = None) -> l
     if action is not None:
         action(page)
         page.wait_for_function(SETTLED)
-    page.evaluate(AXE.read_text())
     # resultTypes: the violations in full, at most one node of the other result types (passes, incomplete,
     # inapplicable), which axe otherwise gives a selector each: a third faster (/api/redoc/: 12.6 s, 8.7 s).
     violations = page.evaluate(
@@ -261,6 +260,9 @@ def visit(
     # DEBUG off): this context ignores the policy, which tests/browser/test_csp.py checks on its own.
     context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True)
     context.set_default_timeout(20_000)
+    # axe is in every page the context opens, before the page's own scripts: sent to chromium once, not
+    # its 550 kB with each page (through Playwright's driver and chromium's protocol, a second of CPU a test).
+    context.add_init_script(path=AXE)
     page = context.new_page()
     statuses: dict[str, int] = {}
     page.on(
