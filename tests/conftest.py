@@ -97,6 +97,15 @@ GROUPS = {
         "tests/browser/test_history_chart.py",
         "tests/browser/test_rankers_page.py",
     ),
+    # The files whose reference judge and ranker servers are shared (tests.servers.SharedServers: one
+    # process for the same options while the tests that use it follow one another).
+    "judge servers": (
+        "tests/judges/test_services_judging.py",
+        "tests/judges/test_judge_server.py",
+        "tests/judges/test_api_judges.py",
+        "tests/judges/test_views_judges.py",
+    ),
+    "ranker servers": ("tests/rankers/test_http.py", "tests/rankers/test_ranker_server.py"),
     # The files with tests of a Celery worker process (the celery_worker_process fixture).
     "worker": (
         "tests/evaluation/test_end_to_end.py",

@@ -6,6 +6,8 @@
 - On it: ``start_ranker_server`` / ``RankerServer``, ``start_judge_server`` / ``JudgeServer``,
   ``start_engine_server`` / ``EngineProcess`` (``manage.py ranker_server``, ``judge_server``, ``engine_server``).
 - ``engine_running``: the stand-in search engine (``rankers.engine_server.EngineServer``) in this process.
+- ``SharedServers``: servers started once for the same options and reused by the tests that follow (a
+  ``manage.py`` server's start is a second of CPU, Django's start-up), ``options_key`` their key.
 
 The fixtures that serve them stay with their tests (``served`` and ``model_dir`` in
 tests/rankers/rankers_support.py, ``judge_server_factory`` and ``judge_server`` in tests/judges/conftest.py,
@@ -19,13 +21,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 import httpx
+import pytest
 
 from rankers.engine_server import EngineServer
 from tests.conftest import ROOT, _database_url_for_tests
@@ -153,6 +156,57 @@ def start_judge_server(slug: str, log_dir: Path, *args: str) -> JudgeServer:
 def start_engine_server(slug: str, log_dir: Path, *args: str) -> EngineProcess:
     """Start the stand-in engine serving the collection's answers and wait until /healthz answers 200."""
     return start_manage_server("engine_server", slug, log_dir, *args, server=EngineProcess)
+
+
+def options_key(args: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """A server's command-line options as a key that ignores their order: each option with the values
+    that follow it (arguments not starting with ``--``), sorted."""
+    options: list[tuple[str, ...]] = []
+    for arg in args:
+        if arg.startswith("--") or not options:
+            options.append((arg,))
+        else:
+            options[-1] += (arg,)
+    return tuple(sorted(options))
+
+
+class SharedServers:
+    """Servers kept for the tests under ``directory`` that follow one another: ``get(request, key, start)``
+    is the server kept under ``key`` if it still runs, else the one ``start()`` returns, then kept. They
+    are stopped after a test whose next test is not under ``directory`` (or is none), and at the session's
+    end. Only for servers that keep no state between requests (no fault counter that requests use up) and
+    that no test stops: a test sees the server as a fresh one would answer it.
+
+    Registered as a pytest plugin on first use, for those two hooks."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.servers: dict[Hashable, ManagedServer] = {}
+
+    def get(self, request: pytest.FixtureRequest, key: Hashable, start: Callable[[], Server]) -> Server:
+        plugins = request.config.pluginmanager
+        if not plugins.is_registered(self):
+            plugins.register(self)
+        server = self.servers.get(key)
+        if server is None or server.process.poll() is not None:
+            server = self.servers[key] = start()
+        return server  # type: ignore[return-value]
+
+    def stop(self) -> None:
+        servers, self.servers = list(self.servers.values()), {}
+        for server in servers:
+            server.stop()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None):
+        try:
+            return (yield)
+        finally:
+            if self.servers and (nextitem is None or self.directory not in nextitem.path.parents):
+                self.stop()
+
+    def pytest_sessionfinish(self) -> None:
+        self.stop()
 
 
 @contextmanager

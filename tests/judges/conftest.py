@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -13,7 +14,7 @@ from corpus.formats.records import AnswerRecord, QuestionRecord
 from corpus.models import Answer, Collection, Question, Role, Split
 from corpus.services import answers_upsert, collection_create, membership_set, questions_upsert
 from ratings.services import rating_record
-from tests.servers import JudgeServer, start_judge_server
+from tests.servers import JudgeServer, SharedServers, options_key, start_judge_server
 
 ANSWERS = [
     AnswerRecord("a1", "Boundary layer", "The boundary layer of a flat plate thickens downstream."),
@@ -102,16 +103,30 @@ def judged(judged_committed, db) -> Judged:
     return Judged(Collection.objects.get(pk=collection_id), users.get(pk=trainer_id), users.get(pk=human_id))
 
 
+# Options whose counters requests use up: a server started with one is the calling test's own.
+STATEFUL_OPTIONS = frozenset({"--rate-limit-first", "--fail-first"})
+# The others' servers are shared: one process for the same options (in any order) while the tests under
+# tests/judges follow one another, across modules. Labels are read once at start and the "judged"
+# collection each module commits has the same questions, answers and labels, which the server grades by
+# their text: it answers every module as a server of its own would.
+_shared = SharedServers(Path(__file__).parent)
+
+
 @pytest.fixture(scope="module")
-def judge_server_factory(judged_committed, tmp_path_factory) -> Iterator[Callable[..., JudgeServer]]:
-    """Start reference judge servers for the "judged" collection; all are stopped at the module's end."""
+def judge_server_factory(judged_committed, tmp_path_factory, request) -> Iterator[Callable[..., JudgeServer]]:
+    """Reference judge servers for the "judged" collection, given the options: a new one with a fault
+    counter (STATEFUL_OPTIONS), stopped at the module's end; else the one started with the same options."""
     started: list[JudgeServer] = []
     log_dir = tmp_path_factory.mktemp("judge-logs")
 
     def start(*args: str) -> JudgeServer:
-        server = start_judge_server("judged", log_dir, *args)
-        started.append(server)
-        return server
+        if STATEFUL_OPTIONS.intersection(args):
+            server = start_judge_server("judged", log_dir, *args)
+            started.append(server)
+            return server
+        return _shared.get(
+            request, ("judged", options_key(args)), lambda: start_judge_server("judged", log_dir, *args)
+        )
 
     yield start
     for server in started:

@@ -46,11 +46,11 @@ def test_grades_an_unlabelled_pair_zero(judge_server):
 
 
 def test_wrong_key_is_401_and_right_key_passes(judge_server_factory):
-    server = judge_server_factory("--api-key", "k1")
+    server = judge_server_factory("--api-key", "right-key")
 
     assert _ask(server, Q1, A1).status_code == 401
     assert _ask(server, Q1, A1, Authorization="Bearer nope").status_code == 401
-    assert _ask(server, Q1, A1, Authorization="Bearer k1").status_code == 200
+    assert _ask(server, Q1, A1, Authorization="Bearer right-key").status_code == 200
     assert HTTP.get(server.url + "/models").status_code == 401
 
 

@@ -265,7 +265,7 @@ def test_test_connection_shows_the_raw_reply(judged, judge_server_factory):
 
 
 def test_test_connection_wrong_key_says_so(judged, judge_server_factory):
-    server = judge_server_factory("--api-key", "k1")
+    server = judge_server_factory("--api-key", "right-key")
     judge = _chat_judge(judged, server, api_key="k2-secret")
 
     outcome = judge_test(judge=judge)

@@ -17,7 +17,7 @@ from corpus.formats.records import AnswerRecord, JudgmentRecord, QuestionRecord
 from corpus.models import Collection, Split
 from corpus.services import collection_create
 from rankers.builtin import clear_ranker_caches
-from tests.servers import RankerServer, start_ranker_server
+from tests.servers import RankerServer, SharedServers, options_key, start_ranker_server
 from trainer.services import collection_import
 
 FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt labore"
@@ -96,6 +96,16 @@ class Served:
 
     def start(self, *args: str) -> RankerServer:
         return start_ranker_server(self.slug, self.log_dir, *args, model_dir=self.model_dir)
+
+    def shared(self, request: pytest.FixtureRequest, *args: str) -> RankerServer:
+        """The server started with these options, shared while the tests under tests/rankers follow one
+        another (across modules: each module's collection has the same answers, which the server reads
+        at start); not to be stopped by its user. Only for options that keep no state (not --fail-first)
+        and a server that loads no model (its MODEL_DIR is the first caller's)."""
+        return _shared.get(request, (self.slug, options_key(args)), lambda: self.start(*args))
+
+
+_shared = SharedServers(Path(__file__).parent)
 
 
 @pytest.fixture(scope="module")

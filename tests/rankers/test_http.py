@@ -22,10 +22,8 @@ QUERY = RankQuery("q1", "boundary layer flows")
 
 
 @pytest.fixture(scope="module")
-def server(served):
-    process = served.start()
-    yield process
-    process.stop()
+def server(served, request):
+    return served.shared(request)  # the plain BM25 server, shared with the other modules here
 
 
 @pytest.fixture

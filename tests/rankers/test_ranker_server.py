@@ -14,10 +14,8 @@ from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
 
 
 @pytest.fixture(scope="module")
-def server(served):
-    process = served.start()
-    yield process
-    process.stop()
+def server(served, request):
+    return served.shared(request)  # the plain BM25 server, shared with the other modules here
 
 
 def test_ranker_server_healthz_describes_what_it_serves(server):
