@@ -74,6 +74,7 @@ browser-deps:
 # which the third worker fills (2 workers: 6 min 36 s, 3: 5 min 42 s, the same machine and commit).
 # Bytecode is cached (PYTHONDONTWRITEBYTECODE emptied): every worker and every process a test starts would
 # otherwise compile the project again, and pytest rewrite every test module's asserts (collection: 9 s, 5 s).
+# On a fresh clone one worker compiles while the others wait for it (tests/first_run.py).
 TEST_WORKERS ?= 3
 PYTEST_RUN = DEBUG=1 SECRET_KEY=test-only-secret OUTBOUND_ALLOW_PRIVATE=1 PYTHONDONTWRITEBYTECODE= \
   $(BIN)/python bin/test_services -- $(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
