@@ -11,6 +11,8 @@ And the schema itself is precise: one-or-list bodies are ``oneOf``, enums are en
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 import schemathesis
 from django.core.cache import cache
@@ -250,6 +252,9 @@ def test_api_stateful_links_conform(api_data, trainer, collection, api_schema):
         settings=settings(
             max_examples=40,
             stateful_step_count=6,
+            # The same runs each time: drawn afresh, 40 runs of 6 steps sometimes never follow the link
+            # to GET /api/rankers/{ranker_id}/ (seen once in ~20 runs), and the test failed by chance.
+            derandomize=True,
             deadline=None,
             suppress_health_check=list(HealthCheck),
         ),
@@ -258,7 +263,4 @@ def test_api_stateful_links_conform(api_data, trainer, collection, api_schema):
     followed = {
         name for name, status in answered if status == 200 and "{ranker_id}" in name and "POST" not in name
     }
-    from collections import Counter
-
-    print("stateful answers:", sorted(Counter(answered).items()))
     assert followed >= {"GET /api/rankers/{ranker_id}/"}, Counter(answered)
