@@ -14,7 +14,8 @@ PORT ?= 8000
 
 # The real OpenSearch and Solr nodes of the engine tests (tests/rankers/real_engines.py): launchers in
 # engines/, built with Maven from Maven Central's artifacts once, then offline; classpaths under
-# engines/*/target (the jars stay in ~/.m2). Rebuilt when a pom or launcher changes.
+# engines/*/target (the jars stay in ~/.m2). Rebuilt when a pom or launcher changes. Maven's own JVM runs
+# with C1 only and the serial GC (engines/.mvn/jvm.config): a fresh build took 4 CPU-s instead of 8-9.
 ENGINES_STAMP := engines/target/.built
 $(ENGINES_STAMP): engines/pom.xml $(wildcard engines/*/pom.xml engines/*/src/main/java/*/*/*.java)
 	@command -v java >/dev/null && command -v mvn >/dev/null \
