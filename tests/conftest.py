@@ -45,14 +45,14 @@ DEMO = ROOT / "trainer" / "demo_data"
 # out first, so that no worker is left with a long one at the end while the other idles: SLOW_FILES, the
 # seconds a file took in a 2-worker `make test` on the 2-core machine (others count SECONDS_PER_TEST a test).
 SLOW_FILES = {
-    "tests/browser/test_every_page.py": 70,
+    "tests/browser/test_every_page.py": 55,
     "tests/api/test_api_schema.py": 48,
     "tests/evaluation/test_tasks.py": 37,
     "tests/evaluation/test_browser_dashboard.py": 34,
     "tests/judges/test_services_judging.py": 28,
     "tests/bench/test_bench_loop.py": 25,
     "tests/trainer/test_learner.py": 25,
-    "tests/browser/test_csp.py": 24,
+    "tests/browser/test_csp.py": 8,
     "tests/rankers/test_export_real_engines.py": 22,
     "tests/browser/test_rating_page.py": 21,
     "tests/rankers/test_ranker_server_engine.py": 19,

@@ -30,6 +30,26 @@ def nojs_page(browser) -> Iterator[object]:
     context.close()
 
 
+# What the Content-Security-Policy (sent with DEBUG=0, as in the tests) refuses, as a page sees it: this
+# script runs in every page of a context before the page's own scripts, and CSP cannot block it (the browser
+# injects it). Chromium also logs each refusal on the console.
+CSP_LISTEN = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation", (e) =>
+  window.__csp.push(`${e.violatedDirective} blocked ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`));
+"""
+# The one refusal by design: ReDoc's attribution logo from its CDN (the docs load nothing from outside).
+REDOC_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"
+
+
+def csp_refused(page, console: list[str]) -> list[str]:
+    """What CSP refused on the page loaded now (CSP_LISTEN's events and the console lines collected in
+    ``console``, which is emptied), ReDoc's logo left out."""
+    refused = page.evaluate("window.__csp") + [m for m in console if "Content Security Policy" in m]
+    console.clear()
+    return [r for r in refused if REDOC_LOGO not in r]
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     cache.clear()

@@ -1,4 +1,5 @@
-"""Every page at 1280 and 390 px wide: axe-core finds no violation and nothing scrolls sideways.
+"""Every page at 1280 and 390 px wide: axe-core finds no violation, the Content-Security-Policy refuses
+nothing, and nothing scrolls sideways.
 
 axe-core is vendored for the tests only (tests/browser/vendor/, see SOURCE.md) and injected into each
 page; the app never serves it. The pages are those a trainer and a rater reach from the app's links, with
@@ -9,6 +10,10 @@ challenger version (the "How sure are we?" page and rating in decide mode).
 
 The main rater and trainer pages are also checked as a browser without JavaScript shows them: the
 server's HTML with its scripts removed and ``<noscript>`` shown (axe itself needs JavaScript to run).
+
+The pages are served as in production, with the policy (tests run with DEBUG=0), and checked after their
+scripts ran: the dashboard's chart drawn, the API docs' operations rendered (tests/browser/test_csp.py has
+the rest of the policy's checks).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from judges.services import judge_create, judging_run, judging_start
 from rankers.models import Ranker
 from rankers.services import ranker_create
 from ratings.services import rating_record
+from tests.browser.conftest import CSP_LISTEN, csp_refused
 from tests.evaluation.conftest import load_small_collection
 from tests.evaluation.decide_scenario import Scenario, two_versions
 from tests.evaluation.helpers import evaluate_inline
@@ -113,6 +119,8 @@ def shows(*selectors: str) -> Callable:
 
 # A page, or a page and what to do on it (or to find on it) before checking it.
 Step = str | tuple[str, Callable]
+# The dashboard's history chart, drawn by its script.
+CHART = "#history-chart canvas, .uplot canvas"
 
 
 def trainer_pages(site: Site) -> list[Step]:
@@ -123,7 +131,7 @@ def trainer_pages(site: Site) -> list[Step]:
         reverse("rate-next", args=["tiny"]),
         (reverse("rating-progress", args=["tiny"]), shows("[data-testid=disagreements] table")),
         reverse("evaluation:index"),
-        reverse("evaluation:dashboard", args=["tiny"]),
+        (reverse("evaluation:dashboard", args=["tiny"]), shows(CHART)),
         (reverse("evaluation:run", args=[site.second.pk]), shows("[data-testid=run-downloads] a")),
         reverse("evaluation:question", args=[site.second.pk, question.pk]),
         reverse("evaluation:compare", args=["tiny"]) + f"?a={site.first.pk}&b={site.second.pk}",
@@ -173,7 +181,7 @@ def rater_pages(site: Site) -> list[Step]:
             shows("[data-testid=queue-mode]", ".answer-card"),
         ),
         (reverse("evaluation:certainty", args=["deciding"]), shows("[data-testid=rate-deciding]")),
-        reverse("evaluation:dashboard", args=["tiny"]),
+        (reverse("evaluation:dashboard", args=["tiny"]), shows(CHART)),
         reverse("rating-progress", args=["tiny"]),  # 403: for trainers
         reverse("evaluation:question", args=[site.second.pk, question.pk]),  # 403: test labels
     ]
@@ -208,8 +216,9 @@ SETTLED = """() => !window.htmx
     || !document.querySelector('[hx-trigger="load"], .htmx-request, .htmx-settling, .htmx-swapping')"""
 
 
-def problems_of(page, url: str, width: int, action: Callable | None = None) -> list[str]:
-    """axe's violations and sideways scrolling of the page at ``url``, in words (none: [])."""
+def problems_of(page, url: str, width: int, console: list[str], action: Callable | None = None) -> list[str]:
+    """What CSP refused, axe's violations and sideways scrolling of the page at ``url``, in words (none: []).
+    ``console``: the page's console lines since the last page."""
     page.goto(url)
     page.wait_for_function(SETTLED)
     if "/api/docs/" in url:
@@ -219,13 +228,14 @@ def problems_of(page, url: str, width: int, action: Callable | None = None) -> l
     if action is not None:
         action(page)
         page.wait_for_function(SETTLED)
+    found = [f"csp {refused}" for refused in csp_refused(page, console)]
     # resultTypes: the violations in full, at most one node of the other result types (passes, incomplete,
     # inapplicable), which axe otherwise gives a selector each: a third faster (/api/redoc/: 12.6 s, 8.7 s).
     violations = page.evaluate(
         """async () => (await axe.run(document, {resultTypes: ["violations"]})).violations.map(
             (v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`)"""
     )
-    found = [f"axe {v}" for v in violations]
+    found += [f"axe {v}" for v in violations]
     scroll_width = page.evaluate("document.documentElement.scrollWidth")
     if scroll_width > width:
         found.append(f"scrolls sideways: {scroll_width} px wide at {width} px: {page.evaluate(WIDEST)}")
@@ -256,19 +266,26 @@ def visit(
     *,
     javascript: bool = True,
 ):
-    # axe is injected as a script, which the app's Content-Security-Policy refuses (tests run with
-    # DEBUG off): this context ignores the policy, which tests/browser/test_csp.py checks on its own.
-    context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True)
+    context = browser.new_context(viewport={"width": width, "height": height})
     context.set_default_timeout(20_000)
     # axe is in every page the context opens, before the page's own scripts: sent to chromium once, not
     # its 550 kB with each page (through Playwright's driver and chromium's protocol, a second of CPU a test).
+    # Injected by the browser, it runs under the page's Content-Security-Policy, as CSP_LISTEN does.
+    context.add_init_script(CSP_LISTEN)
     context.add_init_script(path=AXE)
     page = context.new_page()
     statuses: dict[str, int] = {}
-    page.on(
-        "response",
-        lambda r: statuses.setdefault(r.url, r.status) if r.request.is_navigation_request() else None,
-    )
+    without_policy: list[str] = []
+
+    def navigated(response) -> None:
+        if response.request.is_navigation_request():
+            statuses.setdefault(response.url, response.status)
+            if "content-security-policy" not in response.headers:
+                without_policy.append(response.url)
+
+    page.on("response", navigated)
+    console: list[str] = []
+    page.on("console", lambda message: console.append(message.text))
     try:
         if username:
             page.goto(f"{live_server.url}/login/")
@@ -281,9 +298,11 @@ def visit(
         problems = {}
         for step in paths:
             path, action = step if isinstance(step, tuple) else (step, None)
-            found = problems_of(page, live_server.url + path, width, action)
+            found = problems_of(page, live_server.url + path, width, console, action)
             if found:
                 problems[path + (" after an action" if action else "")] = found
+        for url in without_policy:
+            problems.setdefault(url.removeprefix(live_server.url), []).append("no Content-Security-Policy")
         return problems, statuses
     finally:
         context.close()
