@@ -12,8 +12,9 @@ loads ``config.settings``; everything that process starts (Celery workers, ``ran
 - Under pytest-xdist, worker ``gwN`` uses Redis database ``base - N`` (base: the database of
   ``TEST_REDIS_URL``/``REDIS_URL``, 15 by default): the cache, the Celery broker and its results share
   ``REDIS_URL``, and tests clear the cache (``FLUSHDB``), which must not drop another worker's queued
-  tasks or throttle counters. pytest-django already gives each worker its own test database
-  (``test_test_gw0``, ``test_test_gw1``...); the URLs handed to subprocesses are read from it.
+  tasks or throttle counters. Each worker has its own test database
+  (``test_test_gw0``, ``test_test_gw1``..., copies of one migrated template: django_db_setup in
+  tests/conftest.py); the URLs handed to subprocesses are read from it.
 """
 
 from __future__ import annotations
