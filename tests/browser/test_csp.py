@@ -20,6 +20,7 @@ from corpus.models import Question, Role, Split
 from corpus.services import membership_set
 from evaluation.models import EvaluationRun, QuestionResult
 from rankers.models import Ranker, RankerKind
+from rankers.services import ranker_create
 from tests.browser.conftest import CSP_LISTEN, csp_refused, log_in
 from tests.evaluation.conftest import load_small_collection
 from tests.evaluation.helpers import run_inline
@@ -30,8 +31,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @dataclass
 class Site:
     slug: str
-    ranker: Ranker
-    runs: list[EvaluationRun]
     question: Question
 
 
@@ -58,18 +57,15 @@ def new_run(ranker: Ranker) -> EvaluationRun:
 
 @pytest.fixture
 def site(production, collection, django_user_model) -> Site:
+    """A rater's collection whose dashboard has two runs to draw."""
     load_small_collection(collection)
-    trainer = django_user_model.objects.create_user(username="tom", password="pw-tom-12345", is_staff=True)
-    membership_set(collection=collection, user=trainer, role=Role.TRAINER)
     rater = django_user_model.objects.create_user(username="rita", password="pw-rita-123")
     membership_set(collection=collection, user=rater, role=Role.RATER)
-    from rankers.services import ranker_create
-
     ranker = ranker_create(collection=collection, name="BM25", kind=RankerKind.BUILTIN, is_default=True)
     runs = [new_run(ranker), new_run(ranker)]
     assert QuestionResult.objects.filter(run=runs[1]).count() == 6
     question = Question.objects.filter(collection=collection, split=Split.TEST).order_by("pk").first()
-    return Site(slug=collection.slug, ranker=ranker, runs=runs, question=question)
+    return Site(slug=collection.slug, question=question)
 
 
 def visit(page, live_server, path: str, console: list[str]) -> list[str]:
