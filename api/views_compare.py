@@ -21,8 +21,14 @@ class ComparedRunSerializer(serializers.Serializer):
     ranker = serializers.CharField()
     version = serializers.CharField(allow_null=True)
     created_at = serializers.DateTimeField()
-    ndcg_today = serializers.FloatField(
-        allow_null=True, help_text="Mean NDCG@k of the run's rankings scored with today's labels."
+    ndcg_rated_today = serializers.FloatField(
+        allow_null=True,
+        help_text="Mean NDCG@k on rated answers of the run's rankings scored with today's labels: every "
+        "comparison's measure, each ranking condensed to its rated answers (trec_eval -J). A run's own "
+        "`ndcg_mean` (GET /api/evaluations/{id}/) counts an unrated answer as 0 stars.",
+    )
+    rated_share_today = serializers.FloatField(
+        allow_null=True, help_text="The share of rated answers in the run's top k with today's labels (0-1)."
     )
 
 
@@ -31,7 +37,7 @@ class MatrixRowSerializer(serializers.Serializer):
     question = serializers.CharField()
     ndcg = serializers.ListField(
         child=serializers.FloatField(allow_null=True),
-        help_text="Each run's NDCG@k on this question with today's labels, in the order of `runs` "
+        help_text="Each run's NDCG@k on rated answers on this question with today's labels, in the order of `runs` "
         "(null: not answered, or no known good answer).",
     )
 
@@ -118,9 +124,12 @@ class RunsCompareView(GenericAPIView):
                         "ranker": run.ranker.name,
                         "version": run.ranker_version.label if run.ranker_version else None,
                         "created_at": run.created_at,
-                        "ndcg_today": mean,
+                        "ndcg_rated_today": mean,
+                        "rated_share_today": share,
                     }
-                    for run, mean in zip(ordered, comparison.means, strict=True)
+                    for run, mean, share in zip(
+                        ordered, comparison.means, comparison.rated_shares, strict=True
+                    )
                 ],
                 "pairs": [
                     {

@@ -7,8 +7,9 @@ TRAINING labels, measure it on the TEST questions, and store it on a version.
   phrase) fitted by coordinate ascent on the training questions' NDCG@k over their rated candidates
   among the engine's top K (K: the ranker's ``candidates``, default 50), and a LambdaMART tree model over
   the same features (the Learning to Rank formats);
-- ``figures``, on the test questions with labels, NDCG@k as evaluations count it (the collection's k,
-  gain and discount; an unrated answer adds nothing; ideal DCG from all the question's labels):
+- ``figures``, on the test questions with labels, NDCG@k on rated answers, the measure of every
+  comparison in the app (the collection's k, gain and discount; each ranking condensed to its rated
+  answers; ideal DCG from all the question's labels):
   ``ndcg_engine`` the engine alone; ``ndcg_export_app`` the linear model as the app ranks the engine's
   top K with the engine's feature values; ``ndcg_export_engine`` the exported rescore (OpenSearch /
   Elasticsearch) or rerank (Solr) request run by the engine itself; ``parity`` = |app − engine| (the
@@ -137,10 +138,13 @@ def _gain(stars: np.ndarray, collection: Collection) -> np.ndarray:
 
 
 def _ndcg(rankings: list[list[str]], labels: list[dict[str, int]], collection: Collection) -> np.ndarray:
-    """NDCG@k of each ranking as evaluations count it: an unrated answer adds nothing."""
+    """NDCG@k on rated answers of each ranking (``evaluation.measures.NDCG_RATED``): these figures compare
+    rankings (the engine alone, the export, the version), so an unrated answer is left out rather than
+    counted as 0 stars, as in every comparison of the app."""
     if not rankings:
         return np.zeros(0)
-    arrays = label_arrays(rankings, labels)
+    rated = [[a for a in r if a in known] for r, known in zip(rankings, labels, strict=True)]
+    arrays = label_arrays(rated, labels)
     return ndcg_at_k(
         arrays.retrieved,
         arrays.ideal,

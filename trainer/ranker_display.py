@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from evaluation import measures
 from evaluation.certainty import settle_text, verdict_text
+from evaluation.models import EvaluationRun
 from evaluation.numbers import NO_VALUE, figure, interval, number, p_text, percent, probability, signed
 from rankers.models import RankerKind, RankerVersion
 from trainer.models import Training, TrainingStatus
@@ -75,11 +77,12 @@ def comparison_text(
     ci_high: object,
     p_value: object,
 ) -> str:
-    """NDCG@10 0.412 vs 0.371 (+0.041, 95% CI +0.012 to +0.070, p = 0.004); the interval is left out when
-    its bounds show the same (two versions that rank alike: "+0.000, p = 1.000")."""
+    """NDCG@10 on rated answers 0.412 vs 0.371 (+0.041, 95% CI +0.012 to +0.070, p = 0.004): every
+    comparison of two versions uses that measure (``evaluation.measures.NDCG_RATED``), named as such; the
+    interval is left out when its bounds show the same (two versions that rank alike: "+0.000, p = 1.000")."""
     ci = ci_text(ci_low, ci_high)
     return (
-        f"NDCG@{k} {figure(challenger)} vs {figure(champion)} "
+        f"{measures.name(measures.NDCG_RATED, k)} {figure(challenger)} vs {figure(champion)} "
         f"({signed(difference)}{', ' + ci if ci else ''}, {p_text(p_value)})"
     )
 
@@ -214,7 +217,7 @@ class Comparison:
 
     @property
     def sentence(self) -> str:
-        """NDCG@10 0.412 vs 0.371 (+0.041, 95% CI +0.012 to +0.070, p = 0.004): better"""
+        """NDCG@10 on rated answers 0.412 vs 0.371 (+0.041, 95% CI +0.012 to +0.070, p = 0.004): better"""
         text = comparison_text(
             k=self.k,
             challenger=self.challenger_ndcg,
@@ -249,6 +252,8 @@ class VersionView:
     is_champion: bool
     k: int
     kind: str
+    # The version's latest successful evaluation run: its figure is the headline's NDCG@k.
+    latest_run: EvaluationRun | None = None
 
     @property
     def method(self) -> str:
@@ -260,8 +265,15 @@ class VersionView:
 
     @property
     def test_ndcg(self) -> str:
-        comparison = self.comparison
-        return figure(comparison.challenger_ndcg) if comparison else NO_VALUE
+        """The version's headline NDCG@k: its latest evaluation run's, as the dashboard shows it ("–":
+        never evaluated). The comparison with the champion is another measure (NDCG@k on rated answers)."""
+        return figure(self.latest_run.ndcg_mean) if self.latest_run else NO_VALUE
+
+    @property
+    def rated_share(self) -> str:
+        """The share of rated answers in the top k of that run ("" when never evaluated)."""
+        run = self.latest_run
+        return percent(run.judged_mean) if run is not None and run.judged_mean is not None else ""
 
     @property
     def cv(self) -> str:

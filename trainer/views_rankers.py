@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from corpus.models import Collection
 from corpus.permissions import page_collection
-from evaluation.selectors import runs_for_ranker
+from evaluation.selectors import latest_runs_by_version, runs_for_ranker
 from rankers.engine_config import rerank_settings
 from rankers.models import ChampionChange, Ranker, RankerVersion
 from rankers.selectors import default_ranker
@@ -80,12 +80,15 @@ class RankerPanel:
 
 
 def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | None = None) -> RankerPanel:
+    latest_runs = latest_runs_by_version(ranker=ranker)
+
     def view(version: RankerVersion) -> VersionView:
         return VersionView(
             version=version,
             is_champion=version.pk == ranker.champion_id,
             k=collection.ndcg_k,
             kind=ranker.kind,
+            latest_run=latest_runs.get(version.pk),
         )
 
     training = latest_training(ranker=ranker)
@@ -227,7 +230,11 @@ def version_detail(request: HttpRequest, slug: str, ranker_id: int, version_id: 
         RankerVersion.objects.select_related("created_by"), pk=version_id, ranker=ranker
     )
     view = VersionView(
-        version=version, is_champion=version.pk == ranker.champion_id, k=collection.ndcg_k, kind=ranker.kind
+        version=version,
+        is_champion=version.pk == ranker.champion_id,
+        k=collection.ndcg_k,
+        kind=ranker.kind,
+        latest_run=latest_runs_by_version(ranker=ranker).get(version.pk),
     )
     return render(
         request,

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 from corpus.models import Collection
-from evaluation.numbers import NO_VALUE, figure, figure_range, signed
+from evaluation.numbers import NO_VALUE, figure, figure_range, percent, signed
 from evaluation.numbers import probability as probability_text
 from evaluation.uncertainty import SETTLED_SHARE
 from rankers.models import Ranker, RankerVersion
@@ -40,6 +40,27 @@ class Panel:
     @property
     def headline_settle(self) -> str:
         return settle_text(self.certainty.headline.ratings_to_settle) if self.certainty.headline else ""
+
+    @property
+    def rated_champion(self) -> str:
+        c = self.certainty.comparison
+        return figure(c.rated_champion) if c else NO_VALUE
+
+    @property
+    def rated_challenger(self) -> str:
+        c = self.certainty.comparison
+        return figure(c.rated_challenger) if c else NO_VALUE
+
+    @property
+    def rated_difference(self) -> str:
+        c = self.certainty.comparison
+        return signed(c.rated_challenger - c.rated_champion) if c else NO_VALUE
+
+    @property
+    def rated_shares(self) -> tuple[str, str]:
+        """Each version's share of rated answers in its top k: (champion, challenger)."""
+        c = self.certainty.comparison
+        return (percent(c.rated_share_champion), percent(c.rated_share_challenger)) if c else ("", "")
 
     @property
     def probability(self) -> str:

@@ -32,6 +32,8 @@ from evaluation.uncertainty import (
     ndcg_for_labels,
     pair_values,
     probability_of_improvement,
+    rated_ndcg,
+    rated_share,
     ratings_to_settle,
     relevance_probabilities,
     sample_stars,
@@ -80,6 +82,12 @@ class ComparisonCertainty:
     verdict_shares: tuple[float, float, float] = (0.0, 1.0, 0.0)
     #: The verdict at least 95% of them give, or "" (not settled yet).
     verdict: str = ""
+    #: NDCG@k on rated answers (the gate's and the compare page's measure) over the questions both
+    #: versions have one on, and each version's share of rated answers in its top k.
+    rated_champion: float = math.nan
+    rated_challenger: float = math.nan
+    rated_share_champion: float = math.nan
+    rated_share_challenger: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -124,6 +132,9 @@ def certainty(*, collection: Collection, pair: VersionPair) -> Certainty:
             sample_stars(state.arrays, state.probs, VERDICT_DRAWS, np.random.default_rng(0)),
         )
         verdicts = verdict_shares(completions[:, 1] - completions[:, 0])
+        on_rated = rated_ndcg(state.arrays)
+        both = ~np.isnan(on_rated).any(axis=0)
+        shares = rated_share(state.arrays)
         target = max(0.5 * max(abs(result.expected_difference), result.question_sd), COMPARISON_FLOOR)
         comparison = ComparisonCertainty(
             champion=version_text(pair.champion),
@@ -139,6 +150,10 @@ def certainty(*, collection: Collection, pair: VersionPair) -> Certainty:
             questions=result.questions,
             verdict_shares=verdicts.shares,
             verdict=verdicts.settled,
+            rated_champion=float(on_rated[0, both].mean()) if both.any() else math.nan,
+            rated_challenger=float(on_rated[1, both].mean()) if both.any() else math.nan,
+            rated_share_champion=float(shares[0]),
+            rated_share_challenger=float(shares[1]),
         )
     return Certainty(headline, comparison)
 

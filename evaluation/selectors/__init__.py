@@ -46,6 +46,7 @@ from .dashboard import (
 from .questions import mostly_unlabelled, needs_ratings, no_good_answer_questions, worst_questions
 from .runs import (
     UnknownIds,
+    latest_runs_by_version,
     previous_successful_run,
     question_results,
     run_detail,
@@ -92,6 +93,7 @@ __all__ = [
     "run_export_rows",
     "run_in_collection",
     "runs_compare",
+    "latest_runs_by_version",
     "runs_for_ranker",
     "signed",
     "unknown_ids",

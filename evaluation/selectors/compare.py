@@ -16,7 +16,7 @@ from django.db.models import Count, Max
 from corpus.models import Split
 from evaluation.metrics.pairwise import compare_pairs
 from evaluation.models import EvaluationRun, QuestionResult
-from evaluation.numbers import figure, interval, p_text, signed
+from evaluation.numbers import figure, interval, p_text, percent, signed
 from evaluation.services import STATS_SEED, score_rankings
 from ratings.models import Label
 from ratings.selectors import labels_by_question
@@ -112,7 +112,8 @@ class PairResult:
 @dataclass(frozen=True)
 class RunsComparison:
     runs: list[EvaluationRun]  # oldest first
-    means: list[float | None]  # each run's mean NDCG@k with today's labels
+    means: list[float | None]  # each run's mean NDCG@k on rated answers with today's labels
+    rated_shares: list[float | None]  # each run's share of rated answers in its top k, today
     questions: list[MatrixRow]  # every question any run answered, biggest spread first
     pairs: list[PairResult]  # (0, 1), (0, 2), ..., (N − 2, N − 1)
 
@@ -122,10 +123,14 @@ class RunsComparison:
         return self.runs[-1].ndcg_k
 
     @property
-    def run_rows(self) -> list[tuple[int, EvaluationRun, str]]:
-        """(number, run, its NDCG@k today as shown), oldest first, numbered from 1."""
+    def run_rows(self) -> list[tuple[int, EvaluationRun, str, str]]:
+        """(number, run, its NDCG@k on rated answers today, its share of rated answers in the top k), oldest
+        first, numbered from 1."""
         return [
-            (i, run, figure(mean)) for i, (run, mean) in enumerate(zip(self.runs, self.means, strict=True), 1)
+            (i, run, figure(mean), percent(share))
+            for i, (run, mean, share) in enumerate(
+                zip(self.runs, self.means, self.rated_shares, strict=True), 1
+            )
         ]
 
 
@@ -133,8 +138,10 @@ def runs_compare(*, runs: list[EvaluationRun]) -> RunsComparison:
     """Compare 2 to 6 runs of one collection side by side, every run scored with today's labels.
 
     Each run's stored rankings (``QuestionResult.ranked_answer_ids``) are scored with today's labels
-    under the newest run's metric definition (as ``change_explained`` scores with run B's), giving the
-    matrix ``NDCG_q(R_r, L_now)``. For each pair of runs (A older than B), on the questions where both
+    under the newest run's metric definition (as ``change_explained`` scores with run B's), as NDCG@k on
+    rated answers (``evaluation.measures.NDCG_RATED``, every comparison's measure: each ranking condensed
+    to its rated answers), giving the matrix ``NDCG_q(R_r, L_now)``; with each run's share of rated
+    answers in its top k. For each pair of runs (A older than B), on the questions where both
     are defined: ``difference = mean_q [NDCG_q(B) − NDCG_q(A)]`` with its bootstrap 95% interval and
     paired randomization p-value (``evaluation.metrics.stats.compare_runs``, seed ``STATS_SEED``), the
     questions B wins, loses and ties; then the pairs' p-values are corrected together by Holm's method
@@ -192,13 +199,19 @@ def _runs_compare_compute(runs: list[EvaluationRun]) -> dict[str, Any]:
     position = {q: i for i, q in enumerate(question_ids)}
     labels = labels_by_question(question_ids=question_ids)
     matrix = np.full((len(question_ids), len(runs)), np.nan)
+    shares: list[float | None] = [None] * len(runs)
     for column, run in enumerate(runs):
         ids = sorted(rankings[run.pk])
         if ids:
-            scored = score_rankings(
-                run=reference, rankings=[rankings[run.pk][q] for q in ids], labels=[labels[q] for q in ids]
-            )
+            ranked = [rankings[run.pk][q] for q in ids]
+            known = [labels[q] for q in ids]
+            scored = score_rankings(run=reference, rankings=ranked, labels=known, rated_only=True)
             matrix[[position[q] for q in ids], column] = scored.ndcg
+            # The share of rated answers in each ranking's top k, shown beside the comparison's figure.
+            rated = [
+                sum(a in lab for a in r[: reference.ndcg_k]) for r, lab in zip(ranked, known, strict=True)
+            ]
+            shares[column] = sum(rated) / (reference.ndcg_k * len(ids))
     pairs: list[PairResult] = []
     for pair in compare_pairs(matrix, seed=STATS_SEED):
         a, b, comparison = pair.a, pair.b, pair.comparison
@@ -235,4 +248,4 @@ def _runs_compare_compute(runs: list[EvaluationRun]) -> dict[str, Any]:
     ]
     questions.sort(key=lambda row: (row.spread is None, -(row.spread or 0.0), row.question_id))
     means = [mean_defined(matrix[:, c]) for c in range(len(runs))]
-    return {"means": means, "questions": questions, "pairs": pairs}
+    return {"means": means, "rated_shares": shares, "questions": questions, "pairs": pairs}

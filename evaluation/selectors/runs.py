@@ -21,6 +21,20 @@ def runs_for_ranker(*, ranker: Ranker) -> EvaluationRunQuerySet:
     )
 
 
+def latest_runs_by_version(*, ranker: Ranker) -> dict[int, EvaluationRun]:
+    """Each version's latest successful run (its figures are the headline's: NDCG@k as evaluations store
+    it), keyed by version id; versions never evaluated are missing. One query."""
+    latest: dict[int, EvaluationRun] = {}
+    runs = (
+        EvaluationRun.objects.succeeded()
+        .filter(ranker=ranker, ranker_version__isnull=False)
+        .order_by("ranker_version_id", "-created_at", "-id")
+    )
+    for run in runs:
+        latest.setdefault(run.ranker_version_id, run)  # type: ignore[arg-type]
+    return latest
+
+
 def run_detail(*, run_id: int) -> EvaluationRun | None:
     """One run with its ranker, version, collection and previous run, or None."""
     return (

@@ -83,8 +83,9 @@ def _per_question_ndcg(
             f"{len(failed)} of {len(outcomes)} test questions could not be ranked: {failed[0].error}"
         )
     rankings = [o.ranking.ids if o.ranking else [] for o in outcomes]
-    condensed = [[a for a in r if a in known] for r, known in zip(rankings, labels, strict=True)]
-    return np.asarray(score_rankings(run=run, rankings=condensed, labels=labels).ndcg, dtype=float)
+    return np.asarray(
+        score_rankings(run=run, rankings=rankings, labels=labels, rated_only=True).ndcg, dtype=float
+    )
 
 
 def versions_compare(*, challenger: RankerVersion, champion: RankerVersion) -> VersionComparison:

@@ -12,9 +12,20 @@ from evaluation.models import EvaluationRun
 
 
 def score_rankings(
-    *, run: EvaluationRun, rankings: Sequence[Sequence[str]], labels: Sequence[dict[str, int]]
+    *,
+    run: EvaluationRun,
+    rankings: Sequence[Sequence[str]],
+    labels: Sequence[dict[str, int]],
+    rated_only: bool = False,
 ) -> RankingEvaluation:
-    """Per-question metrics of the rankings under the run's metric definition (the metrics engine)."""
+    """Per-question metrics of the rankings under the run's metric definition (the metrics engine).
+
+    ``rated_only``: NDCG@k on rated answers (``evaluation.measures.NDCG_RATED``, the measure of every
+    comparison of two rankings): each ranking is first condensed to the answers ``labels`` knows, which
+    move up into the places the unrated ones leave (``trec_eval -J``). Otherwise an unrated answer counts
+    as 0 stars (the headline's NDCG@k, ``trec_eval``'s ndcg_cut)."""
+    if rated_only:
+        rankings = [[a for a in r if a in known] for r, known in zip(rankings, labels, strict=True)]
     return evaluate_rankings(
         [list(r) for r in rankings],
         list(labels),

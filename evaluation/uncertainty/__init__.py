@@ -5,6 +5,8 @@
 * :mod:`.relevance` – a per-pair distribution over 0–3 stars predicted from rank and labels so far.
 * :mod:`.improvement` – the probability that a challenger beats the champion (labels and questions).
 * :mod:`.settle` – which pairs decide (value of a rating) and about how many ratings would settle it.
+* :mod:`.rated` – every run's NDCG@k on rated answers (the comparisons' measure) and its share of rated
+  answers in the top k.
 * :mod:`.verdicts` – the compare page's verdict under every completion of the labels, and whether it is
   settled.
 """
@@ -12,6 +14,7 @@
 from .bounds import MeanBounds, NdcgBounds, mean_bounds, ndcg_bounds
 from .improvement import Improvement, probability_of_improvement, sample_stars
 from .pairs import STARS, JudgingArrays, judging_arrays, ndcg_for_labels
+from .rated import rated_ndcg, rated_share
 from .relevance import bucket_counts, expected_gain, relevance_probabilities
 from .settle import pair_values, ratings_to_settle
 from .verdicts import SETTLED_SHARE, VERDICTS, VerdictShares, randomization_p_values, verdict_shares
@@ -34,6 +37,8 @@ __all__ = [
     "pair_values",
     "probability_of_improvement",
     "randomization_p_values",
+    "rated_ndcg",
+    "rated_share",
     "ratings_to_settle",
     "relevance_probabilities",
     "sample_stars",

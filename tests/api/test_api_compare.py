@@ -37,7 +37,7 @@ def test_api_compare_answers_runs_pairs_and_matrix(two_runs, caller):
 
     assert body["k"] == 10
     assert [r["id"] for r in body["runs"]] == [a.pk, b.pk]  # oldest first
-    assert [r["ndcg_today"] for r in body["runs"]] == [None, None]  # pending runs: no results yet
+    assert [r["ndcg_rated_today"] for r in body["runs"]] == [None, None]  # pending runs: no results yet
     assert body["pairs"] == [
         {
             "a": a.pk,

@@ -27,7 +27,7 @@ def test_comparison_text_leaves_out_an_interval_whose_bounds_show_the_same():
         comparison_text(
             k=10, challenger=0.4121, champion=0.4121, difference=0.0, ci_low=-0.0, ci_high=0.0, p_value=1.0
         )
-        == "NDCG@10 0.412 vs 0.412 (+0.000, p = 1.000)"
+        == "NDCG@10 on rated answers 0.412 vs 0.412 (+0.000, p = 1.000)"
     )
 
 
@@ -42,7 +42,7 @@ def test_comparison_text_with_an_interval():
             ci_high=0.07,
             p_value=0.004,
         )
-        == "NDCG@10 0.412 vs 0.371 (+0.041, 95% CI +0.012 to +0.070, p = 0.004)"
+        == "NDCG@10 on rated answers 0.412 vs 0.371 (+0.041, 95% CI +0.012 to +0.070, p = 0.004)"
     )
 
 

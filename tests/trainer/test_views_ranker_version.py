@@ -47,7 +47,7 @@ def test_ranker_version_shows_comparison_sentence(client, rankers, trainer):
     body = client.get(_url(rankers, rankers.v2)).content.decode()
 
     assert _testid(body, "comparison") == (
-        "NDCG@10 0.412 vs 0.371 (+0.041, 95% CI +0.012 to +0.070, p = 0.004): better"
+        "NDCG@10 on rated answers 0.412 vs 0.371 (+0.041, 95% CI +0.012 to +0.070, p = 0.004): better"
     )
 
 
@@ -68,7 +68,7 @@ def test_ranker_version_small_p_and_negative_difference(client, rankers, trainer
     body = client.get(_url(rankers, rankers.v2)).content.decode()
 
     assert _testid(body, "comparison") == (
-        "NDCG@10 0.300 vs 0.350 (−0.050, 95% CI −0.070 to −0.031, p < 0.001): worse"
+        "NDCG@10 on rated answers 0.300 vs 0.350 (−0.050, 95% CI −0.070 to −0.031, p < 0.001): worse"
     )
 
 

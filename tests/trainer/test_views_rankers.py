@@ -7,6 +7,7 @@ import re
 from django.urls import reverse
 from django.utils import timezone
 
+from evaluation.models import EvaluationRun, RunStatus
 from rankers.services import ranker_create, version_promote
 from tests.trainer.rankers_views_support import *  # noqa: F403 - fixtures
 from tests.trainer.rankers_views_support import assert_authz
@@ -45,12 +46,12 @@ def test_rankers_page_shows_champion_method_and_versions(client, rankers, traine
 
     text = _text(body)
     assert "Champion v1 : BM25 + semantic similarity, untrained fusion" in text
-    assert "Test NDCG@10 not compared yet" in text
+    assert "Test NDCG@10 not evaluated yet" in text
     v2_row = _text(re.search(r'<tr role="row">\s*<td[^>]*><span><a[^>]*>v2</a>.*?</tr>', body, re.S).group(0))
-    assert v2_row.endswith("LambdaMART 1,234 model 0.512 · BM25 0.430 better than v1 (+0.041)")
+    assert v2_row.endswith("LambdaMART 1,234 model 0.512 · BM25 0.430 not evaluated better than v1 (+0.041)")
     v1_row = _text(re.search(r'<tr role="row" class="champion">.*?</tr>', body, re.S).group(0))
     assert v1_row.startswith("v1 champion ")
-    assert v1_row.endswith("BM25 + semantic similarity, untrained fusion 0 – –")
+    assert v1_row.endswith("BM25 + semantic similarity, untrained fusion 0 – not evaluated –")
     version_url = f"/c/tiny/rankers/{rankers.ranker.pk}/versions/{rankers.v2.pk}/"
     assert f'href="{version_url}"' in body
 
@@ -62,7 +63,28 @@ def test_rankers_page_champion_after_promotion_shows_its_test_ndcg(client, ranke
     text = _text(client.get(_url(rankers)).content.decode())
 
     assert "Champion v2 : LambdaMART" in text
-    assert "Test NDCG@10 0.412 on 45 test questions" in text
+    # The gate's comparison (NDCG@10 on rated answers, 0.412) is not the version's test NDCG@10: that is
+    # its latest evaluation's, the dashboard's figure.
+    assert "Test NDCG@10 not evaluated yet" in text
+    EvaluationRun.objects.create(
+        ranker=rankers.ranker,
+        ranker_version=rankers.v2,
+        collection=rankers.collection,
+        status=RunStatus.SUCCEEDED,
+        ndcg_k=10,
+        gain_scheme="linear",
+        discount="log2",
+        relevance_threshold=1,
+        accuracy_k=5,
+        ndcg_mean=0.382,
+        judged_mean=0.62,
+    )
+
+    body = client.get(_url(rankers)).content.decode()
+
+    assert "Test NDCG@10 0.382 its latest evaluation, 62% of the top 10 rated" in _text(body)
+    v2_row = _text(re.search(r'<tr role="row" class="champion">.*?</tr>', body, re.S).group(0))
+    assert v2_row.endswith("0.382 better than v1 (+0.041)")
 
 
 def test_rankers_page_champion_changes_name_who_or_policy(client, rankers, trainer):

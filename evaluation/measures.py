@@ -1,0 +1,87 @@
+"""The measures the app shows, one name and one sentence each: every page, message, API description and
+doc names a figure through this module, so one thing has one name everywhere.
+
+* :data:`NDCG` – the **headline**: ``NDCG@k`` exactly as trec_eval's ``ndcg_cut.k`` computes it. An
+  unrated answer in the top k counts as 0 stars. Evaluation runs store it; the dashboard, the run and
+  version pages, the Rankers page, the runs list and the API show it, with the share of rated answers in
+  the top k beside it (:data:`RATED_SHARE`).
+* :data:`NDCG_RATED` – **every comparison of two rankings** (the promotion gate, the compare page, an
+  export's cost, the champion/challenger panel): ``NDCG@k on rated answers``, trec_eval ``-J``: each
+  ranking is condensed to its rated answers before NDCG@k is computed
+  (``evaluation.metrics.judged``). Chosen by measurement (``bench/bench_definitions.py``): under the
+  pooled ratings the rating queue collects, it orders two versions as their complete judgments do more
+  often than the headline's rule, which marks a version down for every answer it finds that nobody rated
+  yet.
+* :data:`NDCG_ESTIMATE` – ``estimated NDCG@k``: what the headline would be if every answer in the top k
+  were rated, each unrated answer counted as its predicted stars (``evaluation.uncertainty``).
+* :data:`NDCG_CV` – ``cross-validated NDCG@k on rated answers``: the training's own check, each training
+  question scored by a model that did not learn from it.
+
+``name(key, k)`` gives the name, ``why(key, k)`` the one plain sentence that says how it differs from the
+headline; the template tags ``{% measure "ndcg_rated" k %}`` and ``{% measure_why "ndcg_rated" k %}``
+(``evaluation/templatetags/numbers.py``) write the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Measure:
+    key: str
+    name: str  # "{k}" is the cut-off
+    why: str
+
+
+NDCG = "ndcg"
+NDCG_RATED = "ndcg_rated"
+NDCG_ESTIMATE = "ndcg_estimate"
+NDCG_CV = "ndcg_cv"
+RATED_SHARE = "rated_share"
+
+MEASURES: dict[str, Measure] = {
+    m.key: m
+    for m in (
+        Measure(
+            NDCG,
+            "NDCG@{k}",
+            "The headline, as trec_eval's ndcg_cut.{k}: an unrated answer in the top {k} counts as 0 stars, "
+            "so it rises as people rate.",
+        ),
+        Measure(
+            NDCG_RATED,
+            "NDCG@{k} on rated answers",
+            "Comparisons leave unrated answers out, so a version is not marked down for answers nobody has "
+            "rated yet; it is higher than NDCG@{k} when the top {k} holds unrated answers.",
+        ),
+        Measure(
+            NDCG_ESTIMATE,
+            "estimated NDCG@{k}",
+            "What NDCG@{k} would likely be if every answer in the top {k} were rated, each unrated answer "
+            "counted as the stars predicted for it.",
+        ),
+        Measure(
+            NDCG_CV,
+            "cross-validated NDCG@{k} on rated answers",
+            "The training's own check on the training questions, each scored by a model that did not learn "
+            "from it; it says which candidate to keep, not how the version does on the test questions.",
+        ),
+        Measure(
+            RATED_SHARE,
+            "rated answers in the top {k}",
+            "The share of the top {k} answers that people have rated: the closer to 100%, the closer "
+            "NDCG@{k} and NDCG@{k} on rated answers are to what complete ratings would give.",
+        ),
+    )
+}
+
+
+def name(key: str, k: int) -> str:
+    """The measure's name with its cut-off: ``name("ndcg_rated", 10)`` is "NDCG@10 on rated answers"."""
+    return MEASURES[key].name.format(k=k)
+
+
+def why(key: str, k: int) -> str:
+    """The one sentence that says what the measure is and how it differs from the headline."""
+    return MEASURES[key].why.format(k=k)
