@@ -13,10 +13,18 @@ from rankers.models import RankerVersion
 
 COMPARISON_SCHEMA = {
     "type": "object",
-    "description": "Its test-split evaluation against the champion of its time (trained versions; "
-    "empty otherwise): both versions' NDCG@k on the same questions with today's labels, the difference "
-    "with its 95% bootstrap interval, the paired randomization test's p-value and the verdict.",
+    "description": "Its test-split comparison with the champion of its time (trained versions; "
+    "empty otherwise): both versions' NDCG@k on rated answers (`measure`: each ranking condensed to its "
+    "rated answers, trec_eval -J, the measure of every comparison) on the same questions with the labels "
+    "of the decision, the difference with its 95% bootstrap interval, the paired randomization test's "
+    "p-value and the verdict. The version's own NDCG@k (an unrated answer counts as 0 stars, the "
+    "dashboard's headline) is `test_ndcg`.",
     "properties": {
+        "measure": {
+            "type": "string",
+            "enum": ["ndcg_rated"],
+            "description": "The measure: NDCG@k on rated answers.",
+        },
         "k": {"type": "integer"},
         "questions": {"type": "integer", "description": "Test questions both versions were scored on."},
         "challenger_ndcg": {"type": "number"},
@@ -28,6 +36,14 @@ COMPARISON_SCHEMA = {
         "improved": {"type": "integer"},
         "worsened": {"type": "integer"},
         "verdict": {"type": "string", "enum": ["better", "within noise", "worse"]},
+        "challenger_rated_share": {
+            "type": "number",
+            "description": "Share of rated answers in this version's top k.",
+        },
+        "champion_rated_share": {
+            "type": "number",
+            "description": "Share of rated answers in the champion's top k.",
+        },
         "champion": {"type": "string", "description": "Label of the champion compared with."},
         "champion_id": {"type": "integer"},
         "predicted": {
@@ -89,6 +105,13 @@ class RankerVersionSerializer(serializers.ModelSerializer):
     candidates = serializers.SerializerMethodField(
         help_text="Cross-validated NDCG@k of every candidate training considered (trained versions)."
     )
+    test_ndcg = serializers.SerializerMethodField(
+        help_text="NDCG@k of the version's latest successful evaluation (trec_eval's ndcg_cut: an unrated "
+        "answer counts as 0 stars), the figure the dashboard and the Rankers page show; null until it has one."
+    )
+    test_rated_share = serializers.SerializerMethodField(
+        help_text="The share of rated answers in the top k of that evaluation (0-1); null until it has one."
+    )
     feature_importances = serializers.DictField(
         child=serializers.FloatField(), read_only=True, help_text="Signal name: its share of the model."
     )
@@ -108,9 +131,31 @@ class RankerVersionSerializer(serializers.ModelSerializer):
             "cv_ndcg_bm25",
             "candidates",
             "comparison",
+            "test_ndcg",
+            "test_rated_share",
             "feature_importances",
         ]
         read_only_fields = fields
+
+    def _latest_run(self, version: RankerVersion) -> Any:
+        # The same run the Rankers page reads (evaluation.selectors.latest_runs_by_version): the newest
+        # successful one. Cached per version so both fields cost one query.
+        cache = self.context.setdefault("_latest_runs", {})
+        if version.pk not in cache:
+            cache[version.pk] = (
+                version.evaluation_runs.succeeded().order_by("-created_at", "-id").first()
+            )
+        return cache[version.pk]
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_test_ndcg(self, version: RankerVersion) -> float | None:
+        run = self._latest_run(version)
+        return run.ndcg_mean if run is not None else None
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_test_rated_share(self, version: RankerVersion) -> float | None:
+        run = self._latest_run(version)
+        return run.judged_mean if run is not None else None
 
     def get_is_champion(self, version: RankerVersion) -> bool:
         return version.ranker.champion_id == version.pk

@@ -87,6 +87,14 @@ def comparison_text(
     )
 
 
+def rated_shares_text(*, k: int, challenger: object, champion: object) -> str:
+    """ "with 62% and 55% of their top 10 rated" (challenger's first): how much of what the comparison
+    ranked is known; "" when the shares were not recorded (decisions before they were)."""
+    if number(challenger) is None or number(champion) is None:
+        return ""
+    return f"with {percent(challenger)} and {percent(champion)} of their top {k} rated"
+
+
 def duration_text(seconds: object) -> str:
     """12.3 s, 2 min 5 s, or "" when unknown."""
     x = number(seconds)
@@ -194,6 +202,8 @@ class Comparison:
     champion: str
     champion_id: int | None = None
     predicted: Predicted | None = None
+    challenger_rated_share: float | None = None
+    champion_rated_share: float | None = None
 
     @classmethod
     def of(cls, data: object, *, k: int) -> Comparison | None:
@@ -213,6 +223,8 @@ class Comparison:
             champion=str(data.get("champion") or ""),
             champion_id=data["champion_id"] if isinstance(data.get("champion_id"), int) else None,
             predicted=Predicted.of(data.get("predicted")),
+            challenger_rated_share=number(data.get("challenger_rated_share")),
+            champion_rated_share=number(data.get("champion_rated_share")),
         )
 
     @property
@@ -227,6 +239,10 @@ class Comparison:
             ci_high=self.ci_high,
             p_value=self.p_value,
         )
+        shares = rated_shares_text(
+            k=self.k, challenger=self.challenger_rated_share, champion=self.champion_rated_share
+        )
+        text = f"{text}, {shares}" if shares else text
         return f"{text}: {self.verdict}" if self.verdict else text
 
     @property

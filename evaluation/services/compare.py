@@ -12,6 +12,7 @@ import numpy as np
 
 from corpus.models import Question
 from corpus.selectors import test_questions
+from evaluation.measures import NDCG_RATED
 from evaluation.metrics.stats import compare_runs
 from evaluation.models import EvaluationRun
 from rankers.backends import get_backend
@@ -51,6 +52,9 @@ class VersionComparison:
     improved: int
     worsened: int
     verdict: str
+    #: Each version's share of rated answers in its top k over the test questions (0-1; NaN: none ranked).
+    challenger_rated_share: float = math.nan
+    champion_rated_share: float = math.nan
 
     def as_json(self) -> dict[str, Any]:
         """The figures for a JSON field: NaN (no question could be scored) becomes null."""
@@ -59,6 +63,7 @@ class VersionComparison:
             return None if math.isnan(value) else round(value, 6)
 
         return {
+            "measure": NDCG_RATED,
             "k": self.k,
             "questions": self.questions,
             "challenger_ndcg": number(self.challenger_ndcg),
@@ -70,12 +75,15 @@ class VersionComparison:
             "improved": self.improved,
             "worsened": self.worsened,
             "verdict": self.verdict,
+            "challenger_rated_share": number(self.challenger_rated_share),
+            "champion_rated_share": number(self.champion_rated_share),
         }
 
 
 def _per_question_ndcg(
     *, backend, questions: list[Question], labels: list[dict[str, int]], run: EvaluationRun
-):
+) -> tuple[np.ndarray, float]:
+    """Each question's NDCG@k on rated answers, and the share of rated answers in the top k overall."""
     outcomes = [rank_once(backend, question, run.ndcg_k) for question in questions]
     failed = [o for o in outcomes if o.ranking is None]
     if failed:
@@ -83,9 +91,10 @@ def _per_question_ndcg(
             f"{len(failed)} of {len(outcomes)} test questions could not be ranked: {failed[0].error}"
         )
     rankings = [o.ranking.ids if o.ranking else [] for o in outcomes]
-    return np.asarray(
-        score_rankings(run=run, rankings=rankings, labels=labels, rated_only=True).ndcg, dtype=float
-    )
+    rated = sum(sum(a in known for a in r[: run.ndcg_k]) for r, known in zip(rankings, labels, strict=True))
+    share = rated / (run.ndcg_k * len(rankings)) if rankings else math.nan
+    scored = score_rankings(run=run, rankings=rankings, labels=labels, rated_only=True)
+    return np.asarray(scored.ndcg, dtype=float), share
 
 
 def versions_compare(*, challenger: RankerVersion, champion: RankerVersion) -> VersionComparison:
@@ -109,10 +118,10 @@ def versions_compare(*, challenger: RankerVersion, champion: RankerVersion) -> V
         relevance_threshold=collection.relevance_threshold,
         accuracy_k=collection.accuracy_k,
     )
-    new = _per_question_ndcg(
+    new, new_share = _per_question_ndcg(
         backend=get_backend(ranker, challenger), questions=questions, labels=labels, run=definition
     )
-    old = _per_question_ndcg(
+    old, old_share = _per_question_ndcg(
         backend=get_backend(ranker, champion), questions=questions, labels=labels, run=definition
     )
     result = compare_runs(new, old, n_resamples=5000, n_permutations=5000, seed=0)
@@ -135,4 +144,6 @@ def versions_compare(*, challenger: RankerVersion, champion: RankerVersion) -> V
         improved=int(np.sum(new[both] > old[both] + 1e-12)),
         worsened=int(np.sum(new[both] < old[both] - 1e-12)),
         verdict=verdict,
+        challenger_rated_share=new_share,
+        champion_rated_share=old_share,
     )

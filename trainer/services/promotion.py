@@ -8,7 +8,7 @@ from evaluation.services import versions_compare
 from evaluation.uncertainty.verdicts import REAL_IMPROVEMENT
 from rankers.models import PromotionPolicy, Ranker, RankerVersion
 from rankers.services import version_promote
-from trainer.ranker_display import Predicted, comparison_text
+from trainer.ranker_display import Predicted, comparison_text, rated_shares_text
 
 
 def version_decide(*, version: RankerVersion) -> tuple[str, str]:
@@ -60,7 +60,13 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
         ci_high=comparison.ci_high,
         p_value=comparison.p_value,
     )
-    said = f"{version.label} vs {champion.label} on {comparison.questions} test questions: {figures_said}"
+    shares = rated_shares_text(
+        k=k, challenger=comparison.challenger_rated_share, champion=comparison.champion_rated_share
+    )
+    said = (
+        f"{version.label} vs {champion.label} on {comparison.questions} test questions: {figures_said}"
+        f"{', ' + shares if shares else ''}"
+    )
     policy = ranker.promotion_policy
     if policy == PromotionPolicy.MANUAL:
         return "manual", f"{said}.{predicted_said} The policy is manual: a trainer decides."
