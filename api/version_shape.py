@@ -142,9 +142,7 @@ class RankerVersionSerializer(serializers.ModelSerializer):
         # successful one. Cached per version so both fields cost one query.
         cache = self.context.setdefault("_latest_runs", {})
         if version.pk not in cache:
-            cache[version.pk] = (
-                version.evaluation_runs.succeeded().order_by("-created_at", "-id").first()
-            )
+            cache[version.pk] = version.evaluation_runs.succeeded().order_by("-created_at", "-id").first()
         return cache[version.pk]
 
     @extend_schema_field(serializers.FloatField(allow_null=True))
