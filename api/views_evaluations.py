@@ -57,8 +57,9 @@ class EvaluationRunSerializer(serializers.ModelSerializer):
     verdict = serializers.ChoiceField(
         choices=Verdict.choices,
         allow_blank=True,
-        help_text="Against the previous successful run of the ranker (paired randomization test, p < 0.05); "
-        "empty until compared.",
+        help_text="Against the previous successful run of the ranker (paired randomization test, p < 0.05), "
+        "both runs' rankings scored with this run's labels as NDCG@k on rated answers (each ranking condensed "
+        "to its rated answers: every comparison's measure; `delta` is that difference); empty until compared.",
     )
 
     class Meta:

@@ -84,11 +84,12 @@ class EvaluationRun(Job):
     no_good_answer_count = models.PositiveIntegerField(null=True, blank=True)
     # Questions whose NDCG counts toward the mean (a known relevant answer, ranker answered).
     scored_count = models.PositiveIntegerField(null=True, blank=True)
-    # The previous run's rankings re-scored with this run's labels, and the questions both runs scored.
+    # The previous run's rankings re-scored with this run's labels as NDCG@k on rated answers (every
+    # comparison's measure), and the questions both runs scored.
     previous_ndcg_mean = models.FloatField(null=True, blank=True)
     comparison_count = models.PositiveIntegerField(null=True, blank=True)
 
-    # Paired comparison with the previous successful run of the same ranker.
+    # Paired comparison with the previous successful run of the same ranker, in NDCG@k on rated answers.
     previous_run = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

@@ -39,6 +39,7 @@ from django.db import transaction
 
 from corpus.models import Collection, GainScheme, Question, Split
 from evaluation.metrics.ranking import Discount, Gain, label_arrays, mean_ignoring_undefined, ndcg_at_k
+from evaluation.services import rated_top
 from rankers.backends import get_backend
 from rankers.base import RankerError, RankQuery
 from rankers.config import validate_ranker_config
@@ -138,12 +139,12 @@ def _gain(stars: np.ndarray, collection: Collection) -> np.ndarray:
 
 
 def _ndcg(rankings: list[list[str]], labels: list[dict[str, int]], collection: Collection) -> np.ndarray:
-    """NDCG@k on rated answers of each ranking (``evaluation.measures.NDCG_RATED``): these figures compare
-    rankings (the engine alone, the export, the version), so an unrated answer is left out rather than
-    counted as 0 stars, as in every comparison of the app."""
+    """NDCG@k on rated answers of each ranking (``evaluation.measures.NDCG_RATED``: its top k condensed to
+    its rated answers): these figures compare rankings (the engine alone, the export, the version), so an
+    unrated answer is left out rather than counted as 0 stars, as in every comparison of the app."""
     if not rankings:
         return np.zeros(0)
-    rated = [[a for a in r if a in known] for r, known in zip(rankings, labels, strict=True)]
+    rated = [rated_top(r, known, collection.ndcg_k) for r, known in zip(rankings, labels, strict=True)]
     arrays = label_arrays(rated, labels)
     return ndcg_at_k(
         arrays.retrieved,

@@ -13,6 +13,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max
 
 from corpus.models import Split
+from evaluation import measures
 from evaluation.metrics.stats import compare_runs
 from evaluation.models import EvaluationRun, QuestionResult
 from evaluation.numbers import figure, interval, p_text, signed
@@ -75,7 +76,10 @@ class ChangeExplanation:
     a_today: float | None  # A's rankings scored with today's labels
     b_today: float | None  # B's rankings scored with today's labels
     label_effect: float | None
-    ranker_effect: float | None
+    ranker_effect: float | None  # in the headline's NDCG@k, so that the split adds up to the change
+    # The comparison of the two rankings on the paired questions, in NDCG@k on rated answers (every
+    # comparison's measure): its difference, interval, p-value and verdict.
+    rated_difference: float | None
     ci_low: float | None
     ci_high: float | None
     p_value: float | None
@@ -148,14 +152,26 @@ class ChangeExplanation:
 
     @property
     def ranker_text(self) -> str:
-        """For example "+0.031: version v3 → version v4 (real improvement, p = 0.010)"."""
+        """For example "+0.031: version v3 → version v4; NDCG@10 on rated answers +0.045 (real improvement,
+        p = 0.010)"."""
         if self.ranker_effect is None:
             return "–: no test question was answered by both runs with a known good answer"
-        return f"{self.ranker_effect_text}: {self.versions_text} ({self.verdict}, {self.p_value_text})"
+        return f"{self.ranker_effect_text}: {self.versions_text}; {self.rated_text}"
 
     @property
     def ranker_effect_text(self) -> str:
         return signed(self.ranker_effect)
+
+    @property
+    def rated_difference_text(self) -> str:
+        return signed(self.rated_difference)
+
+    @property
+    def rated_text(self) -> str:
+        """The rankings compared as every comparison is: "NDCG@10 on rated answers +0.045 (real
+        improvement, p = 0.010)"."""
+        rated = measures.name(measures.NDCG_RATED, self.run_b.ndcg_k)
+        return f"{rated} {self.rated_difference_text} ({self.verdict}, {self.p_value_text})"
 
     @property
     def other_text(self) -> str:
@@ -203,8 +219,11 @@ def change_explained(*, run_a: EvaluationRun, run_b: EvaluationRun) -> ChangeExp
     * label effect  = ``NDCG(R_A, L_now) − NDCG(R_A, L_A)``: A's rankings unchanged, only what we know
       about their answers changed (``NDCG(R_A, L_A)`` is A's stored headline, ``run_a.ndcg_mean``);
     * ranker effect = ``mean_q [NDCG_q(R_B, L_now) − NDCG_q(R_A, L_now)]`` over the questions both runs
-      answered that have a known good answer today, with the bootstrap CI and paired randomization
-      p-value of ``evaluation.metrics.stats.compare_runs`` (seed ``STATS_SEED``, as runs use);
+      answered that have a known good answer today;
+    * the comparison of the rankings on those questions, as every comparison in the app is made: in
+      NDCG@k on rated answers (``evaluation.measures.NDCG_RATED``, each ranking condensed to its rated
+      answers), ``rated_difference`` with the bootstrap CI, paired randomization p-value and verdict of
+      ``evaluation.metrics.stats.compare_runs`` (seed ``STATS_SEED``, as runs use);
     * other = ``(B − A) − label effect − ranker effect``: ratings made after B ran and questions only
       one run answered. It is 0 when both runs answered the same questions and B ran with today's labels,
       so then ``label effect + ranker effect = B − A`` (the two headlines).
@@ -245,7 +264,8 @@ def _change_cache_key(run_a: EvaluationRun, run_b: EvaluationRun) -> str | None:
         state["last"].isoformat() if state["last"] else "-",
         state["top"],
     ]
-    return "evaluation:change:" + hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()
+    # v2: the fields gained the rated comparison (a cached dict of the old fields would not fit).
+    return "evaluation:change:v2:" + hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()
 
 
 def _change_compute(run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any]:
@@ -263,22 +283,29 @@ def _change_compute(run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any
     question_ids = sorted(texts)
     labels = labels_by_question(question_ids=question_ids)
 
-    def today(run: EvaluationRun) -> tuple[dict[int, float], dict[int, bool]]:
+    def today(run: EvaluationRun, rated_only: bool = False) -> tuple[dict[int, float], dict[int, bool]]:
         ids = sorted(rankings[run.pk])
         if not ids:
             return {}, {}
         scored = score_rankings(
-            run=run_b, rankings=[rankings[run.pk][q] for q in ids], labels=[labels[q] for q in ids]
+            run=run_b,
+            rankings=[rankings[run.pk][q] for q in ids],
+            labels=[labels[q] for q in ids],
+            rated_only=rated_only,
         )
         ndcg = {q: float(scored.ndcg[i]) for i, q in enumerate(ids)}
         return ndcg, {q: bool(scored.success[i]) for i, q in enumerate(ids)}
 
     (ndcg_a, hit_a), (ndcg_b, hit_b) = today(run_a), today(run_b)
+    (rated_a, _), (rated_b, _) = today(run_a, rated_only=True), today(run_b, rated_only=True)
     a_today = mean_defined(np.array(list(ndcg_a.values()), dtype=np.float64))
     b_today = mean_defined(np.array(list(ndcg_b.values()), dtype=np.float64))
     both = [q for q in question_ids if q in ndcg_a and q in ndcg_b]
-    comparison = compare_runs([ndcg_b[q] for q in both], [ndcg_a[q] for q in both], seed=STATS_SEED)
-    compared = comparison.n > 0
+    # The split of the headline's change is in its own measure (so that it adds up); the verdict on the
+    # rankings is every comparison's: NDCG@k on rated answers, on the same questions.
+    effect = compare_runs([ndcg_b[q] for q in both], [ndcg_a[q] for q in both], seed=STATS_SEED)
+    comparison = compare_runs([rated_b[q] for q in both], [rated_a[q] for q in both], seed=STATS_SEED)
+    compared = comparison.n > 0 and effect.n > 0
 
     def defined(value: float | None) -> float | None:
         return None if value is None or math.isnan(value) else value
@@ -305,7 +332,8 @@ def _change_compute(run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any
         label_effect=a_today - run_a.ndcg_mean
         if a_today is not None and run_a.ndcg_mean is not None
         else None,
-        ranker_effect=comparison.difference if compared else None,
+        ranker_effect=effect.difference if compared else None,
+        rated_difference=comparison.difference if compared else None,
         ci_low=comparison.ci_low if compared else None,
         ci_high=comparison.ci_high if compared else None,
         p_value=comparison.p_value if compared else None,

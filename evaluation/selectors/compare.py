@@ -17,7 +17,7 @@ from corpus.models import Split
 from evaluation.metrics.pairwise import compare_pairs
 from evaluation.models import EvaluationRun, QuestionResult
 from evaluation.numbers import figure, interval, p_text, percent, signed
-from evaluation.services import STATS_SEED, score_rankings
+from evaluation.services import STATS_SEED, rated_top, score_rankings
 from ratings.models import Label
 from ratings.selectors import labels_by_question
 
@@ -179,7 +179,8 @@ def _compare_cache_key(runs: list[EvaluationRun]) -> str | None:
     ).aggregate(n=Count("id"), last=Max("updated_at"), top=Max("id"))
     parts = [f"{run.pk}@{run.finished_at.isoformat() if run.finished_at else '-'}" for run in runs]
     parts += [state["n"], state["last"].isoformat() if state["last"] else "-", state["top"]]
-    return "evaluation:compare:" + hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()
+    # v2: the fields gained each run's rated share (a cached dict of the old fields would not fit).
+    return "evaluation:compare:v2:" + hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()
 
 
 def _runs_compare_compute(runs: list[EvaluationRun]) -> dict[str, Any]:
@@ -208,9 +209,7 @@ def _runs_compare_compute(runs: list[EvaluationRun]) -> dict[str, Any]:
             scored = score_rankings(run=reference, rankings=ranked, labels=known, rated_only=True)
             matrix[[position[q] for q in ids], column] = scored.ndcg
             # The share of rated answers in each ranking's top k, shown beside the comparison's figure.
-            rated = [
-                sum(a in lab for a in r[: reference.ndcg_k]) for r, lab in zip(ranked, known, strict=True)
-            ]
+            rated = [len(rated_top(r, lab, reference.ndcg_k)) for r, lab in zip(ranked, known, strict=True)]
             shares[column] = sum(rated) / (reference.ndcg_k * len(ids))
     pairs: list[PairResult] = []
     for pair in compare_pairs(matrix, seed=STATS_SEED):

@@ -6,7 +6,8 @@
 * :mod:`.ranking` – asking the ranker in a worker: one question, the requests in flight, the backends kept.
 * :mod:`.finalise` – a run's figures once its chunks are done, or why it failed (``run_finalise``).
 * :mod:`.recovery` – chunks and runs a killed worker left, taken over (``evaluations_resume``).
-* :mod:`.scoring` – rankings scored under a run's metric definition (``score_rankings``).
+* :mod:`.scoring` – rankings scored under a run's metric definition (``score_rankings``; ``rated_top``: a
+  ranking's top k condensed to its rated answers, what NDCG@k on rated answers scores).
 * :mod:`.compare` – champion against challenger on the test questions now (``versions_compare``).
 
 How a run moves (every step is a conditional UPDATE, so a redelivered or duplicated Celery message
@@ -41,7 +42,7 @@ from .compare import SIGNIFICANCE, VersionComparison, versions_compare
 from .finalise import FAILURE_LIMIT, STATS_SEED, failure_allowance, failure_text, run_finalise
 from .plan import run_plan
 from .recovery import evaluations_resume, stale_pending_runs
-from .scoring import score_rankings
+from .scoring import rated_top, score_rankings
 from .start import EvaluationUnavailable, evaluation_start, scheduled_evaluations_start
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "run_finalise",
     "run_plan",
     "scheduled_evaluations_start",
+    "rated_top",
     "score_rankings",
     "stale_pending_runs",
     "versions_compare",

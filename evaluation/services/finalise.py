@@ -129,7 +129,9 @@ def _compare_with_previous(run: EvaluationRun, answered: Sequence[Any]) -> None:
     """Paired comparison with the previous successful run of the ranker, on the same labels.
 
     Both runs' stored rankings are scored with the labels known now, so the difference measures the
-    rankings, not new ratings (rating more answers alone moves NDCG).
+    rankings, not new ratings (rating more answers alone moves NDCG); and as NDCG@k on rated answers
+    (``evaluation.measures.NDCG_RATED``), the measure of every comparison of two rankings, so the newer
+    run is not marked down for answers nobody has rated yet.
     """
     previous = (
         EvaluationRun.objects.succeeded()
@@ -153,8 +155,8 @@ def _compare_with_previous(run: EvaluationRun, answered: Sequence[Any]) -> None:
         return
     labels = labels_by_question(question_ids=[q for q, _, _ in paired])
     label_list = [labels[q] for q, _, _ in paired]
-    now = score_rankings(run=run, rankings=[r for _, r, _ in paired], labels=label_list)
-    then = score_rankings(run=run, rankings=[r for _, _, r in paired], labels=label_list)
+    now = score_rankings(run=run, rankings=[r for _, r, _ in paired], labels=label_list, rated_only=True)
+    then = score_rankings(run=run, rankings=[r for _, _, r in paired], labels=label_list, rated_only=True)
     comparison = compare_runs(now.ndcg, then.ndcg, seed=STATS_SEED)
     if comparison.n == 0:
         return

@@ -11,6 +11,11 @@ from evaluation.metrics.ranking import Discount, Gain, RankingEvaluation, evalua
 from evaluation.models import EvaluationRun
 
 
+def rated_top(ranking: Sequence[str], labels: dict[str, int], k: int) -> list[str]:
+    """The ranking's top k condensed to its rated answers (NDCG@k on rated answers scores this list)."""
+    return [a for a in ranking[:k] if a in labels]
+
+
 def score_rankings(
     *,
     run: EvaluationRun,
@@ -21,11 +26,12 @@ def score_rankings(
     """Per-question metrics of the rankings under the run's metric definition (the metrics engine).
 
     ``rated_only``: NDCG@k on rated answers (``evaluation.measures.NDCG_RATED``, the measure of every
-    comparison of two rankings): each ranking is first condensed to the answers ``labels`` knows, which
-    move up into the places the unrated ones leave (``trec_eval -J``). Otherwise an unrated answer counts
-    as 0 stars (the headline's NDCG@k, ``trec_eval``'s ndcg_cut)."""
+    comparison of two rankings): each ranking's top k is first condensed to the answers ``labels`` knows,
+    which move up into the places the unrated ones leave (``trec_eval -J`` on the top k). Cutting at k
+    first keeps the figure independent of how deep a ranking goes (a gate ranks 10 deep, an export 50).
+    Otherwise an unrated answer counts as 0 stars (the headline's NDCG@k, ``trec_eval``'s ndcg_cut)."""
     if rated_only:
-        rankings = [[a for a in r if a in known] for r, known in zip(rankings, labels, strict=True)]
+        rankings = [rated_top(r, known, run.ndcg_k) for r, known in zip(rankings, labels, strict=True)]
     return evaluate_rankings(
         [list(r) for r in rankings],
         list(labels),

@@ -8,6 +8,9 @@ The case (conftest ``change_case``), with L = log2(3), linear gains, discount lo
   label effect = (1/L + 0.860) / 2 - 1/L = 0.114.
 * run B (v2) ranked t1 [x1, x2] -> 1, t2 [x3, x4] -> (2 + 1/L) / (2 + 1/L) = 1; B = 1.
   ranker effect = ((1 - 1/L) + (1 - 0.860)) / 2 = 0.255;  0.114 + 0.255 = 0.369 = B - A.
+* the rankings compared as every comparison is, on rated answers (today's labels): A's t1 [x2, x1]
+  condenses to [x1] -> 1, its t2 [x4, x3] is all rated -> 0.860; B scores 1 on both, so the rated
+  difference is (0 + (1 - 0.860)) / 2 = 0.070, and its test is on [1, 1] vs [1, 0.860].
 """
 
 import math
@@ -30,6 +33,7 @@ A = (A_T1 + A_T2) / 2
 A_TODAY = (A_T1 + A_T2_TODAY) / 2
 LABEL_EFFECT = A_TODAY - A
 RANKER_EFFECT = ((1 - A_T1) + (1 - A_T2_TODAY)) / 2
+RATED_DIFFERENCE = (1 - A_T2_TODAY) / 2
 
 
 def test_change_explained_hand_computed_values_match(change_case):
@@ -61,7 +65,9 @@ def test_change_explained_split_adds_up_when_b_used_todays_labels(change_case):
 
 def test_change_explained_ranker_effect_uses_paired_randomization_test(change_case):
     change = change_explained(run_a=change_case.run_a, run_b=change_case.run_b)
-    expected = compare_runs([1.0, 1.0], [A_T1, A_T2_TODAY], seed=0)
+    expected = compare_runs([1.0, 1.0], [1.0, A_T2_TODAY], seed=0)
+    assert change.rated_difference == pytest.approx(RATED_DIFFERENCE, abs=1e-12)
+    assert change.rated_difference == pytest.approx(0.07014, abs=1e-5)
     assert change.p_value == pytest.approx(expected.p_value)
     assert (change.ci_low, change.ci_high) == (
         pytest.approx(expected.ci_low),
@@ -73,13 +79,17 @@ def test_change_explained_ranker_effect_uses_paired_randomization_test(change_ca
 
 def test_change_explained_texts_use_one_format(change_case):
     change = change_explained(run_a=change_case.run_a, run_b=change_case.run_b)
-    p = f"{compare_runs([1.0, 1.0], [A_T1, A_T2_TODAY], seed=0).p_value:.3f}"
+    expected = compare_runs([1.0, 1.0], [1.0, A_T2_TODAY], seed=0)
+    p = f"{expected.p_value:.3f}"
     assert change.total_text == "+0.369"
     assert (change.ndcg_a_text, change.ndcg_b_text) == ("0.631", "1.000")
     assert (change.a_today_text, change.b_today_text) == ("0.745", "1.000")
     assert change.label_text == "+0.114: new ratings changed what we know (ranker unchanged)"
-    assert change.ranker_text == f"+0.255: version v1 → version v2 (within noise, p = {p})"
-    assert change.ci_text == "+0.140 to +0.369"
+    assert change.ranker_text == (
+        f"+0.255: version v1 → version v2; NDCG@10 on rated answers +0.070 (within noise, p = {p})"
+    )
+    assert change.ci_text == f"{signed(expected.ci_low)} to {signed(expected.ci_high)}"
+    assert change.ci_text == "+0.000 to +0.140"
 
 
 def test_change_explained_same_version_says_so(change_case):
@@ -87,7 +97,9 @@ def test_change_explained_same_version_says_so(change_case):
     run_c = evaluate_inline(change_case.ranker)
     change = change_explained(run_a=change_case.run_b, run_b=run_c)
     assert change.label_text == "+0.000: new ratings changed what we know (ranker unchanged)"
-    assert change.ranker_text == "+0.000: same ranker version (within noise, p = 1.000)"
+    assert change.ranker_text == (
+        "+0.000: same ranker version; NDCG@10 on rated answers +0.000 (within noise, p = 1.000)"
+    )
     assert change.total_text == "+0.000"
     assert change.ci_text == ""
 

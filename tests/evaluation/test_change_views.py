@@ -12,14 +12,14 @@ from django.urls import reverse
 from evaluation.metrics.stats import compare_runs
 from tests.evaluation.conftest import rate
 from tests.evaluation.helpers import evaluate_inline
-from tests.evaluation.test_change_explained import A_T1, A_T2_TODAY
+from tests.evaluation.test_change_explained import A_T2_TODAY
 
 pytestmark = pytest.mark.django_db
 
-P = f"{compare_runs([1.0, 1.0], [A_T1, A_T2_TODAY], seed=0).p_value:.3f}"
+P = f"{compare_runs([1.0, 1.0], [1.0, A_T2_TODAY], seed=0).p_value:.3f}"
 LINES = [
     "+0.114: new ratings changed what we know (ranker unchanged)",
-    f"+0.255: version v1 → version v2 (within noise, p = {P})",
+    f"+0.255: version v1 → version v2; NDCG@10 on rated answers +0.070 (within noise, p = {P})",
 ]
 
 
@@ -53,11 +53,11 @@ def test_dashboard_change_line_shows_label_and_ranker_effect(client, trainer, ch
     body = text(response)
     assert 'data-testid="label-effect">' + LINES[0] + "</li>" in body
     assert (
-        'data-testid="ranker-effect">+0.255: version v1 → version v2 (<strong class="verdict">within noise</strong>, '
-        f"p = {P})</li>"
+        'data-testid="ranker-effect">+0.255: version v1 → version v2; NDCG@10 on rated answers +0.070 '
+        f'(<strong class="verdict">within noise</strong>, p = {P})</li>'
     ) in body
     assert 'data-testid="other-effect"' not in body
-    assert "its 95% confidence interval is +0.140 to +0.369" in body
+    assert "Its 95% confidence interval is +0.000 to +0.140" in body
     assert compare_url(change_case.run_a, change_case.run_b).replace("&", "&amp;") in body
 
 

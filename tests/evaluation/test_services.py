@@ -368,8 +368,18 @@ def test_run_with_unusable_ranker_config_fails_every_question(small):
 # ----------------------------------------------------------------------------------------- comparison
 
 
+def _rate_next_answers_zero(collection) -> None:
+    """x(i+1) rated 0 stars for t(i): "bad" then ranks a known wrong answer first (left unrated, it is
+    unknown, and the comparison on rated answers cannot call it worse)."""
+    answers = {a.external_id: a for a in Answer.objects.filter(collection=collection)}
+    for question in Question.objects.filter(collection=collection):
+        i = int(question.external_id[1:])
+        rating_record(rater=import_rater(), question=question, answer=answers[f"x{i + 1}"], stars=0)
+
+
 def test_second_run_compares_with_previous_on_same_labels(fake_ranker_server):
     collection = many_questions(30)
+    _rate_next_answers_zero(collection)
     server = fake_ranker_server(rankings=bad(30))
     ranker = http_ranker(collection, server.url)
     first = evaluate_inline(ranker)
@@ -391,6 +401,19 @@ def test_second_run_compares_with_previous_on_same_labels(fake_ranker_server):
     third = evaluate_inline(ranker)
     assert third.previous_run == second
     assert third.verdict == "real drop"
+
+
+def test_second_run_comparison_leaves_unrated_answers_out(fake_ranker_server):
+    # x(i+1) unrated: the headline counts it as 0 stars above the perfect answer (1/log2(3)), but the
+    # comparison, on rated answers, sees the same order of what is known: no change.
+    collection = many_questions(10)
+    server = fake_ranker_server(rankings=bad(10))
+    ranker = http_ranker(collection, server.url)
+    first = evaluate_inline(ranker)
+    server.rankings = good(10)
+    second = evaluate_inline(ranker)
+    assert (first.ndcg_mean, second.ndcg_mean) == (pytest.approx(1 / LOG2_3), 1.0)
+    assert (second.delta, second.verdict, second.comparison_count) == (0.0, "within noise", 10)
 
 
 def test_comparison_rescores_previous_run_with_new_labels(fake_ranker_server):

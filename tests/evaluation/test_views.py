@@ -92,8 +92,8 @@ def test_dashboard_trainer_sees_headline_change_verdict_and_warnings(client, tra
     assert f'data-testid="change-total">{total}</span> since the previous run' in body
     assert "+0.000: new ratings changed what we know (ranker unchanged)" in body
     assert (
-        f'{signed(second.delta)}: version v1 → version v2 (<strong class="verdict">within noise</strong>, p = '
-        in body
+        f"{total}: version v1 → version v2; NDCG@10 on rated answers {signed(second.delta)} "
+        '(<strong class="verdict">within noise</strong>, p = ' in body
     )
     assert "version v2" in body
     # judged@10 is 13% here: the warning counts the unrated answers and links to the rating queue.

@@ -24,20 +24,23 @@ pytestmark = pytest.mark.django_db
 QUESTION = "what is the boundary layer of a flat plate in supersonic flow"
 NAMES = ["original", "bm25_title", "bm25_text", "phrase_title", "phrase_text"]
 # The figures on the demo's 57 test questions with labels (fits are deterministic: fixed seeds, one
-# thread, the engines' scores). The engine alone is what an evaluation of the same node scores
-# (test_real_opensearch.py, test_real_solr.py).
+# thread, the engines' scores), in NDCG@10 on rated answers, the measure of every comparison: an
+# evaluation of the same node scores the engine alone 0.3281 (OpenSearch) and 0.3367 (Solr) in the
+# headline's NDCG@10 (test_real_opensearch.py, test_real_solr.py), where its unrated answers count as 0.
+# The exported request evaluated as a ranker of its own: its headline NDCG@10.
+HEADLINE_EXPORT = {"opensearch": 0.3511, "solr": 0.3505}
 FIGURES = {
     "opensearch": {
-        "ndcg_engine": 0.3281,
-        "ndcg_export_app": 0.3511,
-        "ndcg_export_engine": 0.3511,
-        "ndcg_trees_app": 0.316,
+        "ndcg_engine": 0.4042,
+        "ndcg_export_app": 0.4264,
+        "ndcg_export_engine": 0.4264,
+        "ndcg_trees_app": 0.3934,
     },
     "solr": {
-        "ndcg_engine": 0.3367,
-        "ndcg_export_app": 0.3505,
-        "ndcg_export_engine": 0.3505,
-        "ndcg_trees_app": 0.349,
+        "ndcg_engine": 0.4239,
+        "ndcg_export_app": 0.426,
+        "ndcg_export_engine": 0.426,
+        "ndcg_trees_app": 0.4344,
     },
 }
 
@@ -120,7 +123,7 @@ def test_exported_rescore_ranks_in_the_engine_as_in_the_app(request, engine, mod
     assert (heard[0][1], heard[-1][1]) == (0.0, 1.0)
 
     # The rendered request is an engine ranker's request here: an evaluation of it scores what the
-    # engine's run of the export scored.
+    # engine's run of the export scored, in the headline's NDCG@10 (unrated answers count as 0).
     fmt = "opensearch-rescore" if engine == "opensearch" else "solr-rerank"
     search = render(model, fmt)["search"]["linear"]
     part = {"body": search["body"]} if engine == "opensearch" else {"params": search["params"]}
@@ -131,7 +134,7 @@ def test_exported_rescore_ranks_in_the_engine_as_in_the_app(request, engine, mod
         config=_config(engine, node, request=part),
     )
     run = evaluate_inline(pasted)
-    assert run.error == "" and round(run.ndcg_mean, 4) == FIGURES[engine]["ndcg_export_engine"]
+    assert run.error == "" and round(run.ndcg_mean, 4) == HEADLINE_EXPORT[engine]
 
 
 @pytest.mark.parametrize("engine", ["opensearch", "solr"])

@@ -50,4 +50,7 @@ def test_train_ranker_wait_reports_the_decision(model_dir, celery_worker_process
     out = capsys.readouterr().out
     training = Training.objects.get()
     assert out.startswith(f"Training {training.pk} of Built-in queued.\n")
-    assert f"v2 ({training.version.method}): promoted. v2 vs v1 on 10 test questions: NDCG@10 1.000 vs" in out
+    assert (
+        f"v2 ({training.version.method}): promoted. v2 vs v1 on 10 test questions: NDCG@10 on rated answers 1.000 vs"
+        in out
+    )

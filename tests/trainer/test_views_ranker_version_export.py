@@ -61,7 +61,7 @@ def test_version_page_shows_the_export_figures_and_a_link_per_format(client, exp
         "Left out, because the engine cannot compute them: cosine"
     )
     assert _testid(body, "export-left-out").endswith(
-        "What that costs: +0.045 NDCG@10 (this version minus the exported model; negative: the export ranks "
+        "What that costs: +0.045 NDCG@10 on rated answers (this version minus the exported model; negative: the export ranks "
         "better)."
     )
     for fmt in ("opensearch-rescore", "opensearch-ltr"):
