@@ -1,8 +1,10 @@
-"""`make run`: Ctrl-C (SIGINT to the whole process group, as a terminal sends it) stops make, the web
-server and the Celery worker within seconds, with one line."""
+"""`make run`: once the web server and the Celery worker are up, the URL and the demo logins are the last
+lines on screen (no Celery banner or warning after them); Ctrl-C (SIGINT to the whole process group, as a
+terminal sends it) stops make, the web server and the Celery worker within seconds, with one line."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -83,16 +85,27 @@ def test_make_run_ctrl_c_stops_web_server_and_worker(tmp_path):
         )
     try:
         deadline = time.monotonic() + 240
-        while True:
+        while "rater login:" not in log_path.read_text():  # bin/run's announcement: both are up
             assert make.poll() is None, log_path.read_text()
             assert time.monotonic() < deadline, log_path.read_text()
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/login/", timeout=5) as response:
-                    assert response.status == 200
-                break
-            except OSError:
-                time.sleep(0.1)
-        while "ready." not in log_path.read_text():  # the worker too
+            time.sleep(0.1)
+        said = log_path.read_text()
+        credentials = json.loads((tmp_path / "demo-credentials.json").read_text())
+        assert said.rstrip("\n").splitlines()[-4:] == [
+            "",
+            f"  Rank Trainer is ready at http://127.0.0.1:{port}/  (Ctrl-C stops it)",
+            f"  trainer login: trainer / {credentials['trainer']}",
+            f"  rater login:   rater / {credentials['rater']}",
+        ], said
+        # Said once, at the end: not by bootstrap_demo before the servers' start-up lines too.
+        assert said.count(credentials["rater"]) == 1, said
+        # No Celery banner or task list, and no SecurityWarning (this suite runs as root in CI).
+        assert "[tasks]" not in said and "celery@" not in said and "SecurityWarning" not in said, said
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/login/", timeout=5) as response:
+            assert response.status == 200
+        # runserver logs a request once it has answered: wait for that line, so that what follows Ctrl-C
+        # below is only what stopping prints.
+        while '"GET /login/ HTTP/1.1" 200' not in log_path.read_text():
             assert time.monotonic() < deadline, log_path.read_text()
             time.sleep(0.1)
         pids = descendants(make.pid)
