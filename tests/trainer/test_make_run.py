@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -154,3 +155,50 @@ def test_bin_run_stops_worker_when_web_server_cannot_start(tmp_path):
     assert result.returncode == 1
     assert "That port is already in use." in result.stdout
     assert result.stderr == "error: the web server exited with code 1; stopped everything.\n"
+
+
+@pytest.mark.worker
+def test_bin_run_shows_the_worker_error_and_no_logins_while_the_broker_is_down(tmp_path):
+    # A quiet worker still says what is wrong, and the URL and logins wait for it to be ready.
+    keep = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"}
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    env.update(
+        DEBUG="1",
+        RANK_TRAINER_VAR_DIR=str(tmp_path),
+        DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3",
+        REDIS_URL=f"redis://127.0.0.1:{free_port()}/0",  # nothing listens there
+    )
+    run = subprocess.Popen(
+        [sys.executable, "bin/run", f"127.0.0.1:{free_port()}"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    said: list[str] = []
+    refused = threading.Event()
+
+    def read() -> None:
+        assert run.stdout is not None
+        for line in run.stdout:
+            said.append(line)
+            if "consumer: Cannot connect to redis://" in line:
+                refused.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert refused.wait(60), "".join(said)
+        os.killpg(run.pid, signal.SIGINT)
+        run.wait(STOP_SECONDS)
+        reader.join(5)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    text = "".join(said)
+    assert "ERROR/MainProcess] consumer: Cannot connect to redis://" in text, text
+    assert "Rank Trainer is ready" not in text, text
+    assert said[-1].startswith("Stopped the web server and the Celery worker ("), text
