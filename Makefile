@@ -46,9 +46,10 @@ install: $(STAMP)
 run: install
 	@mkdir -p var
 	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py migrate --noinput -v0
-	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py bootstrap_demo --url http://$(HOST):$(PORT)/
+	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py bootstrap_demo --no-logins
 	@echo "Starting web server and Celery worker (Ctrl-C stops both)..."
-	@# bin/run supervises both: Ctrl-C stops them within seconds, with one line (see its docstring).
+	@# bin/run supervises both and prints the URL and logins once both are up, as the last lines; Ctrl-C
+	@# stops them within seconds, with one line (see its docstring).
 	@# Rankers on this machine (manage.py ranker_server on 127.0.0.1) are allowed: OUTBOUND_ALLOW_PRIVATE.
 	@DEBUG=$${DEBUG:-1} OUTBOUND_ALLOW_PRIVATE=$${OUTBOUND_ALLOW_PRIVATE:-1} exec $(BIN)/python bin/run $(HOST):$(PORT)
 

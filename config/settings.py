@@ -50,7 +50,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "axes",
-    # Bottom layer first; each app imports only the apps above it in this list (see README, "Where things are").
+    # Bottom layer first; each app imports only the apps above it in this list (see CONTRIBUTING.md, "Where things are").
     "corpus",
     "rankers",
     "ratings",

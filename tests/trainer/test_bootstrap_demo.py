@@ -1,4 +1,5 @@
 import json
+import re
 from io import StringIO
 
 from django.contrib.auth import get_user_model
@@ -7,6 +8,7 @@ from django.core.management import call_command
 from corpus.models import Answer, Collection, Membership, Question, Role
 from rankers.models import Ranker
 from ratings.models import Label
+from trainer.management.commands.bootstrap_demo import PASSWORD_ALPHABET, demo_password
 
 
 def test_bootstrap_demo_twice_creates_nothing_twice_and_prints_same_logins(db, settings, tmp_path):
@@ -31,3 +33,21 @@ def test_bootstrap_demo_twice_creates_nothing_twice_and_prints_same_logins(db, s
     assert "http://127.0.0.1:8000/" in first.getvalue()
     assert "Loaded demo collection" in first.getvalue()
     assert "Loaded demo collection" not in second.getvalue()
+
+
+def test_demo_password_is_letters_and_digits_so_never_starts_with_a_dash():
+    # By construction (the alphabet), and over draws: with token_urlsafe, 1 in 64 started with "-".
+    assert PASSWORD_ALPHABET == "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    passwords = [demo_password() for _ in range(2000)]
+    assert all(re.fullmatch(r"[A-Za-z0-9]{12}", password) for password in passwords)
+    assert len(set(passwords)) == 2000
+
+
+def test_bootstrap_demo_no_logins_prints_no_password_but_keeps_them(db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    out = StringIO()
+    call_command("bootstrap_demo", "--no-logins", stdout=out)
+    credentials = json.loads((tmp_path / "demo-credentials.json").read_text())
+    assert sorted(credentials) == ["rater", "trainer"]
+    assert out.getvalue() == "Loaded demo collection Cranfield (demo)\n"
+    assert get_user_model().objects.get(username="rater").check_password(credentials["rater"])
