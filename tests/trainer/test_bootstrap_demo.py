@@ -5,11 +5,15 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from corpus.models import Answer, Collection, Membership, Question, Role
+from evaluation.models import EvaluationRun, RunStatus, RunTrigger
+from evaluation.numbers import figure
 from rankers.models import Ranker
 from ratings.models import Label
 
 
-def test_bootstrap_demo_twice_creates_nothing_twice_and_prints_same_logins(db, settings, tmp_path):
+def test_bootstrap_demo_twice_creates_nothing_twice_evaluates_once_and_prints_same_logins(
+    db, settings, tmp_path
+):
     settings.VAR_DIR = tmp_path
     first, second = StringIO(), StringIO()
     call_command("bootstrap_demo", "--url", "http://127.0.0.1:8000/", stdout=first)
@@ -31,3 +35,19 @@ def test_bootstrap_demo_twice_creates_nothing_twice_and_prints_same_logins(db, s
     assert "http://127.0.0.1:8000/" in first.getvalue()
     assert "Loaded demo collection" in first.getvalue()
     assert "Loaded demo collection" not in second.getvalue()
+    # The champion was evaluated once, here, on the 57 test questions: the dashboard opens on a headline.
+    run = EvaluationRun.objects.get()
+    assert (run.status, run.trigger, run.ranker.is_default, run.questions_done, run.questions_failed) == (
+        RunStatus.SUCCEEDED,
+        RunTrigger.VERSION,
+        True,
+        57,
+        0,
+    )
+    assert run.ranker_version.label == "v1"
+    evaluated = (
+        f"Evaluated Built-in ranker version v1 on 57 test questions: NDCG@10 {figure(run.ndcg_mean)} ("
+    )
+    assert evaluated in first.getvalue()
+    assert "Evaluated" not in second.getvalue()
+    assert first.getvalue().index(evaluated) < first.getvalue().index("Rank Trainer is starting at")
