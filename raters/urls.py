@@ -1,6 +1,6 @@
 from django.urls import path
 
-from raters.views import home, next_question, pair, progress, question
+from raters.views import contribution, home, next_question, pair, progress, question
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -21,4 +21,5 @@ urlpatterns = [
         name="rate-note",
     ),
     path("c/<slug:slug>/progress/", progress.training_progress, name="rating-progress"),
+    path("c/<slug:slug>/contribution/", contribution.rate_contribution, name="rate-contribution"),
 ]

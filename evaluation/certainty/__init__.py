@@ -8,7 +8,7 @@ estimators (:mod:`evaluation.uncertainty`) for a ranker's versions: selectors, r
   answer is rated, and about how many ratings would settle each.
 * :mod:`.deciding` – what the rating queue reads: the pairs that decide, the training pairs least sure of.
 * :mod:`.decision` – what a promotion decision keeps of the comparison (``comparison_json``).
-* :mod:`.texts` – the sentences pages show: ratings to settle, the verdict.
+* :mod:`.texts` – the sentences pages show: ratings to settle, the verdict, the panel's plain answer.
 * :mod:`.dashboard` – the dashboard's "How sure are we?" panel.
 """
 
@@ -26,7 +26,7 @@ from .estimates import (
 )
 from .rankings import MAX_K, RANKINGS_CACHE_SECONDS, RankingsUnavailable, version_rankings
 from .state import JudgingState, judging_state
-from .texts import settle_text, verdict_text
+from .texts import comparison_plain_text, headline_plain_text, settle_text, verdict_text
 from .versions import VersionPair, version_pair, version_text
 
 __all__ = [
@@ -45,7 +45,9 @@ __all__ = [
     "VersionPair",
     "certainty",
     "comparison_json",
+    "comparison_plain_text",
     "deciding_pairs",
+    "headline_plain_text",
     "judging_state",
     "panel",
     "settle_text",

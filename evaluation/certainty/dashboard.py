@@ -13,7 +13,7 @@ from evaluation.uncertainty import SETTLED_SHARE
 from rankers.models import Ranker, RankerVersion
 
 from .estimates import VERDICT_DRAWS, Certainty, certainty
-from .texts import settle_text, verdict_text
+from .texts import comparison_plain_text, headline_plain_text, settle_text, verdict_text
 from .versions import VersionPair, version_pair
 
 
@@ -61,6 +61,28 @@ class Panel:
         """Each version's share of rated answers in its top k: (champion, challenger)."""
         c = self.certainty.comparison
         return (percent(c.rated_share_champion), percent(c.rated_share_challenger)) if c else ("", "")
+
+    def headline_plain(self) -> str:
+        """Whether the headline may still move, in words (no figures: they are behind the disclosure)."""
+        h = self.certainty.headline
+        if h is None:
+            return ""
+        return headline_plain_text(
+            version=h.version, unrated=h.unrated, k=h.k, ratings_to_settle=h.ratings_to_settle
+        )
+
+    @property
+    def comparison_plain(self) -> str:
+        """Whether the challenger is better, in words ("We can't tell yet whether ...")."""
+        c = self.certainty.comparison
+        if c is None:
+            return ""
+        return comparison_plain_text(
+            champion=c.champion,
+            challenger=c.challenger,
+            verdict=c.verdict,
+            ratings_to_settle=c.ratings_to_settle,
+        )
 
     @property
     def probability(self) -> str:

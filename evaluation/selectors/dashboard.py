@@ -4,10 +4,11 @@ changes marked, and a rater's own contribution."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from corpus.models import Collection, Split
 from evaluation.models import EvaluationRun, RunStatus
@@ -163,15 +164,25 @@ def dashboard(*, collection: Collection, ranker: Ranker, rankers: list[Ranker] |
     )
 
 
+# "This week" on a rater's dashboard: the last seven days, whatever day it is.
+RECENT_DAYS = 7
+
+
 @dataclass(frozen=True)
 class Contribution:
     ratings: int
     test_ratings: int
+    recent_ratings: int  # made in the last ``recent_days`` days
+    recent_days: int = RECENT_DAYS
 
 
 def rater_contribution(*, user: AbstractBaseUser, collection: Collection) -> Contribution:
-    """The user's ratings in the collection (and how many are on test questions), in one query."""
+    """The user's ratings in the collection (how many are on test questions, how many are from the last
+    ``RECENT_DAYS`` days), in one query."""
+    since = timezone.now() - timedelta(days=RECENT_DAYS)
     counts = Rating.objects.filter(rater_id=user.pk, question__collection=collection).aggregate(
-        total=Count("id"), test=Count("id", filter=Q(question__split=Split.TEST))
+        total=Count("id"),
+        test=Count("id", filter=Q(question__split=Split.TEST)),
+        recent=Count("id", filter=Q(created_at__gte=since)),
     )
-    return Contribution(ratings=counts["total"], test_ratings=counts["test"])
+    return Contribution(ratings=counts["total"], test_ratings=counts["test"], recent_ratings=counts["recent"])

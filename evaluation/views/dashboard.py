@@ -1,6 +1,9 @@
-"""The dashboards: the collections a user may see, and one collection's dashboard (headline NDCG@k with
-its change and verdict, the history chart, warnings, the worst questions; raters see the headline, the
-chart and their own contribution)."""
+"""The dashboards: the collections a user may see, and one collection's dashboard.
+
+Trainers see the headline NDCG@k with accuracy@k and its change, the history chart, then how sure we are
+in plain words (the figures and tests behind it folded), what to do next, and the tables behind it
+folded. Raters see the headline, their own contribution with the way to the next question, and the
+chart: no versions' probabilities or statistics."""
 
 from __future__ import annotations
 
@@ -55,7 +58,8 @@ def _ranker_for(request: HttpRequest, dashboard_rankers: list[Ranker]) -> Ranker
 @collection_page()
 @require_GET
 def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> HttpResponse:
-    """Headline NDCG@k with its change and verdict, the history chart, warnings and the worst questions."""
+    """Headline NDCG@k with its change, the history chart, how sure we are, warnings and the worst questions
+    (trainers); the headline, the rater's contribution and the chart (raters)."""
     rankers = selectors.rankers_for_dashboard(collection=collection)
     ranker = _ranker_for(request, rankers)
     context: dict = {
@@ -84,7 +88,7 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
         default = next((r for r in rankers if r.is_default), None) or min(
             rankers, key=lambda r: (r.created_at, r.pk)
         )
-        context["certainty_here"] = ranker.pk == default.pk
+        context["certainty_here"] = ranker.pk == default.pk and role == Role.TRAINER
         if role == Role.TRAINER and board.latest is not None:
             context.update(
                 worst=selectors.worst_questions(run=board.latest, limit=WORST_SHOWN),

@@ -8,4 +8,5 @@
 * :mod:`.question` – a question's rating page, its plain-form save, skipping it.
 * :mod:`.pair` – one answer: rate it, undo, set the note (htmx or plain post).
 * :mod:`.progress` – the trainers' progress page: ratings, coverage, agreement, budget.
+* :mod:`.contribution` – a rater's contribution, the card their dashboard loads: ratings, what waits.
 """

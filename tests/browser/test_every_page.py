@@ -181,7 +181,8 @@ def rater_pages(site: Site) -> list[Step]:
             shows("[data-testid=queue-mode]", ".answer-card"),
         ),
         (reverse("evaluation:certainty", args=["deciding"]), shows("[data-testid=rate-deciding]")),
-        (reverse("evaluation:dashboard", args=["tiny"]), shows(CHART)),
+        (reverse("evaluation:dashboard", args=["tiny"]), shows(CHART, "[data-testid=questions-waiting]")),
+        reverse("rate-contribution", args=["tiny"]),  # the dashboard's card, as a page without htmx
         reverse("rating-progress", args=["tiny"]),  # 403: for trainers
         reverse("evaluation:question", args=[site.second.pk, question.pk]),  # 403: test labels
     ]

@@ -12,7 +12,9 @@ from evaluation.certainty import (
     Panel,
     certainty,
     comparison_json,
+    comparison_plain_text,
     deciding_pairs,
+    headline_plain_text,
     panel,
     settle_text,
     version_pair,
@@ -54,6 +56,51 @@ def test_settle_text_counts_and_plurals():
     assert settle_text(1) == "About 1 more rating would settle this."
     assert settle_text(1234) == "About 1,234 more ratings would settle this."
     assert settle_text(0).startswith("More ratings would not change this much")
+
+
+def test_headline_plain_text_says_whether_ratings_would_move_it():
+    assert headline_plain_text(version="version v1", unrated=395, k=10, ratings_to_settle=23) == (
+        "Version v1's score may still change as answers get rated. About 23 more ratings would settle this."
+    )
+    assert headline_plain_text(version="version v1", unrated=12, k=10, ratings_to_settle=0) == (
+        "More ratings would hardly change version v1's score: it is as sure as ratings can make it."
+    )
+    assert headline_plain_text(version="version v1", unrated=0, k=10, ratings_to_settle=0) == (
+        "Every answer in the top 10 of version v1 is rated, so more ratings will not change its score."
+    )
+
+
+def test_comparison_plain_text_names_the_verdict_or_the_ratings_that_would_tell():
+    def plain(verdict: str, n: int = 0) -> str:
+        return comparison_plain_text(
+            champion="version v1", challenger="version v2", verdict=verdict, ratings_to_settle=n
+        )
+
+    assert (
+        plain("", 40)
+        == "We can't tell yet whether version v2 is better than version v1: rate about 40 more answers to find out."
+    )
+    assert (
+        plain("", 1)
+        == "We can't tell yet whether version v2 is better than version v1: rate about 1 more answer to find out."
+    )
+    assert plain("", 0) == (
+        "We can't tell whether version v2 is better than version v1, and more ratings would hardly help: "
+        "the difference is too small for this many test questions."
+    )
+    assert (
+        plain("real improvement")
+        == "Version v2 is better than version v1, and more ratings would not change that."
+    )
+    assert (
+        plain("real drop") == "Version v2 is worse than version v1, and more ratings would not change that."
+    )
+    assert plain("within noise") == (
+        "Version v2 and version v1 score about the same (the difference could be chance), "
+        "and more ratings would not change that."
+    )
+    for words in ("probability", "randomization", "bootstrap", "p = ", "%"):
+        assert all(words not in plain(v, 40).lower() for v in ("", "real improvement", "within noise"))
 
 
 def test_certainty_without_rankings_says_so_instead_of_zero_bounds(collection, make_user):

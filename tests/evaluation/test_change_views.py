@@ -112,12 +112,19 @@ def test_dashboard_first_run_shows_no_change_line(client, trainer, change_case):
     assert 'data-testid="change"' not in text(run_page)
 
 
-def test_dashboard_rater_sees_change_line_without_compare_link(client, rater, change_case):
+def test_dashboard_rater_sees_the_move_alone_without_its_split_test_or_compare_link(
+    client, rater, change_case
+):
     client.force_login(rater)
-    response = client.get(dashboard_url())
+    body = text(client.get(dashboard_url()))
+    assert (
+        '<p class="change" data-testid="change"><span class="delta" data-testid="change-total">+0.369</span> '
+        "since the previous evaluation.</p>"
+    ) in body
     for line in LINES:
-        assert line in change_block(response)
-    assert reverse("evaluation:compare", args=["tiny"]) not in text(response)
+        assert line not in body
+    assert "p = " not in body and "randomization" not in body
+    assert reverse("evaluation:compare", args=["tiny"]) not in body
 
 
 def test_dashboard_change_line_after_new_rating_shows_other_part(client, trainer, change_case):

@@ -3,6 +3,7 @@ better), the link that rates what decides."""
 
 from __future__ import annotations
 
+import html
 import math
 import re
 
@@ -39,6 +40,29 @@ def test_dashboard_certainty_headline_bounds_by_hand(client, scenario, make_user
     assert "for each of 200 ways the unrated answers could turn out" in page
     link = f"/c/tiny/rate/?mode=decide&amp;champion={scenario.v3.pk}&amp;challenger={scenario.v4.pk}"
     assert f'data-testid="rate-deciding" href="{link}"' in page
+
+
+def test_dashboard_certainty_says_it_in_plain_words_first_and_folds_the_figures(client, scenario, make_user):
+    trainer = make_user("tina", collection=scenario.corpus.collection, role=Role.TRAINER)
+    url = reverse("evaluation:certainty", args=["tiny"])
+
+    partial = text(login(client, trainer).get(url, HTTP_HX_REQUEST="true"))
+    page = text(client.get(url))
+
+    plain = html.unescape(re.search(r'data-testid="certainty-plain">([^<]*)</p>', partial).group(1))
+    assert plain == (
+        "Version v3's score may still change as answers get rated. About 1 more rating would settle this. "
+        "Version v4 and version v3 score about the same (the difference could be chance), "
+        "and more ratings would not change that."
+    )
+    # The figures and the tests behind them come after the plain words, inside a disclosure: folded on the
+    # dashboard, open on the page of their own.
+    folded = '<details class="certainty-figures"> <summary>The figures behind this, and how they are worked out</summary>'
+    assert (
+        partial.index("certainty-plain") < partial.index(folded) < partial.index("paired randomization test")
+    )
+    assert partial.index(folded) < partial.index("Probability that version v4")
+    assert '<details class="certainty-figures" open>' in page
 
 
 def test_dashboard_certainty_picked_versions_compare_those(client, scenario, make_user):

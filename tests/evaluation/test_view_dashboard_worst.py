@@ -59,7 +59,8 @@ def run(builtin_ranker) -> EvaluationRun:
 
 
 def section(body: str, testid: str) -> str:
-    match = re.search(rf'data-testid="{testid}">(.*?)</section>', body)
+    """The dashboard's block ``testid``: a disclosure under "What to do next" (folded until opened)."""
+    match = re.search(rf'<details id="[a-z-]+" data-testid="{testid}">(.*?)</details>', body)
     assert match, testid
     return match.group(1)
 

@@ -148,10 +148,18 @@ def test_dashboard_rater_sees_simplified_version_with_contribution(client, rater
     body = text(login(client, rater).get(reverse("evaluation:dashboard", args=["tiny"])))
     assert f'data-testid="headline">{second.ndcg_mean:.3f}<' in body
     assert 'id="history-data"' in body
+    # The counts the dashboard reads itself, then htmx brings the card with the questions waiting.
     assert (
-        "You have rated <strong>2</strong> answers in this collection; 1 of them are for test questions"
-        in body
-    )
+        'data-testid="contribution">You have rated <strong>2</strong> answers in this collection, '
+        "<strong>2</strong> of them in the last 7 days.</p>"
+    ) in body
+    assert "1 of your ratings is for test questions" in body
+    url = reverse("rate-contribution", args=["tiny"])
+    assert f'hx-get="{url}" hx-trigger="load" hx-swap="outerHTML"' in body
+    assert f'data-testid="rate-next-question" href="{reverse("rate-next", args=["tiny"])}"' in body
+    # No versions' probabilities or statistics: the "How sure are we?" panel is the trainers'.
+    assert reverse("evaluation:certainty", args=["tiny"]) not in body
+    assert "95% confidence interval" not in body and "bootstrap" not in body
     assert "Run evaluation" not in body
     assert "rate them" not in body
     assert "Where the ranker does badly" not in body

@@ -6,12 +6,16 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from corpus.models import Answer, Collection, Membership, Question, Role
+from evaluation.models import EvaluationRun, RunStatus, RunTrigger
+from evaluation.numbers import figure
 from rankers.models import Ranker
 from ratings.models import Label
 from trainer.management.commands.bootstrap_demo import PASSWORD_ALPHABET, demo_password
 
 
-def test_bootstrap_demo_twice_creates_nothing_twice_and_prints_same_logins(db, settings, tmp_path):
+def test_bootstrap_demo_twice_creates_nothing_twice_evaluates_once_and_prints_same_logins(
+    db, settings, tmp_path
+):
     settings.VAR_DIR = tmp_path
     first, second = StringIO(), StringIO()
     call_command("bootstrap_demo", "--url", "http://127.0.0.1:8000/", stdout=first)
@@ -33,6 +37,22 @@ def test_bootstrap_demo_twice_creates_nothing_twice_and_prints_same_logins(db, s
     assert "http://127.0.0.1:8000/" in first.getvalue()
     assert "Loaded demo collection" in first.getvalue()
     assert "Loaded demo collection" not in second.getvalue()
+    # The champion was evaluated once, here, on the 57 test questions: the dashboard opens on a headline.
+    run = EvaluationRun.objects.get()
+    assert (run.status, run.trigger, run.ranker.is_default, run.questions_done, run.questions_failed) == (
+        RunStatus.SUCCEEDED,
+        RunTrigger.VERSION,
+        True,
+        57,
+        0,
+    )
+    assert run.ranker_version.label == "v1"
+    evaluated = (
+        f"Evaluated Built-in ranker version v1 on 57 test questions: NDCG@10 {figure(run.ndcg_mean)} ("
+    )
+    assert evaluated in first.getvalue()
+    assert "Evaluated" not in second.getvalue()
+    assert first.getvalue().index(evaluated) < first.getvalue().index("Rank Trainer is starting at")
 
 
 def test_demo_password_is_letters_and_digits_so_never_starts_with_a_dash():
@@ -49,5 +69,9 @@ def test_bootstrap_demo_no_logins_prints_no_password_but_keeps_them(db, settings
     call_command("bootstrap_demo", "--no-logins", stdout=out)
     credentials = json.loads((tmp_path / "demo-credentials.json").read_text())
     assert sorted(credentials) == ["rater", "trainer"]
-    assert out.getvalue() == "Loaded demo collection Cranfield (demo)\n"
+    printed = out.getvalue()
+    assert printed.startswith(
+        "Loaded demo collection Cranfield (demo)\nEvaluated Built-in ranker version v1 on 57"
+    )
+    assert credentials["rater"] not in printed and credentials["trainer"] not in printed
     assert get_user_model().objects.get(username="rater").check_password(credentials["rater"])

@@ -1,7 +1,8 @@
 """Writes that span the layers (one subject per module):
 
 * :mod:`.imports` – answers, questions and judgments imported at once (``collection_import``).
-* :mod:`.demo` – the Cranfield demo collection loaded unless it exists (``demo_collection_load``).
+* :mod:`.demo` – the Cranfield demo collection loaded unless it exists (``demo_collection_load``), and
+  its first evaluation run here (``demo_evaluation_ensure``).
 * :mod:`.learning` – a new version learned from the training labels (``ranker_train``), its export fitted.
 * :mod:`.service_versions` – an http or engine ranker's versions: announced ones, and the service as it is.
 * :mod:`.promotion` – a new version compared with the champion and the policy applied (``version_decide``).
@@ -9,7 +10,7 @@
 * :mod:`.tokens` – API tokens issued (only the key's hash stored) and revoked.
 """
 
-from .demo import DEMO_DATA_DIR, demo_collection_load
+from .demo import DEMO_DATA_DIR, demo_collection_load, demo_evaluation_ensure
 from .imports import IMPORT_RATER_DEFAULT, ImportSummary, collection_import, import_rater
 from .learning import Progress, ranker_train
 from .promotion import version_decide
@@ -44,6 +45,7 @@ __all__ = [
     "auto_trainings_start",
     "collection_import",
     "demo_collection_load",
+    "demo_evaluation_ensure",
     "import_rater",
     "ranker_train",
     "ranker_version_announce",
