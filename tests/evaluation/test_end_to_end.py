@@ -83,13 +83,16 @@ def test_import_evaluate_rate_retrain_evaluate(
     )
     assert f'data-testid="headline">{second.ndcg_mean:.3f}<' in body
     # The change is split: the new ratings' effect on BM25's old rankings, and the new version's own effect
-    # (the run's stored comparison: nobody rated after it ran). Together they make the headlines' change.
+    # in the headline's measure (nobody rated after it ran). Together they make the headlines' change. The
+    # verdict is the run's stored comparison, on rated answers, as every comparison is.
     change = selectors.change_explained(run_a=first, run_b=second)
-    assert change.ranker_effect == pytest.approx(second.delta)
+    assert change.rated_difference == pytest.approx(second.delta)
+    assert (change.p_value, change.verdict) == (pytest.approx(second.p_value), second.verdict)
     assert change.label_effect + change.ranker_effect == pytest.approx(second.ndcg_mean - first.ndcg_mean)
     assert f'data-testid="change-total">{change.total_text}</span> since the previous run' in body
     assert f'data-testid="label-effect">{change.label_text}</li>' in body
     assert (
-        f"{selectors.signed(second.delta)}: version v1 → version v2 "
+        f"{change.ranker_effect_text}: version v1 → version v2; NDCG@10 on rated answers "
+        f"{selectors.signed(second.delta)} "
         f'(<strong class="verdict">{second.verdict}</strong>, {change.p_value_text})'
     ) in body
