@@ -1,0 +1,49 @@
+"""A rater's walk in a real browser (issue 34, §4): what a rater sees and does, with DEBUG on as `make run`
+has it. A refused save shows the app's own line on its card (never the raw response in place of the
+page); a digit pressed right after ``n`` rates the next question; the nav and the home card speak to a
+rater; long text shows its limit."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from corpus.models import Answer, Question, Split
+from ratings.models import Rating
+from tests.browser.conftest import log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def debug_on(settings):
+    """`make run` serves with DEBUG=1; pytest-django turns it off for tests, so turn it back on (the live
+    server runs in this process and reads these settings)."""
+    settings.DEBUG = True
+
+
+def open_question(page):
+    expect(page.locator(".answer-card").first).to_be_visible()
+    expect(page.locator("#rating-form")).to_have_attribute("data-ready", "true")
+
+
+def test_note_on_unrated_answer_shows_the_apps_failure_line_with_debug_on(
+    page, live_server, scene, rater, debug_on
+):
+    log_in(page, live_server)
+    page.get_by_role("link", name="Start rating").click()
+    open_question(page)
+    card = page.locator(".answer-card").first
+
+    card.get_by_text("Add a note (optional)").click()
+    card.get_by_role("textbox").fill("about a different aircraft")
+    card.get_by_role("button", name="Save note").click()
+
+    expect(card.locator(".save-state")).to_have_text(
+        "Not saved: Rate the answer before adding a note to the rating."
+    )
+    expect(page.locator("#question-heading")).to_be_visible()  # still the rating page
+    assert page.locator(".answer-card").count() == 4
+    assert not Rating.objects.exists()
