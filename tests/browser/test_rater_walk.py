@@ -47,3 +47,26 @@ def test_note_on_unrated_answer_shows_the_apps_failure_line_with_debug_on(
     expect(page.locator("#question-heading")).to_be_visible()  # still the rating page
     assert page.locator(".answer-card").count() == 4
     assert not Rating.objects.exists()
+
+
+def test_digit_pressed_right_after_n_rates_the_next_question(page, live_server, scene, rater, debug_on):
+    second = Question.objects.create(
+        collection=scene.collection, external_id="q2", text="What drag does a wing have?", split=Split.TRAIN
+    )
+    log_in(page, live_server)
+    page.get_by_role("link", name="Start rating").click()
+    open_question(page)
+    first_question = int(page.locator("#rating-form").get_attribute("data-question"))
+
+    page.keyboard.press("n")
+    page.keyboard.press("2")
+
+    expect(page.locator("#rating-form")).not_to_have_attribute("data-question", str(first_question))
+    open_question(page)
+    next_question = int(page.locator("#rating-form").get_attribute("data-question"))
+    assert {first_question, next_question} == {scene.question.pk, second.pk}
+    first_card = page.locator(".answer-card").first
+    expect(first_card.locator(".save-state")).to_have_text("Saved: 2 good.")
+    assert list(Rating.objects.values_list("question_id", "answer_id", "stars")) == [
+        (next_question, int(first_card.get_attribute("data-answer")), 2)
+    ]
