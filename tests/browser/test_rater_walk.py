@@ -5,12 +5,10 @@ rater; long text shows its limit."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from playwright.sync_api import expect
 
-from corpus.models import Answer, Question, Split
+from corpus.models import Question, Split
 from ratings.models import Rating
 from tests.browser.conftest import log_in
 
