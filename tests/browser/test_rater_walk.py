@@ -27,10 +27,17 @@ def open_question(page):
     expect(page.locator("#rating-form")).to_have_attribute("data-ready", "true")
 
 
-def test_note_on_unrated_answer_shows_the_apps_failure_line_with_debug_on(
+def test_rater_home_speaks_plainly_and_a_refused_note_shows_the_apps_line_with_debug_on(
     page, live_server, scene, rater, debug_on
 ):
     log_in(page, live_server)
+    # The home card and the nav speak to a rater (§4.8): what to rate and the stars, no API or Tokens.
+    nav = page.get_by_role("navigation", name="Main")
+    expect(nav.get_by_role("link")).to_have_text(["My collections", "Evaluation"])
+    expect(page.locator(".collection-card")).to_contain_text(
+        "For each question you read the answers found for it and give each one stars: "
+        "0 incorrect, 1 right topic, 2 good, 3 perfect."
+    )
     page.get_by_role("link", name="Start rating").click()
     open_question(page)
     card = page.locator(".answer-card").first

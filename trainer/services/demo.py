@@ -12,6 +12,12 @@ from corpus.services import ImportFiles, collection_create, parse_import_files
 from .imports import collection_import
 
 DEMO_DATA_DIR = Path(__file__).resolve().parents[1] / "demo_data"
+# Raters read it on their home card: plain words, no formula (the import's grade → stars rule, "rnr":
+# stars = max(grade − 1, 0), is the import page's and corpus.formats.grades' to tell).
+DEMO_DESCRIPTION = (
+    "Questions about aircraft and airflow, with summaries of 1,400 aeronautics papers as answers "
+    "(the Cranfield collection, as IBM Watson Retrieve and Rank's tutorial shipped it)."
+)
 
 
 @transaction.atomic
@@ -22,8 +28,7 @@ def demo_collection_load(*, slug: str = "cranfield") -> Collection | None:
     collection = collection_create(
         name="Cranfield (demo)",
         slug=slug,
-        description="Cranfield 1400 aeronautics abstracts and 150 questions, as IBM Watson Retrieve and Rank's "
-        "tutorial shipped them. Grades 0–4 mapped to stars = max(grade − 1, 0).",
+        description=DEMO_DESCRIPTION,
     )
     answers, questions, judgments = parse_import_files(
         ImportFiles(
