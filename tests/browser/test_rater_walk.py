@@ -43,7 +43,15 @@ def test_rater_home_speaks_plainly_and_a_refused_note_shows_the_apps_line_with_d
     card = page.locator(".answer-card").first
 
     card.get_by_text("Add a note (optional)").click()
-    card.get_by_role("textbox").fill("about a different aircraft")
+    # The note's limit shows as it is typed (§4.9): the field points at its counter for screen readers.
+    note, counter = card.get_by_role("textbox"), card.locator(".char-count")
+    expect(counter).to_have_text("0 / 500")
+    expect(note).to_have_attribute("aria-describedby", f"{note.get_attribute('id')}-count")
+    note.fill("x" * 600)
+    expect(counter).to_have_text("500 / 500")
+    expect(counter).to_have_class("char-count at-limit")
+    note.fill("about a different aircraft")
+    expect(counter).to_have_text("26 / 500")
     card.get_by_role("button", name="Save note").click()
 
     expect(card.locator(".save-state")).to_have_text(
@@ -52,6 +60,15 @@ def test_rater_home_speaks_plainly_and_a_refused_note_shows_the_apps_line_with_d
     expect(page.locator("#question-heading")).to_be_visible()  # still the rating page
     assert page.locator(".answer-card").count() == 4
     assert not Rating.objects.exists()
+
+    # Rated, the card htmx swaps in has its note's counter too; the skip reason shows its limit.
+    card.get_by_text("2 good").click()
+    expect(card.locator(".save-state")).to_have_text("Saved: 2 good.")
+    card.get_by_text("Add a note (optional)").click()
+    expect(card.locator(".char-count")).to_have_text("0 / 500")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("s")
+    expect(page.locator("#id_reason-count")).to_have_text("0 / 500")
 
 
 def test_digit_pressed_right_after_n_rates_the_next_question(page, live_server, scene, rater, debug_on):

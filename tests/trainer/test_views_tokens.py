@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from corpus.models import Role
@@ -111,3 +112,25 @@ def test_tokens_page_revoke_own_and_not_someone_elses(client, rater, trainer, co
         True,
         False,
     )
+
+
+def test_tokens_page_too_long_name_is_refused_naming_the_field(client, rater, collection):
+    client.force_login(rater)
+
+    response = client.post(
+        reverse("tokens"), {"collection": "tiny", "role": "rater", "name": "n" * 201, "days": 7}
+    )
+
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert re.search(r'<input type="text" name="name" value="n{201}" maxlength="200"', html)
+    assert "Ensure this value has at most 200 characters (it has 201)." in html
+    assert not ApiToken.objects.exists()
+
+
+def test_api_token_create_too_long_name_is_refused_not_cut(rater, collection):
+    with pytest.raises(ValidationError) as error:
+        api_token_create(collection=collection, user=rater, name="n" * 201)
+
+    assert error.value.message_dict == {"name": ["The name can be at most 200 characters, not 201."]}
+    assert not ApiToken.objects.exists()
