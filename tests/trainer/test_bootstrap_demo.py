@@ -31,3 +31,20 @@ def test_bootstrap_demo_twice_creates_nothing_twice_and_prints_same_logins(db, s
     assert "http://127.0.0.1:8000/" in first.getvalue()
     assert "Loaded demo collection" in first.getvalue()
     assert "Loaded demo collection" not in second.getvalue()
+
+
+def test_bootstrap_demo_rewords_the_former_description_for_raters(db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    call_command("bootstrap_demo", stdout=StringIO())
+    former = (
+        "Cranfield 1400 aeronautics abstracts and 150 questions, as IBM Watson Retrieve and Rank's "
+        "tutorial shipped them. Grades 0–4 mapped to stars = max(grade − 1, 0)."
+    )
+    Collection.objects.filter(slug="cranfield").update(description=former)
+
+    call_command("bootstrap_demo", stdout=StringIO())
+
+    assert Collection.objects.get(slug="cranfield").description == (
+        "Questions about aircraft and airflow, with summaries of 1,400 aeronautics papers as answers "
+        "(the Cranfield collection, as IBM Watson Retrieve and Rank's tutorial shipped it)."
+    )

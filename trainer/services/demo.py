@@ -18,12 +18,22 @@ DEMO_DESCRIPTION = (
     "Questions about aircraft and airflow, with summaries of 1,400 aeronautics papers as answers "
     "(the Cranfield collection, as IBM Watson Retrieve and Rank's tutorial shipped it)."
 )
+_FORMER_DESCRIPTION = (
+    "Cranfield 1400 aeronautics abstracts and 150 questions, as IBM Watson Retrieve and Rank's "
+    "tutorial shipped them. Grades 0–4 mapped to stars = max(grade − 1, 0)."
+)
 
 
 @transaction.atomic
 def demo_collection_load(*, slug: str = "cranfield") -> Collection | None:
-    """Load the Cranfield demo collection unless it exists. Returns it when it was created now."""
+    """Load the Cranfield demo collection unless it exists. Returns it when it was created now.
+
+    A demo loaded before its description was reworded for raters gets the new words (left alone if a
+    trainer changed it)."""
     if Collection.objects.filter(slug=slug).exists():
+        Collection.objects.filter(slug=slug, description=_FORMER_DESCRIPTION).update(
+            description=DEMO_DESCRIPTION
+        )
         return None
     collection = collection_create(
         name="Cranfield (demo)",
