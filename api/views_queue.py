@@ -1,7 +1,10 @@
 """``GET /api/collections/{slug}/queue/``: the next pairs the rating queue wants from the caller.
 
-A thin view over ``raters.next_task.modes.mode_pairs``, so an external rating tool or script can drive the queue;
-ratings come back through ``POST /api/collections/{slug}/ratings/``.
+A thin view over ``raters.next_task.modes.mode_picks``, so an external rating tool or script can drive the
+queue; ratings come back through ``POST /api/collections/{slug}/ratings/``. When the mode asked for wants
+nothing (on a fresh demo, the champion and its challenger rank every test question alike), the response
+says why (``reason``) and offers what the rating page would (``raters.next_task.picking``, the queue
+behind ``next_task``), with ``answered_by: "queue"``, as the rating page goes on to the usual queue.
 """
 
 from __future__ import annotations
@@ -19,9 +22,13 @@ from rest_framework.response import Response
 from api.access import collection_for
 from api.responses import ErrorSerializer, ValidationErrorSerializer
 from corpus.models import Answer, Question
-from raters.next_task.modes import MODE_DECIDE, MODES, mode_pairs
+from raters.next_task.modes import MODE_DECIDE, MODES, mode_picks
+from raters.next_task.picking import queue_pairs_with_reasons
 
 N_MIN, N_MAX, N_DEFAULT = 1, 50, 10
+# Who answered: the mode asked for, or (it wanting nothing) the rating page's usual queue.
+ANSWERED_BY_QUEUE = "queue"
+ANSWERED_BY = (*MODES, ANSWERED_BY_QUEUE)
 
 
 class QueueQuestionSerializer(serializers.Serializer):
@@ -43,7 +50,17 @@ class QueuePairSerializer(serializers.Serializer):
 
 
 class QueueSerializer(serializers.Serializer):
-    mode = serializers.ChoiceField(choices=list(MODES))
+    mode = serializers.ChoiceField(choices=list(MODES), help_text="The mode asked for.")
+    answered_by = serializers.ChoiceField(
+        choices=list(ANSWERED_BY),
+        allow_null=True,
+        help_text="Which gave the pairs: the mode asked for, or `queue` (what the rating page offers next) "
+        "when the mode wanted nothing; null when neither has anything for the caller.",
+    )
+    reason = serializers.CharField(
+        allow_null=True,
+        help_text="Why the mode asked for found nothing, in a plain sentence; null when it answered.",
+    )
     pairs = QueuePairSerializer(many=True, help_text="Most useful first; none the caller already rated.")
 
 
@@ -75,7 +92,9 @@ class QueueView(GenericAPIView):
         "beats the champion (the ranker's champion and its newest other version unless `champion` / "
         "`challenger` name version ids), or the headline NDCG@k without a challenger. `mode=unsure`: "
         "training pairs whose stars the ranker is least sure of. Never a pair the caller rated, nor one of "
-        "a question they skipped. Rate them with `POST /api/collections/{slug}/ratings/`.",
+        "a question they skipped. When the mode wants nothing, `reason` says why and the pairs are what the "
+        "rating page would offer next (`answered_by: queue`). Rate them with "
+        "`POST /api/collections/{slug}/ratings/`.",
         parameters=[
             OpenApiParameter("mode", str, enum=list(MODES), required=False),
             OpenApiParameter(
@@ -112,29 +131,38 @@ class QueueView(GenericAPIView):
                 errors.update(error.detail)  # type: ignore[arg-type]
         if errors:
             raise ValidationError(errors)
-        pairs = mode_pairs(
+        rater = request.user
+        picks = mode_picks(
             collection=collection,
-            rater=request.user,  # type: ignore[arg-type]
+            rater=rater,  # type: ignore[arg-type]
             mode=mode,
             champion_id=ids["champion"],
             challenger_id=ids["challenger"],
-        )[:n]
-        questions = Question.objects.filter(collection=collection).in_bulk([p.question_id for p in pairs])
-        answers = Answer.objects.filter(collection=collection).in_bulk([p.answer_id for p in pairs])
+        )
+        pairs = [(p.question_id, p.answer_id, p.reason) for p in picks.pairs[:n]]
+        answered_by: str | None = mode
+        if not pairs:
+            pairs = queue_pairs_with_reasons(collection=collection, rater=rater, limit=n)  # type: ignore[arg-type]
+            answered_by = ANSWERED_BY_QUEUE if pairs else None
+        questions = Question.objects.filter(collection=collection).in_bulk([q for q, _, _ in pairs])
+        answers = Answer.objects.filter(collection=collection).in_bulk([a for _, a, _ in pairs])
         body: list[dict[str, Any]] = [
             {
                 "question": {
-                    "id": questions[p.question_id].external_id,
-                    "text": questions[p.question_id].text,
-                    "split": questions[p.question_id].split,
+                    "id": questions[q].external_id,
+                    "text": questions[q].text,
+                    "split": questions[q].split,
                 },
                 "answer": {
-                    "id": answers[p.answer_id].external_id,
-                    "title": answers[p.answer_id].title,
-                    "body": answers[p.answer_id].body,
+                    "id": answers[a].external_id,
+                    "title": answers[a].title,
+                    "body": answers[a].body,
                 },
-                "reason": p.reason,
+                "reason": reason,
             }
-            for p in pairs
+            for q, a, reason in pairs
         ]
-        return Response({"mode": mode, "pairs": body})
+        reason = picks.why_none or None
+        if reason and answered_by is None:
+            reason += " Nothing else is waiting for you in the rating page's queue either."
+        return Response({"mode": mode, "answered_by": answered_by, "reason": reason, "pairs": body})

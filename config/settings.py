@@ -103,6 +103,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # Whether the nav shows the API and Tokens links (only to those who can use them).
+                "trainer.context_processors.navigation",
             ],
         },
     },

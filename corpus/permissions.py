@@ -21,6 +21,7 @@ Here:
 - ``collection_access`` applies the table to a user and a collection (one indexed query for the
   membership, none when the caller read it already);
 - ``collection_and_access`` finds a collection by slug with the user's membership in one query;
+  ``collections_and_access`` every collection the user may see, with their access to each;
 - ``page_collection`` and ``Access.or_refuse`` are the web pages' adapter (Http404, PermissionDenied);
   ``api.access`` is the API's (DRF's NotFound, PermissionDenied).
 """
@@ -112,6 +113,27 @@ def collection_and_access(*, user: User | AnonymousUser, slug: str) -> tuple[Col
         return None, Access(None)
     member_role = collection.__dict__.pop(_MEMBER_ROLE, _Unread.UNREAD)
     return collection, collection_access(user=user, collection=collection, member_role=member_role)
+
+
+def collections_and_access(*, user: User | AnonymousUser) -> list[tuple[Collection, Access]]:
+    """Every collection the user may see, by name, with their access to each (``collection_access``), in
+    one query (each membership's role is read with its collection). What a page offers per collection:
+    the token roles one may hold there, whether one trains anywhere."""
+    if not user.is_authenticated or not user.is_active:
+        return []
+    collections = Collection.objects.order_by("name", "pk")
+    if not user.is_superuser:  # a superuser is a trainer everywhere: the account settles it
+        membership = Membership.objects.filter(user=user, collection=OuterRef("pk")).values("role")[:1]
+        collections = collections.annotate(**{_MEMBER_ROLE: Subquery(membership)}).filter(
+            **{f"{_MEMBER_ROLE}__isnull": False}
+        )
+    found = []
+    for collection in collections:
+        member_role = collection.__dict__.pop(_MEMBER_ROLE, _Unread.UNREAD)
+        found.append(
+            (collection, collection_access(user=user, collection=collection, member_role=member_role))
+        )
+    return found
 
 
 def page_collection(

@@ -65,18 +65,50 @@ IMPORT_FILE_FIELDS = (
 )
 
 
+def _file_input(accept: str) -> forms.ClearableFileInput:
+    return forms.ClearableFileInput(attrs={"accept": accept})
+
+
 class ImportForm(forms.Form):
     """Files of one import; the same parsers and all-or-nothing service as `manage.py import_collection`."""
 
-    rnr_documents = forms.FileField(required=False, label="R&R documents (Solr bulk-add JSON)")
-    rnr_ground_truth = forms.FileField(required=False, label="R&R ground truth (CSV)")
-    corpus = forms.FileField(required=False, label="TREC corpus (JSONL: id, title, text)")
-    topics = forms.FileField(required=False, label="TREC topics (TSV: qid, text[, train|test])")
-    qrels = forms.FileField(required=False, label="TREC qrels (qid 0 docid grade)")
-    quepid_csv = forms.FileField(
-        required=False, label="Quepid ratings (CSV: query, docid, rating; a case's or a snapshot's)"
+    # ``accept``: the file chooser offers the files of the field's format first (a filter, not a check:
+    # a wrong file is refused by its parser, the error naming the field).
+    rnr_documents = forms.FileField(
+        required=False,
+        label="R&R documents (Solr bulk-add JSON)",
+        widget=_file_input(".json,application/json"),
     )
-    rre_json = forms.FileField(required=False, label="Rated Ranking Evaluator ratings (JSON)")
+    rnr_ground_truth = forms.FileField(
+        required=False, label="R&R ground truth (CSV)", widget=_file_input(".csv,text/csv")
+    )
+    corpus = forms.FileField(
+        required=False,
+        label="TREC corpus (JSONL: id, title, text)",
+        widget=_file_input(".jsonl,.ndjson,.json,application/jsonl,application/x-ndjson"),
+    )
+    topics = forms.FileField(
+        required=False,
+        label="TREC topics (TSV: qid, text[, train|test])",
+        widget=_file_input(".tsv,.txt,.topics,text/tab-separated-values,text/plain"),
+    )
+    qrels = forms.FileField(
+        required=False,
+        label="TREC qrels (qid 0 docid grade)",
+        help_text="TREC files often end in their set's name (qrels.test): if yours is not listed, choose "
+        "“All files” in the file chooser.",
+        widget=_file_input(".qrels,.txt,.tsv,.test,.trec,text/plain"),
+    )
+    quepid_csv = forms.FileField(
+        required=False,
+        label="Quepid ratings (CSV: query, docid, rating; a case's or a snapshot's)",
+        widget=_file_input(".csv,text/csv"),
+    )
+    rre_json = forms.FileField(
+        required=False,
+        label="Rated Ranking Evaluator ratings (JSON)",
+        widget=_file_input(".json,application/json"),
+    )
     grade_map = forms.CharField(
         required=False,
         label="Grade → stars",

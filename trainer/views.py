@@ -129,6 +129,8 @@ def collection_import_upload(request: HttpRequest, slug: str) -> HttpResponse:
     if form.is_valid():
         with tempfile.TemporaryDirectory() as folder:
             paths = uploads_save(form.cleaned_data, Path(folder))
+            # A file's error goes by its field, named by its label (the API's import names the field too).
+            field_of = {path.name: field for field, path in paths.items()}
             try:
                 records = parse_import_files(
                     ImportFiles(**paths, grade_map=form.cleaned_data["grade_map"] or None)
@@ -136,7 +138,11 @@ def collection_import_upload(request: HttpRequest, slug: str) -> HttpResponse:
                 summary = collection_import(
                     collection=collection, answers=records[0], questions=records[1], judgments=records[2]
                 )
-            except (FormatError, ValueError) as exc:
+            except FormatError as exc:
+                field = field_of.get(exc.file)
+                label = f"{form.fields[field].label}: " if field else ""
+                form.add_error(field, f"{label}{exc}. Nothing was imported.")
+            except ValueError as exc:
                 form.add_error(None, f"{exc}. Nothing was imported.")
             else:
                 messages.success(request, f"Imported: {summary}.")

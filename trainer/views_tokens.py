@@ -12,14 +12,27 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from corpus.models import Collection, Role
-from corpus.selectors import collections_for_user
+from corpus.permissions import collections_and_access
 from trainer.selectors import tokens_of
 from trainer.services import api_token_create, api_token_revoke_own
 from trainer.views import signed_in_user
 
 
+class CollectionWithRoleField(forms.ModelChoiceField):
+    """A collection, named with the user's role there (``roles``: collection id -> role)."""
+
+    roles: dict[int, str | None] = {}
+
+    def label_from_instance(self, obj: Collection) -> str:  # type: ignore[override]
+        role = self.roles.get(obj.pk)
+        return f"{obj.name} (you are a {Role(role).label.lower()} there)" if role else obj.name
+
+
 class TokenForm(forms.Form):
-    collection = forms.ModelChoiceField(queryset=Collection.objects.none(), to_field_name="slug")
+    """A new token: the collections the user may see (each naming their role there) and only the roles
+    they may hold in one of them (``collection_access``): a rater is never offered a trainer token."""
+
+    collection = CollectionWithRoleField(queryset=Collection.objects.none(), to_field_name="slug")
     role = forms.ChoiceField(choices=Role.choices, initial=Role.RATER)
     name = forms.CharField(max_length=200, required=False, help_text="What it is for, e.g. “ranker service”.")
     days = forms.IntegerField(
@@ -31,9 +44,28 @@ class TokenForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.access = {c.pk: access for c, access in collections_and_access(user=user)}
         collection = self.fields["collection"]
-        assert isinstance(collection, forms.ModelChoiceField)
-        collection.queryset = collections_for_user(user=user)
+        assert isinstance(collection, CollectionWithRoleField)
+        collection.queryset = Collection.objects.filter(pk__in=self.access).order_by("name", "pk")
+        collection.roles = {pk: access.role for pk, access in self.access.items()}
+        role = self.fields["role"]
+        assert isinstance(role, forms.ChoiceField)
+        if not any(access.may_manage for access in self.access.values()):
+            role.choices = [(Role.RATER, Role.RATER.label)]
+            role.help_text = "You rate in your collections, so your tokens are rater tokens."
+            role.error_messages["invalid_choice"] = (
+                "You are a rater in each of your collections, so your tokens can only be rater tokens."
+            )
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        collection, role = data.get("collection"), data.get("role")
+        if collection is not None and role == Role.TRAINER and not self.access[collection.pk].may_manage:
+            self.add_error(
+                "role", f"You are a rater in {collection.name}, so a token there can only be a rater token."
+            )
+        return data
 
 
 @login_required

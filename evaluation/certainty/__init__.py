@@ -13,7 +13,7 @@ estimators (:mod:`evaluation.uncertainty`) for a ranker's versions: selectors, r
 """
 
 from .dashboard import Panel, panel
-from .deciding import DecidingPair, deciding_pairs, unsure_training_pairs
+from .deciding import DecidingPair, deciding_pairs, unsure_training_pairs, why_nothing_decides
 from .decision import comparison_json
 from .estimates import (
     COMPARISON_FLOOR,
@@ -56,4 +56,5 @@ __all__ = [
     "version_pair",
     "version_rankings",
     "version_text",
+    "why_nothing_decides",
 ]

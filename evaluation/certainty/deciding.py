@@ -15,7 +15,7 @@ from ratings.models import Label
 
 from .rankings import RankingsUnavailable, certainty_k
 from .state import state_for
-from .versions import VersionPair
+from .versions import VersionPair, version_text
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,34 @@ def deciding_pairs(*, collection: Collection, pair: VersionPair) -> list[Decidin
     return [
         DecidingPair(state.pairs[i][0], state.pairs[i][1], float(values[i])) for i in order if values[i] > 0
     ]
+
+
+def why_nothing_decides(*, collection: Collection, pair: VersionPair) -> str:
+    """Why ``deciding_pairs`` finds no pair for these versions, in a plain sentence (for the API's queue,
+    which then offers what the rating page would). Reads the same state, so it says what that saw."""
+    what = (
+        f"whether {version_text(pair.challenger)} is better than {version_text(pair.champion)}"
+        if pair.challenger is not None
+        else f"how sure we are of {version_text(pair.champion)}'s score"
+    )
+    try:
+        state = state_for(collection, pair)
+    except RankingsUnavailable as exc:
+        return (
+            f"The versions compared cannot rank the test questions now ({exc}), so no rating decides {what}."
+        )
+    if state.n_questions == 0:
+        return f"The collection has no test questions, so no rating decides {what}."
+    runs = state.arrays.run_pairs
+    if pair.challenger is not None and np.array_equal(runs[0], runs[1]):
+        return (
+            f"{version_text(pair.challenger).capitalize()} and {version_text(pair.champion)} put the same "
+            f"answers in the same order for every test question, so no rating can change which is better."
+        )
+    return (
+        f"Every answer in the test questions' top {certainty_k(collection)} that could change {what} is "
+        "rated already."
+    )
 
 
 def unsure_training_pairs(

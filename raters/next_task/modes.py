@@ -15,6 +15,7 @@ from evaluation.certainty import (
     unsure_training_pairs,
     version_pair,
     version_text,
+    why_nothing_decides,
 )
 from rankers.selectors import default_ranker
 from raters.next_task.pool import candidate_table, top_k
@@ -87,9 +88,19 @@ def mode_summary(
     return "You are rating the answers that decide how sure we are of the ranker's score."
 
 
+@dataclass(frozen=True)
+class ModePicks:
+    """What a mode wants from a rater, and when that is nothing, why (a plain sentence; "" otherwise)."""
+
+    pairs: list[PairTask]
+    why_none: str
+
+
 def _mode_pairs(
     collection: Collection, rater: User, mode: str, champion_id: object, challenger_id: object
-) -> tuple[list[PairTask], VersionPair | None]:
+) -> tuple[list[PairTask], VersionPair | None, int]:
+    """The mode's pairs for this rater, the versions compared, and how many pairs the mode chose before
+    those the rater rated or skipped were left out."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     mine = set(
@@ -120,7 +131,43 @@ def _mode_pairs(
         for p in chosen
         if (p.question_id, p.answer_id) not in mine and p.question_id not in skipped
     ]
-    return tasks, pair
+    return tasks, pair, len(chosen)
+
+
+def _why_none(collection: Collection, mode: str, pair: VersionPair | None, chosen: int) -> str:
+    if chosen:
+        return (
+            f"You have rated (or skipped the question of) each of the {chosen} pair{'s' if chosen != 1 else ''} "
+            f"this mode wants."
+        )
+    if mode == MODE_UNSURE:
+        if not Question.objects.filter(collection=collection, split=Split.TRAIN).exists():
+            return "The collection has no training questions."
+        return (
+            f"The ranker is sure of every answer in the training questions' top {top_k(collection=collection)} "
+            "that nobody has rated (or every one is rated)."
+        )
+    if pair is None:
+        if default_ranker(collection=collection) is None:
+            return (
+                "The collection has no default ranker, so there is no version whose score a rating decides."
+            )
+        return "The default ranker has no version yet, so there is no score a rating decides."
+    return why_nothing_decides(collection=collection, pair=pair)
+
+
+def mode_picks(
+    *,
+    collection: Collection,
+    rater: User,
+    mode: str,
+    champion_id: object = None,
+    challenger_id: object = None,
+) -> ModePicks:
+    """``mode_pairs``, and when it finds nothing, why: the API's queue says so before it offers what the
+    rating page would."""
+    pairs, pair, chosen = _mode_pairs(collection, rater, mode, champion_id, challenger_id)
+    return ModePicks(pairs, "" if pairs else _why_none(collection, mode, pair, chosen))
 
 
 def mode_pairs(
@@ -154,7 +201,7 @@ def next_mode_task(
     """The question holding the mode's most useful pair, showing its useful pairs (those worth at least
     ``DECIDING_SHARE`` of its best one, at most k), or None when the mode wants nothing more."""
     excluded = set(exclude)
-    pairs, pair = _mode_pairs(collection, rater, mode, champion_id, challenger_id)
+    pairs, pair, _ = _mode_pairs(collection, rater, mode, champion_id, challenger_id)
     pairs = [p for p in pairs if p.question_id not in excluded]
     if not pairs:
         return None

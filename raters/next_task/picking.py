@@ -1,5 +1,5 @@
 """The main queue: the most useful question for a rater now (``next_task``), and what the same state
-tells (``task_for_question``, ``queue_pairs``, ``rater_overview``).
+tells (``task_for_question``, ``queue_pairs``, ``queue_pairs_with_reasons``, ``rater_overview``).
 
 Per rater, a question is offered only while it holds a pair the rater has not rated (and they have not
 skipped the question). Questions are ranked by the first of these that applies, and the reason is shown:
@@ -281,16 +281,25 @@ def next_task(
     return Task(question_id, priority, reason, shuffled(to_show, rater_id=rater.pk, question_id=question_id))
 
 
-def queue_pairs(*, collection: Collection, rater: User, limit: int) -> list[tuple[int, int]]:
-    """The next ``limit`` (question id, answer id) pairs the queue would give ``rater``, in its order
-    (the question's answers in candidate order, not shuffled): what a judge works through."""
-    pairs: list[tuple[int, int]] = []
-    for _, _, question_id, _, to_show in _ranked(_load(collection, rater)):
+def queue_pairs_with_reasons(
+    *, collection: Collection, rater: User, limit: int
+) -> list[tuple[int, int, str]]:
+    """The next ``limit`` (question id, answer id, reason) the queue would give ``rater``, in its order:
+    the questions ``next_task`` would pick one after another (the first is its pick now), each one's
+    answers in candidate order (not shuffled), with the reason the rating page shows for the question."""
+    pairs: list[tuple[int, int, str]] = []
+    for _, _, question_id, reason, to_show in _ranked(_load(collection, rater)):
         for answer_id in to_show:
-            pairs.append((question_id, answer_id))
+            pairs.append((question_id, answer_id, reason))
             if len(pairs) >= limit:
                 return pairs
     return pairs
+
+
+def queue_pairs(*, collection: Collection, rater: User, limit: int) -> list[tuple[int, int]]:
+    """The next ``limit`` (question id, answer id) pairs the queue would give ``rater``, in its order
+    (the question's answers in candidate order, not shuffled): what a judge works through."""
+    return [(q, a) for q, a, _ in queue_pairs_with_reasons(collection=collection, rater=rater, limit=limit)]
 
 
 def task_for_question(*, collection: Collection, rater: User, question: Question) -> Task:

@@ -14,6 +14,7 @@ from corpus.permissions import can_create_collections, collection_access
 from corpus.selectors import collections_for_user
 from raters.next_task.picking import Overview, rater_overview
 from raters.views.access import RatingRequest
+from ratings.models import STAR_WORDS
 
 
 @dataclass(frozen=True)
@@ -38,5 +39,10 @@ def home(request: RatingRequest) -> HttpResponse:
     return render(
         request,
         "raters/home.html",
-        {"entries": entries, "can_create": can_create_collections(user=request.user)},
+        {
+            "entries": entries,
+            "can_create": can_create_collections(user=request.user),
+            # What the stars mean, in the rating page's words (``STAR_WORDS``), on every collection's card.
+            "star_words": sorted(STAR_WORDS.items()),
+        },
     )

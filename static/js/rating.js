@@ -9,6 +9,9 @@
  * a long answer is folded to a few lines with "Show more". On a narrow screen (a phone) one answer
  * shows at a time, with Previous/Next buttons, swipes, and large 0–3 targets; choosing a grade moves on.
  * Without JavaScript none of this applies: everything is shown, and the page is one plain form.
+ *
+ * Keys pressed after "n", while the next question loads, are kept for it (rating-keys.js) and applied
+ * here once its cards are in.
  */
 (function () {
   "use strict";
@@ -23,6 +26,8 @@
   var unratedAtLoad = {}; // answer id -> true when it had no rating when the page loaded
   var counted = {};
   var current = null; // answer id of the highlighted card
+  var leaving = false; // "n" was pressed: the next question is loading, digits are kept for it
+  var kept = window.ratingKeys; // rating-keys.js (in the page's head)
 
   function cards() { return Array.prototype.slice.call(form.querySelectorAll(".answer-card")); }
   function cardOf(id) { return document.getElementById("answer-" + id); }
@@ -273,6 +278,14 @@
     var target = event.target;
     if (target.closest && target.closest("input[type=text], textarea, select, [contenteditable]")) return;
     var key = event.key;
+    if (leaving) {
+      // The next question is on its way: a digit is for it, not for this page's card.
+      if (/^[0-3]$/.test(key)) {
+        event.preventDefault();
+        if (!(kept && kept.keep(key))) setNote("The key " + key + " was not used: the next question is still loading.");
+      }
+      return;
+    }
     if (/^[0-3]$/.test(key)) {
       var card = currentCard();
       if (!card) return;
@@ -285,7 +298,7 @@
       case "j": case "ArrowDown": event.preventDefault(); move(1); break;
       case "k": case "ArrowUp": event.preventDefault(); move(-1); break;
       case "u": event.preventDefault(); undo(); break;
-      case "n": event.preventDefault(); document.getElementById("next-question").click(); break;
+      case "n": event.preventDefault(); leaving = true; document.getElementById("next-question").click(); break;
       case "s": {
         event.preventDefault();
         var details = document.getElementById("skip-details");
@@ -341,6 +354,25 @@
     }
     updateProgress();
   });
+
+  // Back to this page from the browser's cache after "n": it is not leaving any more.
+  window.addEventListener("pageshow", function (event) { if (event.persisted) leaving = false; });
+
+  function setNote(text) { if (kept) kept.say(text); }
+
+  // Digits pressed after "n" on the previous question, or while this page loaded: rate this question's
+  // answers with them now, in order, as if pressed here.
+  var waiting = kept ? kept.take() : [];
+  waiting.forEach(function (key) {
+    var card = currentCard();
+    if (!card) return;
+    rate(card, key);
+    move(1);
+  });
+  if (waiting.length) {
+    setNote(kept.keyWords(waiting) + " you pressed while this question loaded " +
+      (waiting.length === 1 ? "rated its first answer." : "rated its first answers, in order."));
+  }
 
   form.dataset.ready = "true"; // keys work from now on (the browser tests wait for this)
 })();

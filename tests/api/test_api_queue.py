@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from rankers.models import Ranker, RankerKind, RankerVersion
+from raters.next_task.picking import next_task
 from ratings.services import rating_record
 from tests.evaluation.decide_scenario import two_versions
+from tests.ratings.conftest import build_corpus, make_run
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 
 pytestmark = pytest.mark.django_db
@@ -35,6 +38,8 @@ def test_api_queue_decide_returns_the_deciding_pair_first(scenario, caller):
     assert response.status_code == 200
     assert response.json() == {
         "mode": "decide",
+        "answered_by": "decide",
+        "reason": None,
         "pairs": [
             {
                 "question": {
@@ -104,3 +109,114 @@ def test_api_queue_other_collection_is_404_for_its_trainer_session(scenario, out
     client.force_login(outsider)
 
     assert client.get(URL).status_code == 404
+
+
+@pytest.fixture
+def alike(collection):
+    """The fresh demo's case: the champion v3 and the challenger v4 rank the test question q2 alike, so
+    no rating decides between them; nobody has rated anything."""
+    corpus = build_corpus(collection)
+    ranker = Ranker.objects.create(
+        collection=collection,
+        name="service",
+        kind=RankerKind.HTTP,
+        config={"url": "http://127.0.0.1:9/"},
+        is_default=True,
+    )
+    v3 = RankerVersion.objects.create(ranker=ranker, label="v3")
+    v4 = RankerVersion.objects.create(ranker=ranker, label="v4")
+    ranker.champion = v3
+    ranker.save(update_fields=["champion"])
+    for version in (v3, v4):
+        run = make_run(ranker, {corpus.q["q2"]: (["d3", "d4", "d5"], None)})
+        run.ranker_version = version
+        run.save(update_fields=["ranker_version"])
+    return corpus
+
+
+UNRATED_IN_TOP = (
+    "Chosen because 3 answers in this test question's top 10 are not rated yet, so we cannot tell how well "
+    "the ranker did on it (NDCG@10, the score of how well the ranker puts the best answers in its top 10)."
+)
+
+
+def test_api_queue_decide_finding_nothing_says_why_and_offers_the_rating_pages_queue(alike, caller, rater):
+    response = caller("rater").get(URL, {"n": 2})
+
+    assert response.status_code == 200
+    assert response.json() == {
+        "mode": "decide",
+        "answered_by": "queue",
+        "reason": "Version v4 and version v3 put the same answers in the same order for every test question, "
+        "so no rating can change which is better.",
+        "pairs": [
+            {
+                "question": {
+                    "id": "q2",
+                    "text": "What is the boundary layer heat transfer?",
+                    "split": "test",
+                },
+                "answer": {
+                    "id": "d3",
+                    "title": "Heat transfer",
+                    "body": "Heat transfer in a boundary layer.",
+                },
+                "reason": UNRATED_IN_TOP,
+            },
+            {
+                "question": {
+                    "id": "q2",
+                    "text": "What is the boundary layer heat transfer?",
+                    "split": "test",
+                },
+                "answer": {
+                    "id": "d4",
+                    "title": "Boundary layer",
+                    "body": "Boundary layer transition on a flat plate.",
+                },
+                "reason": UNRATED_IN_TOP,
+            },
+        ],
+    }
+    # The question the rating page would open next, with the same reason.
+    task = next_task(collection=alike.collection, rater=rater)
+    assert (task.question_id, task.reason) == (alike.q["q2"].pk, UNRATED_IN_TOP)
+
+
+def test_api_queue_without_a_ranker_says_so_and_offers_the_rating_pages_queue(collection, caller, rater):
+    corpus = build_corpus(
+        collection
+    )  # term overlap gives the candidates: q1 [d1, d2], q2 [d3, d4], q3 [d5, d2]
+
+    body = caller("rater").get(URL, {"n": 2}).json()
+
+    assert (body["mode"], body["answered_by"], body["reason"]) == (
+        "decide",
+        "queue",
+        "The collection has no default ranker, so there is no version whose score a rating decides.",
+    )
+    # The question the rating page opens next (its tie between equally rated questions is per rater), its
+    # two candidates, with the page's reason.
+    task = next_task(collection=collection, rater=rater)
+    external = {q.pk: key for key, q in corpus.q.items()}
+    candidates = {"q1": ["d1", "d2"], "q2": ["d3", "d4"], "q3": ["d5", "d2"]}[external[task.question_id]]
+    assert [(p["question"]["id"], p["answer"]["id"], p["reason"]) for p in body["pairs"]] == [
+        (external[task.question_id], answer, task.reason) for answer in candidates
+    ]
+
+
+def test_api_queue_nothing_anywhere_answers_null_with_both_reasons(collection, caller):
+    # No questions at all: neither the mode nor the rating page's queue has anything.
+    assert caller("rater").get(URL).json() == {
+        "mode": "decide",
+        "answered_by": None,
+        "reason": "The collection has no default ranker, so there is no version whose score a rating "
+        "decides. Nothing else is waiting for you in the rating page's queue either.",
+        "pairs": [],
+    }
+
+
+def test_api_queue_mode_that_answers_has_no_reason(scenario, caller):
+    body = caller("rater").get(URL, {"mode": "unsure", "n": 1}).json()
+
+    assert (body["answered_by"], body["reason"], len(body["pairs"])) == ("unsure", None, 1)

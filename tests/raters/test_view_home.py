@@ -14,8 +14,14 @@ def test_home_lists_collections_with_progress_and_start_button(client, corpus, r
 
     html = client.get(reverse("home")).content.decode()
 
-    assert "<strong>1 of 6 pairs rated</strong>;" in html
     assert "<strong>3 questions waiting</strong> for you." in html
+    assert "All raters together have rated 1\n      of the 6 answers to rate." in html
+    # What to rate and what the stars mean, in plain words: no formula, no definition of a pair.
+    assert (
+        "give each one stars:\n      <strong>0</strong> incorrect, <strong>1</strong> right topic, "
+        "<strong>2</strong> good, <strong>3</strong> perfect.</p>"
+    ) in html
+    assert "A pair is" not in html and "max(" not in html
     assert (
         f'<a class="button primary start" href="{reverse("rate-next", args=["tiny"])}">Start rating</a>'
         in html
@@ -68,13 +74,12 @@ def test_home_no_membership_message(client, make_user):
     assert "You are not a member of any collection yet. Ask a trainer to add you." in html
 
 
-def test_home_rater_sees_plain_words_with_pairs_explained(client, corpus, rater):
-    """No measure names a rater has not been told about; "pair" is explained where it is counted."""
+def test_home_rater_sees_plain_words_without_pairs(client, corpus, rater):
+    """No measure names a rater has not been told about, and no "pair" to define (issue 34, §4.8)."""
     client.force_login(rater)
 
     html = client.get(reverse("home")).content.decode()
     main = re.sub(r"<[^>]+>", " ", html[html.index('<main id="main"') :]).lower()  # the words shown
 
-    for jargon in ("judged@", "overlap", "ndcg", "gain", "label"):
+    for jargon in ("judged@", "overlap", "ndcg", "gain", "label", "pair", "max(", "grade"):
         assert jargon not in main, jargon
-    assert "a pair is a question with one of its candidate answers" in main

@@ -75,3 +75,20 @@ def test_bootstrap_demo_no_logins_prints_no_password_but_keeps_them(db, settings
     )
     assert credentials["rater"] not in printed and credentials["trainer"] not in printed
     assert get_user_model().objects.get(username="rater").check_password(credentials["rater"])
+
+
+def test_bootstrap_demo_rewords_the_former_description_for_raters(db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    call_command("bootstrap_demo", stdout=StringIO())
+    former = (
+        "Cranfield 1400 aeronautics abstracts and 150 questions, as IBM Watson Retrieve and Rank's "
+        "tutorial shipped them. Grades 0–4 mapped to stars = max(grade − 1, 0)."
+    )
+    Collection.objects.filter(slug="cranfield").update(description=former)
+
+    call_command("bootstrap_demo", stdout=StringIO())
+
+    assert Collection.objects.get(slug="cranfield").description == (
+        "Questions about aircraft and airflow, with summaries of 1,400 aeronautics papers as answers "
+        "(the Cranfield collection, as IBM Watson Retrieve and Rank's tutorial shipped it)."
+    )

@@ -1,5 +1,7 @@
 """Trainer pages for a collection: who may see them, and imports that fail loudly and store nothing."""
 
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -173,3 +175,40 @@ def test_collection_settings_rating_budget_set_kept_and_validated(client, collec
     assert "Ensure this value is greater than or equal to 1." in response.content.decode()
     collection.refresh_from_db()
     assert collection.rating_budget == 12
+
+
+def test_collection_import_upload_wrong_file_error_names_the_field(client, collection, trainer):
+    client.force_login(trainer)
+
+    response = client.post(
+        reverse("collection-import", args=[collection.slug]),
+        {"rnr_documents": SimpleUploadedFile("gt.csv", b'"what lifts","1","4"\n')},
+    )
+
+    assert response.status_code == 400
+    html = response.content.decode()
+    errors = html[
+        html.index('<label for="id_rnr_documents">') : html.index('<label for="id_rnr_ground_truth">')
+    ]
+    assert (
+        "<li>R&amp;R documents (Solr bulk-add JSON): gt.csv line 1: invalid JSON: Extra data (column 13). "
+        "Nothing was imported.</li>"
+    ) in errors
+    assert Answer.objects.count() == 0
+
+
+def test_collection_manage_import_file_inputs_accept_their_formats(client, collection, trainer):
+    client.force_login(trainer)
+
+    html = client.get(reverse("collection-manage", args=[collection.slug])).content.decode()
+
+    accepts = dict(re.findall(r'<input type="file" name="(\w+)" accept="([^"]+)"', html))
+    assert accepts == {
+        "rnr_documents": ".json,application/json",
+        "rnr_ground_truth": ".csv,text/csv",
+        "corpus": ".jsonl,.ndjson,.json,application/jsonl,application/x-ndjson",
+        "topics": ".tsv,.txt,.topics,text/tab-separated-values,text/plain",
+        "qrels": ".qrels,.txt,.tsv,.test,.trec,text/plain",
+        "quepid_csv": ".csv,text/csv",
+        "rre_json": ".json,application/json",
+    }

@@ -14,6 +14,9 @@ from corpus.models import Collection, Role
 from corpus.permissions import collection_access
 from trainer.models import ApiToken
 
+# A longer name is refused, naming the field, not cut short (the Tokens page's input has this maxlength).
+TOKEN_NAME_MAX_LENGTH = ApiToken._meta.get_field("name").max_length or 200
+
 
 @transaction.atomic
 def api_token_create(
@@ -33,6 +36,10 @@ def api_token_create(
     days = settings.API_TOKEN_DAYS if days is None else days
     if days < 0:
         raise ValidationError({"days": "days must be 0 (never expires) or more."})
+    if len(name) > TOKEN_NAME_MAX_LENGTH:
+        raise ValidationError(
+            {"name": f"The name can be at most {TOKEN_NAME_MAX_LENGTH} characters, not {len(name)}."}
+        )
     if role not in Role.values:
         raise ValidationError({"role": f"role must be one of {', '.join(Role.values)}, not {role!r}."})
     user_access = collection_access(user=user, collection=collection)
@@ -44,7 +51,7 @@ def api_token_create(
         )
     key = ApiToken.generate_key()
     token = ApiToken.objects.create(
-        name=(name or f"{user} {role} token")[:200],
+        name=name or f"{user} {role} token"[:TOKEN_NAME_MAX_LENGTH],
         collection=collection,
         role=role,
         user=user,
