@@ -15,7 +15,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from corpus.models import Collection
-from rankers.models import RankerKind
+from rankers.models import Ranker, RankerKind, RankerVersion
 from ratings.exports import (
     EXPORT_SPLITS,
     GROUND_TRUTH_EXPORTS,
@@ -39,11 +39,11 @@ FORMAT_NAMES = {
 EXPORTS = {"ground-truth": ground_truth_file, "ratings": ratings_file}
 
 
-def _engine_versions(collection: Collection) -> list[tuple[object, list[tuple[object, list[str]]]]]:
+def _engine_versions(collection: Collection) -> list[tuple[Ranker, list[tuple[RankerVersion, list[str]]]]]:
     """Each engine ranker with its recent versions that have a model for the engine, and their formats."""
-    listed = []
+    listed: list[tuple[Ranker, list[tuple[RankerVersion, list[str]]]]] = []
     for ranker in collection.rankers.filter(kind=RankerKind.ENGINE).order_by("name", "id"):
-        versions = []
+        versions: list[tuple[RankerVersion, list[str]]] = []
         for version in versions_of(ranker=ranker)[: VERSIONS_SHOWN * 3]:
             export = version.details.get("export") if isinstance(version.details, dict) else None
             if isinstance(export, dict) and export.get("linear") and export.get("formats"):
