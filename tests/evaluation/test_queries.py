@@ -120,8 +120,9 @@ def count_queries(client, url: str) -> int:
 # collection, then the membership role), then the page's own reads. The dashboard explains the change
 # since the previous run in 4 more (that run, the labels' state, both runs' rankings, today's labels); the
 # run and compare pages that follow, for the same two runs, find the figures cached (the labels' state only).
-# The question page reads the raters' notes on its answers in one more.
-EXPECTED = {"dashboard": 14, "run": 9, "run page 2": 9, "question": 8, "progress": 4, "compare": 7}
+# The question page reads the raters' notes on its answers in one more. The compare page's chooser lists
+# the rankers' versions (with whether each was evaluated) besides the runs: one more.
+EXPECTED = {"dashboard": 14, "run": 9, "run page 2": 9, "question": 8, "progress": 4, "compare": 8}
 
 
 @pytest.mark.parametrize("role", ["trainer", "rater"])
