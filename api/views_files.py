@@ -28,8 +28,7 @@ from corpus.models import Role, Split
 from corpus.services import ImportFiles, parse_import_files
 from evaluation.exports import RUN_EXPORTS, write_run_export
 from evaluation.selectors import run_detail, run_export_rows
-from ratings.exports import RATING_EXPORTS, write_ratings
-from ratings.selectors import rating_rows
+from ratings.exports import RATING_EXPORTS, ratings_file
 from trainer.forms import ImportForm
 from trainer.services import collection_import
 from trainer.views import uploads_save
@@ -204,7 +203,5 @@ class RatingsExportView(GenericAPIView):
             errors["split"] = [f"split must be train, test or all, not {split!r}."]
         if errors:
             raise ValidationError(errors)
-        out = io.StringIO()
-        write_ratings(fmt, rating_rows(collection=collection, split=split), out)
-        content_type, extension = RATING_EXPORTS[fmt]
-        return _file_response(out.getvalue(), content_type, f"{collection.slug}-ratings-{split}.{extension}")
+        file = ratings_file(collection=collection, fmt=fmt, split=split)  # the export page's bytes
+        return _file_response(file.text, file.content_type, file.filename)

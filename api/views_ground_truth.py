@@ -3,8 +3,6 @@ R&R CSV, TREC qrels); test labels for trainers only."""
 
 from __future__ import annotations
 
-import io
-
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -22,6 +20,7 @@ from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from corpus.formats.writers import WRITERS
 from corpus.models import Split
 from corpus.permissions import can_see_labels
+from ratings.exports import ground_truth_file
 from ratings.selectors import ground_truth_rows
 
 
@@ -88,15 +87,10 @@ class GroundTruthView(GenericAPIView):
             raise PermissionDenied(
                 f"split={split} needs the trainer role: rankers must not train on test labels."
             )
-        rows = ground_truth_rows(collection=collection, split=split)
         if fmt == "json":
+            rows = ground_truth_rows(collection=collection, split=split)
             return Response(GroundTruthRowSerializer(list(rows), many=True).data)
-        out = io.StringIO()
-        WRITERS[fmt](rows, out)
-        content_type = {"rnr-csv": "text/csv", "trec-qrels": "text/plain", "jsonl": "application/x-ndjson"}[
-            fmt
-        ]
-        response = HttpResponse(out.getvalue(), content_type=f"{content_type}; charset=utf-8")
-        extension = {"rnr-csv": "csv", "trec-qrels": "qrels", "jsonl": "jsonl"}[fmt]
-        response["Content-Disposition"] = f'attachment; filename="{collection.slug}-{split}.{extension}"'
+        file = ground_truth_file(collection=collection, fmt=fmt, split=split)  # the export page's bytes
+        response = HttpResponse(file.text, content_type=f"{file.content_type}; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{file.filename}"'
         return response

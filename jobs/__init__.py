@@ -8,6 +8,7 @@ job keeps only what is its own. One subject per module:
   whose worker is gone (``stale_jobs_take_over``, ``rows_take_over``, ``queued_lost``, ``stale_since``; on a worker's start,
   ``resume_on_start``).
 * :mod:`.heartbeat` – a held job's heartbeat, on a timer (``heartbeat``, ``heartbeat_rows``).
+* :mod:`.reasons` – a job's failure in words for a person (``failure_reason``: no class name, no errno).
 * :mod:`.models` – the job rows' common fields, as abstract models (``Job``, ``WorkerJob``); imported
   from there, by the apps' models.
 """
@@ -26,6 +27,7 @@ from jobs.claim import (
 )
 from jobs.heartbeat import beat_interval, heartbeat, heartbeat_rows
 from jobs.queue import JobUnavailable, broker_require, enqueue_after_commit
+from jobs.reasons import failure_reason
 
 __all__ = [
     "FAILED",
@@ -37,6 +39,7 @@ __all__ = [
     "broker_check",
     "broker_require",
     "enqueue_after_commit",
+    "failure_reason",
     "heartbeat",
     "heartbeat_rows",
     "job_claim",

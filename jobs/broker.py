@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from celery import current_app
 
+from jobs.reasons import failure_reason
+
 
 class BrokerUnreachable(Exception):
     """No connection to the broker could be opened; the message names the error."""
@@ -17,4 +19,5 @@ def broker_check() -> None:
         with current_app.connection_for_write() as connection:
             connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=3)
     except Exception as exc:  # kombu raises OperationalError, OSError subclasses or library errors
-        raise BrokerUnreachable(f"{exc.__class__.__name__}: {exc}") from exc
+        # Shown to people ("the task queue (Redis) is not reachable (...)"): in words, no class name or errno.
+        raise BrokerUnreachable(failure_reason(exc)) from exc

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from rankers.http import unreachable_reason
 from rankers.outbound import OutboundRefused, check_url, guarded_client
 
 RETRIES = 4  # attempts after the first, on 429, 5xx, timeouts and dropped connections
@@ -157,7 +158,7 @@ class ChatClient:
             raise JudgeUnavailable(f"The judge at {self.url} did not answer in time.") from None
         except httpx.TransportError as exc:
             raise JudgeUnavailable(
-                f"The judge at {self.url} is unreachable ({exc.__class__.__name__})."
+                f"The judge at {self.url} is unreachable: {unreachable_reason(exc)}."
             ) from None
         status = response.status_code
         if status == 429:

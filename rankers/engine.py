@@ -29,7 +29,7 @@ import httpx
 
 from rankers.base import RankerError, RankerUnavailable, Ranking, RankQuery
 from rankers.engine_config import fill_params, fill_template
-from rankers.http import HttpBackend, _short, _status
+from rankers.http import HttpBackend, _short, _status, unreachable_reason
 from rankers.outbound import OutboundRefused
 
 ENGINE_MESSAGE_CHARS = 200
@@ -205,7 +205,7 @@ class EngineBackend(HttpBackend):
         except httpx.TimeoutException as exc:
             raise EngineUnavailable(f"{self._where()} did not answer within {self.timeout:g} s") from exc
         except httpx.TransportError as exc:
-            raise EngineUnavailable(f"{self._where()} cannot be reached: {exc}") from exc
+            raise EngineUnavailable(f"{self._where()} cannot be reached: {unreachable_reason(exc)}") from exc
         status = response.status_code
         if status == 200:
             return response

@@ -78,6 +78,31 @@ def parse_ranking(payload: Any, *, k: int, known_ids: Container[str] | None) -> 
     return Ranking(answers=answers, unknown_ids=unknown)
 
 
+# What a failed connection means, by the words the socket layer uses (httpx passes them on in its message).
+_UNREACHABLE = [
+    (("connection refused",), "the connection was refused (nothing is listening at that address and port)"),
+    (
+        ("name or service not known", "nodename nor servname", "name resolution", "no address associated"),
+        "the host name is not known",
+    ),
+    (("no route to host", "network is unreachable", "host is down"), "the network cannot reach that host"),
+    (("certificate", "ssl", "tls"), "the secure connection (TLS) could not be set up"),
+    (("connection reset", "broken pipe"), "the connection was broken"),
+]
+
+
+def unreachable_reason(exc: httpx.TransportError) -> str:
+    """Why a connection failed, in words a person reads (never httpx's class name or an errno):
+    "the connection was refused (nothing is listening at that address and port)"."""
+    text = str(exc).lower()
+    for words, reason in _UNREACHABLE:
+        if any(word in text for word in words):
+            return reason
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "it closed the connection without answering"
+    return "the connection failed"
+
+
 class HttpBackend:
     """Ranks by asking an HTTP service. One instance (one connection pool) is safe to share between threads."""
 
@@ -122,7 +147,9 @@ class HttpBackend:
         except httpx.TimeoutException as exc:
             raise RankerUnavailable(f"ranker at {self.url} did not answer within {self.timeout:g} s") from exc
         except httpx.TransportError as exc:
-            raise RankerUnavailable(f"ranker at {self.url} cannot be reached: {exc}") from exc
+            raise RankerUnavailable(
+                f"ranker at {self.url} cannot be reached: {unreachable_reason(exc)}"
+            ) from exc
         if response.status_code >= 500:
             raise RankerUnavailable(f"ranker at {self.url} answered {_status(response)}")
         if 300 <= response.status_code < 400:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from trainer import views, views_engines, views_rankers, views_tokens
+from trainer import views, views_engines, views_exports, views_rankers, views_tokens
 
 urlpatterns = [
     path("collections/new/", views.collection_new, name="collection-new"),
@@ -14,6 +14,12 @@ urlpatterns = [
         name="collection-member-remove",
     ),
     path("c/<slug:slug>/manage/import/", views.collection_import_upload, name="collection-import"),
+    path("c/<slug:slug>/manage/export/", views_exports.collection_export, name="collection-export"),
+    path(
+        "c/<slug:slug>/manage/export/<str:what>/",
+        views_exports.collection_export_file,
+        name="collection-export-file",
+    ),
     path("c/<slug:slug>/rankers/", views_rankers.rankers_page, name="rankers"),
     path("c/<slug:slug>/rankers/engine/new/", views_engines.engine_ranker_new, name="ranker-engine-new"),
     path(

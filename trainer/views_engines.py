@@ -23,6 +23,7 @@ from corpus.models import Collection
 from rankers.config import redacted_config
 from rankers.engine_config import rerank_settings
 from rankers.models import Ranker, RankerKind
+from rankers.reachability import service_silence
 from rankers.services import ranker_config_update, ranker_create
 from rankers.trial import MAX_ROWS, TryResult, check_try_input, ranker_try
 from trainer.forms_engines import EngineRankerForm, form_field_of
@@ -81,9 +82,23 @@ def engine_ranker_new(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as exc:
             _add_errors(form, exc)
         else:
-            messages.success(request, f"{ranker.name} added. Try it on a question below.")
+            _saved(request, ranker, f"{ranker.name} added")
             return _see_other(reverse("ranker-engine", args=[collection.slug, ranker.pk]))
     return _page(request, collection, form, status=400)
+
+
+def _saved(request: HttpRequest, ranker: Ranker, saved: str) -> None:
+    """Say it was saved, and whether the engine answers at the saved URL: saved either way (it may be
+    starting), with a warning when it does not, before anyone trains on it."""
+    silence = service_silence(ranker=ranker, fresh=True)
+    if silence:
+        messages.warning(
+            request,
+            f"{saved}, but the engine is not answering at {ranker.config.get('url', '')}: {silence}. "
+            "Start it or correct the URL, then Try it.",
+        )
+    else:
+        messages.success(request, f"{saved}. Try it on a question below.")
 
 
 def _engine_ranker(collection: Collection, ranker_id: int) -> Ranker:
@@ -121,11 +136,11 @@ def engine_ranker_edit(request: HttpRequest, slug: str, ranker_id: int) -> HttpR
     form = _edit_form(ranker, request.POST)
     if form.is_valid():
         try:
-            ranker_config_update(ranker=ranker, config=form.config())
+            ranker = ranker_config_update(ranker=ranker, config=form.config())
         except ValidationError as exc:
             _add_errors(form, exc)
         else:
-            messages.success(request, f"Settings of {ranker.name} saved.")
+            _saved(request, ranker, f"Settings of {ranker.name} saved")
             return _see_other(reverse("ranker-engine", args=[collection.slug, ranker.pk]))
     return _page(request, collection, form, ranker=ranker, status=400)
 

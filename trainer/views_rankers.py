@@ -25,6 +25,7 @@ from corpus.permissions import page_collection
 from evaluation.selectors import latest_runs_by_version, runs_for_ranker
 from rankers.engine_config import rerank_settings
 from rankers.models import ChampionChange, Ranker, RankerVersion
+from rankers.reachability import service_silence
 from rankers.selectors import default_ranker
 from rankers.services import ranker_training_settings_set, version_promote
 from trainer.engine_export import ExportMissing, version_export_render
@@ -72,6 +73,8 @@ class RankerPanel:
     training: TrainingView | None
     readiness: str  # what the training labels allow, with a link to rate more when too few
     settings_form: TrainingSettingsForm | None
+    # Why its engine or service is not answering now ("" when it answers, or builtin): said before Train.
+    silence: str = ""
 
     @property
     def depth(self) -> int:
@@ -115,6 +118,7 @@ def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | 
         if not (training and training.is_active)
         else "",
         settings_form=form,
+        silence=service_silence(ranker=ranker),
     )
 
 

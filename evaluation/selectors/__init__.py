@@ -11,6 +11,8 @@ dashboard tests assert it), so pages stay fast with a long history.
   without a known good answer.
 * :mod:`.change` – why the headline moved from one run to the next: label effect and ranker effect.
 * :mod:`.compare` – 2 to 6 runs side by side: the question matrix and every pair, Holm-corrected.
+* :mod:`.choices` – what the compare page offers (runs, and versions through their latest run) and what a
+  choice means.
 
 Figures are written as :mod:`evaluation.numbers` writes them (its ``figure``, ``signed`` and ``p_text``
 are re-exported here, where they used to live).
@@ -19,6 +21,7 @@ are re-exported here, where they used to live).
 from evaluation.numbers import figure, p_text, signed
 
 from .change import CHANGE_CACHE_SECONDS, SHOWN, ChangeExplanation, QuestionDelta, change_explained
+from .choices import CHOICE_RUNS, CHOICE_VERSIONS, Choice, Options, choice_of, compare_options
 from .compare import (
     COMPARE_MAX_RUNS,
     COMPARE_MIN_RUNS,
@@ -57,6 +60,12 @@ from .runs import (
 )
 
 __all__ = [
+    "CHOICE_RUNS",
+    "CHOICE_VERSIONS",
+    "Choice",
+    "Options",
+    "choice_of",
+    "compare_options",
     "ACTIVE",
     "CHAMPION_MARKS",
     "CHANGE_CACHE_SECONDS",

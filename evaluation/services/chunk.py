@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from corpus.models import Question
 from evaluation.models import ChunkStatus, EvaluationChunk, EvaluationRun, QuestionResult, RunStatus
-from jobs import heartbeat_rows, stale_since
+from jobs import failure_reason, heartbeat_rows, stale_since
 from rankers.base import RankerError
 from ratings.selectors import labels_by_question
 
@@ -164,7 +164,9 @@ def _deliver(done: queue.SimpleQueue, question: Question, future) -> None:
     if future.cancelled():
         return
     exc = future.exception()
-    done.put(future.result() if exc is None else Outcome(question, error=f"Ranker crashed: {exc!r}"))
+    done.put(
+        future.result() if exc is None else Outcome(question, error=f"Ranker crashed: {failure_reason(exc)}")
+    )
 
 
 def _chunk_rank(*, run: EvaluationRun, chunk: EvaluationChunk, backend, questions: list[Question]) -> None:

@@ -15,6 +15,7 @@ from django.conf import settings
 
 from corpus.models import Question
 from evaluation.models import EvaluationRun
+from jobs import failure_reason
 from rankers.backends import get_backend
 from rankers.base import RankerError, RankerUnavailable, Ranking, RankQuery
 
@@ -58,7 +59,7 @@ def rank_once(backend, question: Question, depth: int) -> Outcome:
         return Outcome(question, error=f"Ranker error: {exc}")
     except Exception as exc:  # a bug in a backend must fail the question, not hang the run
         logger.exception("ranker backend crashed on question %s", question.pk)
-        return Outcome(question, error=f"Ranker crashed: {exc.__class__.__name__}: {exc}")
+        return Outcome(question, error=f"Ranker crashed: {failure_reason(exc)}")
     ids = ranking.ids[:depth]
     if len(set(ids)) != len(ids):
         return Outcome(question, error="Ranker error: the ranking lists the same answer more than once")

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from corpus.models import Collection
 from evaluation.models import EvaluationRun, RunStatus, RunTrigger
-from jobs import BrokerUnreachable, JobUnavailable, broker_require, enqueue_after_commit
+from jobs import BrokerUnreachable, JobUnavailable, broker_require, enqueue_after_commit, failure_reason
 from rankers.models import Ranker, RankerVersion
 from rankers.selectors import default_ranker, ranking_version
 
@@ -36,7 +36,7 @@ def _unavailable_message(reason: str) -> str:
 
 def _publish_failed(run_id: int, exc: Exception) -> None:
     """The run's task could not be published (after commit): mark the run FAILED with the reason, then raise."""
-    message = _unavailable_message(f"{exc.__class__.__name__}: {exc}")
+    message = _unavailable_message(failure_reason(exc))
     EvaluationRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
         status=RunStatus.FAILED, error=message, finished_at=timezone.now()
     )

@@ -10,6 +10,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from corpus.models import Collection
@@ -19,7 +20,7 @@ from evaluation.models import EvaluationRun, RunStatus, RunTrigger
 from evaluation.services import EvaluationUnavailable, evaluation_start
 from evaluation.views.access import collection_page, run_page
 from evaluation.views.headline import Headline, change_since_previous
-from rankers.models import Ranker
+from rankers.models import Ranker, RankerVersion
 
 DRILLDOWN_PAGE = 100
 
@@ -31,11 +32,20 @@ def _htmx(request: HttpRequest) -> bool:
 @collection_page(manage=True)
 @require_POST
 def run_start(request: HttpRequest, *, collection: Collection, role: str, ranker_id: int) -> HttpResponse:
-    """Start an evaluation of the ranker; htmx gets the disabled button and the live progress bar, a plain
-    form a redirect to the dashboard (which shows the same)."""
+    """Start an evaluation of the ranker (``version``: of that version, champion or not; default what the
+    ranker ranks with); htmx gets the disabled button and the live progress bar, a plain form a redirect
+    to ``next`` when it is a page of this site (the compare page that offered it), else the dashboard."""
     ranker = get_object_or_404(Ranker, pk=ranker_id, collection=collection)
+    version = None
+    if request.POST.get("version"):
+        version_id = request.POST["version"]
+        if not version_id.isdigit():
+            raise Http404("version: no such version of this ranker.")
+        version = get_object_or_404(RankerVersion, pk=int(version_id), ranker=ranker)
     try:
-        run = evaluation_start(ranker=ranker, trigger=RunTrigger.UI, created_by=cast(Any, request.user))
+        run = evaluation_start(
+            ranker=ranker, ranker_version=version, trigger=RunTrigger.UI, created_by=cast(Any, request.user)
+        )
     except EvaluationUnavailable as exc:
         response = render(
             request,
@@ -54,9 +64,10 @@ def run_start(request: HttpRequest, *, collection: Collection, role: str, ranker
             "evaluation/dashboard.html#run-control",
             {"collection": collection, "ranker": ranker, "is_trainer": True, "active": run},
         )
-    response = HttpResponseRedirect(
-        f"{reverse('evaluation:dashboard', args=[collection.slug])}?ranker={ranker.pk}"
-    )
+    back = request.POST.get("next", "")
+    if not (back.startswith("/") and url_has_allowed_host_and_scheme(back, allowed_hosts=None)):
+        back = f"{reverse('evaluation:dashboard', args=[collection.slug])}?ranker={ranker.pk}"
+    response = HttpResponseRedirect(back)
     response.status_code = 303  # See Other: the browser GETs the dashboard
     return response
 

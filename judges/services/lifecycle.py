@@ -41,10 +41,7 @@ class JudgingUnavailable(JobUnavailable):
 
     @classmethod
     def explain(cls, unreachable: BrokerUnreachable) -> str:
-        return (
-            "Judging could not be queued: the task queue is not reachable "
-            f"({unreachable.__cause__.__class__.__name__})."
-        )
+        return f"Judging could not be queued: the task queue is not reachable ({unreachable})."
 
 
 def _enqueue(judging_id: int) -> None:

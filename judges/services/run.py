@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
+from jobs import failure_reason
 from judges.client import JudgeError, JudgeRefused, JudgeUnavailable
 from judges.models import Judge, Judging, JudgingStatus
 from ratings.services import judge_ratings_record
@@ -181,7 +182,7 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
         except Exception:
             logger.exception("judging %s: could not save its last %d judgments", judging_id, len(batch))
         _save_counts(judging_id, counts)
-        _finish(judging_id, JudgingStatus.FAILED, redact(f"{exc.__class__.__name__}: {exc}", judge))
+        _finish(judging_id, JudgingStatus.FAILED, redact(failure_reason(exc), judge))
         return Judging.objects.get(pk=judging_id)
     finally:
         grader.close()

@@ -97,7 +97,26 @@
     ctx.restore();
   }
 
+  // Dashed lines this far apart at least (CSS px): two changes minutes apart on a chart of weeks (the
+  // first champion, set when the ranker was made, and the first promotion) would be one line otherwise.
+  var CHANGE_GAP = 6;
+
+  // The x of each change's line, in canvas px: at its time, moved right just enough to keep CHANGE_GAP
+  // from the line before it (and back left from the plot's right edge), so every change is its own line.
+  function changePositions(u) {
+    var dpr = devicePixelRatio, gap = CHANGE_GAP * dpr;
+    var left = u.bbox.left, right = u.bbox.left + u.bbox.width;
+    var xs = changes.map(function (c) { return Math.min(Math.max(u.valToPos(c.t, "x", true), left), right); });
+    for (var i = 1; i < xs.length; i++) xs[i] = Math.max(xs[i], xs[i - 1] + gap);
+    for (var j = xs.length - 1; j >= 0; j--) {
+      var limit = j === xs.length - 1 ? right : xs[j + 1] - gap;
+      xs[j] = Math.max(left, Math.min(xs[j], limit));
+    }
+    return xs;
+  }
+
   // A dashed vertical line where the champion changed, labelled with the versions where the label fits.
+  // One line per change listed under the chart ("Champion changes (n)"), whatever the time range.
   function markChanges(u) {
     var ctx = u.ctx, dpr = devicePixelRatio, top = u.bbox.top, bottom = u.bbox.top + u.bbox.height;
     boxes = [];
@@ -107,9 +126,9 @@
     ctx.setLineDash([4 * dpr, 4 * dpr]);
     ctx.font = Math.round(11 * dpr) + "px " + FONT;
     ctx.textAlign = "left";
-    changes.forEach(function (c) {
-      if (c.t < u.scales.x.min || c.t > u.scales.x.max) return;
-      var x = u.valToPos(c.t, "x", true);
+    var positions = changePositions(u);
+    changes.forEach(function (c, i) {
+      var x = positions[i];
       ctx.beginPath();
       ctx.moveTo(x, top);
       ctx.lineTo(x, bottom);
@@ -154,8 +173,10 @@
   var opts = Object.assign(size(), {
     scales: {
       // Pad the time axis so edge points stay readable; one run alone gets a two-hour window, not years.
+      // The champion changes are in the range too: the first champion is set before the first run.
       x: (function () {
-        var lo = Math.min.apply(null, xs), hi = Math.max.apply(null, xs);
+        var ts = xs.concat(changes.map(function (c) { return c.t; }));
+        var lo = Math.min.apply(null, ts), hi = Math.max.apply(null, ts);
         var pad = lo === hi ? 3600 : (hi - lo) * 0.08;
         return { time: true, auto: false, min: lo - pad, max: hi + pad };
       })(),

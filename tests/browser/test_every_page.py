@@ -164,6 +164,7 @@ def trainer_pages(site: Site) -> list[Step]:
             reverse("collection-manage", args=["tiny"]),
             shows("form[action$='/manage/import/'] input[type=file]"),
         ),
+        (reverse("collection-export", args=["tiny"]), shows("[data-testid=ground-truth] a[download]")),
         reverse("collection-new"),
         reverse("api-docs"),
         reverse("api-redoc"),

@@ -12,7 +12,8 @@ from playwright.sync_api import expect
 from corpus.models import Role
 from corpus.services import collection_create, membership_set
 from evaluation.models import EvaluationRun, RunStatus
-from rankers.services import ranker_create
+from rankers.models import ChampionChange
+from rankers.services import ranker_create, version_promote
 from tests.evaluation.conftest import load_small_collection
 from tests.evaluation.helpers import evaluate_inline
 
@@ -151,5 +152,56 @@ def test_chart_tooltip_on_hover_and_keyboard(browser, live_server, dashboard):
         # The table is still there, folded, one click away.
         page.get_by_text("History as a table").click()
         expect(page.locator(".history-table tbody tr")).to_have_count(5)
+    finally:
+        context.close()
+
+
+RECORD_CHANGE_LINES = """() => {
+  window.__changeLines = [];
+  const moveTo = CanvasRenderingContext2D.prototype.moveTo;
+  const stroke = CanvasRenderingContext2D.prototype.stroke;
+  CanvasRenderingContext2D.prototype.moveTo = function (x, y) {
+    this.__lastMove = x;
+    return moveTo.apply(this, arguments);
+  };
+  // The champion changes' lines: dashed, in their colour, stroked from the context's own path.
+  CanvasRenderingContext2D.prototype.stroke = function () {
+    if (!arguments.length && this.strokeStyle === "#6b4fbb" && this.getLineDash().length)
+      window.__changeLines.push({x: this.__lastMove, canvas: this.canvas.width});
+    return stroke.apply(this, arguments);
+  };
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_chart_draws_one_line_per_champion_change(browser, live_server, dashboard, width):
+    """Three champion changes listed, three dashed lines drawn: the first champion, set when the ranker was
+    made ten days before its first run (outside the runs' time range), and two promotions seconds apart
+    (the same pixel on a chart of days)."""
+    ranker, run = dashboard
+    add_older_runs(run, 4)
+    first = ChampionChange.objects.get(ranker=ranker)
+    ChampionChange.objects.filter(pk=first.pk).update(created_at=run.created_at - timedelta(days=10))
+    baseline = ranker.versions.get(label="bm25")
+    version_promote(version=baseline, changed_by=None, reason="test: baseline back")
+    version_promote(version=ranker.versions.get(label="v1"), changed_by=None, reason="test: v1 again")
+    context, page = open_dashboard(browser, live_server, width)
+    try:
+        expect(page.locator(".champion-changes summary")).to_have_text(
+            "Champion changes (3), the dashed lines on the chart"
+        )
+        page.evaluate(RECORD_CHANGE_LINES)
+        page.evaluate("window.dispatchEvent(new Event('resize'))")  # redraw with the recorder in place
+        # uPlot redraws on the next animation frame; two frames later it has.
+        lines = page.evaluate(
+            "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame("
+            "() => done(window.__changeLines))))"
+        )
+        xs = [line["x"] for line in lines[-3:]]  # the last redraw's
+        dpr = page.evaluate("devicePixelRatio")
+        assert len(lines) % 3 == 0 and lines  # every redraw draws the three
+        assert xs == sorted(xs)
+        assert all(b - a >= 6 * dpr - 0.01 for a, b in zip(xs, xs[1:], strict=False))
+        assert all(0 <= x <= lines[-1]["canvas"] for x in xs)
     finally:
         context.close()

@@ -1,5 +1,7 @@
 """The compare page with 2 to 6 runs (run=…): matrix, pairs with Holm; errors; the dashboard's run choice."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -27,6 +29,14 @@ def three_runs(small, fake_ranker_server):
     return runs
 
 
+def chosen(html: str) -> dict[str, str]:
+    """Each select of the compare chooser and the value it shows (selected), "" for none."""
+    return {
+        select_id: "".join(re.findall(r'<option value="([^"]*)" selected>', body))
+        for select_id, body in re.findall(r'<select id="([^"]+)"[^>]*>(.*?)</select>', html, re.S)
+    }
+
+
 def query(runs) -> str:
     return URL + "?" + "&".join(f"run={r.pk}" for r in runs)
 
@@ -45,8 +55,15 @@ def test_compare_many_shows_runs_pairs_and_matrix(client, trainer, three_runs):
     assert "p (Holm) = " in html
     assert "<strong>1.000</strong>" in html  # the best run of a question in bold
     assert "0.607" in html  # q1 of run 2, three decimals
-    for run in three_runs:
-        assert f'name="run" value="{run.pk}" checked' in html
+    # The one chooser shows the runs compared: A, B and the first of the more runs, the rest empty.
+    assert chosen(html) == {
+        "compare-a": str(three_runs[0].pk),
+        "compare-b": str(three_runs[1].pk),
+        "compare-more-1": str(three_runs[2].pk),
+        "compare-more-2": "",
+        "compare-more-3": "",
+        "compare-more-4": "",
+    }
 
 
 def test_compare_many_one_run_is_400(client, trainer, three_runs):
@@ -118,7 +135,7 @@ def test_compare_pickers_name_each_run_by_its_number(client, trainer, three_runs
     # The three runs were made within the same minute: only the number tells them apart.
     client.force_login(trainer)
 
-    labels = [label for _, label in client.get(URL).context["runs"]]
+    labels = [label for _, label in client.get(URL).context["options"].runs]
 
     assert [label.split(" · ")[0] for label in labels] == [f"Run {r.pk}" for r in reversed(three_runs)]
     assert len(set(labels)) == 3

@@ -127,7 +127,7 @@ def test_unreachable_judge_fails_with_reason(judged, monkeypatch):
     done = judging_run(judging_id=judging.pk, worker="test")
 
     assert done.status == JudgingStatus.FAILED
-    assert "is unreachable (ConnectError)" in done.error and "gave up after" in done.error
+    assert "is unreachable: the connection was refused" in done.error and "gave up after" in done.error
 
 
 def test_malformed_replies_fail_the_run_saying_why(judged, judge_server_factory):

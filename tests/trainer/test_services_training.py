@@ -14,8 +14,10 @@ from evaluation.certainty import VersionPair, certainty, comparison_json
 from rankers.models import ChampionChange, PromotionPolicy, RankerVersion
 from rankers.services import ranker_create, version_promote
 from ratings.models import Label, Rating
+from tests.rankers.engine_support import es_config
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
 from tests.rankers.rankers_support import learnable_collection
+from tests.servers import free_port
 from trainer.models import Training, TrainingPhase, TrainingStatus
 from trainer.ranker_display import Predicted
 from trainer.services import (
@@ -261,7 +263,28 @@ def test_training_run_failure_is_recorded_not_left_running(learnable_ranker, mon
 
     done = training_run(training_id=training.pk, worker="w")
 
-    assert (done.status, done.error) == (TrainingStatus.FAILED, "RuntimeError: disk full")
+    assert (done.status, done.error) == (TrainingStatus.FAILED, "disk full")
+
+
+def test_training_run_engine_not_answering_fails_in_words_without_class_or_errno(learnable_ranker):
+    """A closed port (bound, then closed): the reason a person reads names the engine and what happened,
+    never "EngineUnavailable" or "[Errno 111]"."""
+    port = free_port()
+    engine = ranker_create(
+        collection=learnable_ranker.collection,
+        name="Engine",
+        kind="engine",
+        config=es_config(f"http://127.0.0.1:{port}"),
+    )
+    training = Training.objects.create(ranker=engine)
+
+    done = training_run(training_id=training.pk, worker="w")
+
+    assert (done.status, done.error) == (
+        TrainingStatus.FAILED,
+        f"engine at http://127.0.0.1:{port}/answers/_search cannot be reached: the connection was refused "
+        "(nothing is listening at that address and port) (1 attempt)",
+    )
 
 
 def test_trainings_resume_requeues_silent_worker_then_fails_after_max_attempts(learnable_ranker, settings):

@@ -19,6 +19,7 @@ from jobs import (
     JobUnavailable,
     broker_require,
     enqueue_after_commit,
+    failure_reason,
     heartbeat_rows,
     job_claim,
     stale_jobs_take_over,
@@ -141,7 +142,7 @@ def training_run(*, training_id: int, worker: str) -> Training | None:
         Training.objects.filter(pk=training_id).update(
             status=TrainingStatus.FAILED,
             finished_at=timezone.now(),
-            error=f"{exc.__class__.__name__}: {exc}"[:2000],
+            error=failure_reason(exc)[:2000],  # shown on the Rankers page: words, no class name
         )
         return Training.objects.get(pk=training_id)
     Training.objects.filter(pk=training_id).update(
