@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 
 from corpus.models import Collection
 from evaluation import selectors
-from evaluation.numbers import figure, interval, p_text, signed
+from evaluation.numbers import figure, interval, p_text, percent, signed
 from evaluation.selectors import Choice
 from evaluation.services import VersionComparison, versions_compare
 from evaluation.views.access import collection_page
@@ -42,6 +42,14 @@ class Now:
     @property
     def b_ndcg(self) -> str:
         return figure(self.comparison.challenger_ndcg)
+
+    @property
+    def a_rated_share(self) -> str:
+        return percent(self.comparison.champion_rated_share)
+
+    @property
+    def b_rated_share(self) -> str:
+        return percent(self.comparison.challenger_rated_share)
 
     @property
     def difference(self) -> str:

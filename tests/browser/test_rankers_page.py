@@ -94,7 +94,7 @@ def test_progress_block_follows_the_training_and_the_page_reloads_with_the_decis
     expect(page.get_by_test_id("champion")).to_have_text("v2: LambdaMART")
     page.get_by_role("link", name="Show v2").click()
     expect(page.get_by_test_id("comparison")).to_have_text(
-        "NDCG@10 0.900 vs 0.500 (+0.400, 95% CI +0.300 to +0.500, p < 0.001): better"
+        "NDCG@10 on rated answers 0.900 vs 0.500 (+0.400, 95% CI +0.300 to +0.500, p < 0.001): better"
     )
 
 
