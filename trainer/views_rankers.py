@@ -26,12 +26,30 @@ from evaluation.selectors import runs_for_ranker
 from rankers.engine_config import rerank_settings
 from rankers.models import ChampionChange, Ranker, RankerVersion
 from rankers.selectors import default_ranker
-from rankers.services import ranker_training_settings_set, version_promote
+from rankers.services import ranker_training_settings_set
 from trainer.engine_export import ExportMissing, version_export_render
 from trainer.forms import TrainingSettingsForm
+from trainer.models import Training
 from trainer.ranker_display import TrainingView, VersionDetails, VersionView, features_of
-from trainer.selectors import Readiness, champion_changes, latest_training, training_readiness, versions_of
-from trainer.services import TrainingConflict, TrainingRefused, TrainingUnavailable, training_start
+from trainer.selectors import (
+    Readiness,
+    champion_changes,
+    latest_succeeded_training,
+    latest_training,
+    promotion_check,
+    same_models,
+    training_readiness,
+    versions_of,
+)
+from trainer.services import (
+    PromotionUnconfirmed,
+    TrainingConflict,
+    TrainingRefused,
+    TrainingUnavailable,
+    training_start,
+    version_promote_by_hand,
+)
+from trainer.training_explanation import TrainingExplanation, same_model_sentence
 
 VERSION_RUNS_SHOWN = 5
 # A ranker that trains by itself every hour gathers many versions: the page lists the most recent ones.
@@ -72,6 +90,7 @@ class RankerPanel:
     training: TrainingView | None
     readiness: str  # what the training labels allow, with a link to rate more when too few
     settings_form: TrainingSettingsForm | None
+    explanation: TrainingExplanation | None = None  # the latest training that made a version, in words
 
     @property
     def depth(self) -> int:
@@ -79,13 +98,32 @@ class RankerPanel:
         return rerank_settings(self.ranker.config)[0]
 
 
+def _training_view(training: Training, same: dict[int, RankerVersion], kind: str) -> TrainingView:
+    """The training's block, saying first when its version is the same model as an earlier one."""
+    version, same_as = training.version, same.get(training.version_id or 0)
+    said = same_model_sentence(version=version, same_as=same_as, kind=kind) if version and same_as else ""
+    return TrainingView(training, same_model=said)
+
+
+def _explanation(ranker: Ranker, same: dict[int, RankerVersion], k: int) -> TrainingExplanation | None:
+    finished = latest_succeeded_training(ranker=ranker)
+    if finished is None or finished.version is None:
+        return None
+    return TrainingExplanation.of(
+        training=finished, same_as=same.get(finished.version.pk), k=k, kind=ranker.kind
+    )
+
+
 def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | None = None) -> RankerPanel:
+    same = same_models(ranker=ranker)
+
     def view(version: RankerVersion) -> VersionView:
         return VersionView(
             version=version,
             is_champion=version.pk == ranker.champion_id,
             k=collection.ndcg_k,
             kind=ranker.kind,
+            same_as=same.get(version.pk),
         )
 
     training = latest_training(ranker=ranker)
@@ -107,11 +145,12 @@ def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | 
         version_count=versions.count(),
         changes=list(changes[:HISTORY_SHOWN]),
         change_count=changes.count(),
-        training=TrainingView(training) if training else None,
+        training=_training_view(training, same, ranker.kind) if training else None,
         readiness=_readiness_html(training_readiness(ranker=ranker))
         if not (training and training.is_active)
         else "",
         settings_form=form,
+        explanation=_explanation(ranker, same, collection.ndcg_k),
     )
 
 
@@ -184,7 +223,9 @@ def ranker_training(request: HttpRequest, slug: str, ranker_id: int) -> HttpResp
         {
             "collection": collection,
             "ranker": ranker,
-            "training": TrainingView(training) if training else None,
+            "training": _training_view(training, same_models(ranker=ranker), ranker.kind)
+            if training
+            else None,
         },
     )
     if (training is None or not training.is_active) and request.GET.get("reload") == "1" and _htmx(request):
@@ -226,8 +267,13 @@ def version_detail(request: HttpRequest, slug: str, ranker_id: int, version_id: 
     version = get_object_or_404(
         RankerVersion.objects.select_related("created_by"), pk=version_id, ranker=ranker
     )
+    same_as = same_models(ranker=ranker).get(version.pk)
     view = VersionView(
-        version=version, is_champion=version.pk == ranker.champion_id, k=collection.ndcg_k, kind=ranker.kind
+        version=version,
+        is_champion=version.pk == ranker.champion_id,
+        k=collection.ndcg_k,
+        kind=ranker.kind,
+        same_as=same_as,
     )
     return render(
         request,
@@ -241,6 +287,10 @@ def version_detail(request: HttpRequest, slug: str, ranker_id: int, version_id: 
             # The certainty page and the deciding queue speak of the default ranker's versions only.
             "is_default_ranker": getattr(default_ranker(collection=collection), "pk", None) == ranker.pk,
             "details": VersionDetails.of(version),
+            "same_model": same_model_sentence(version=version, same_as=same_as, kind=ranker.kind)
+            if same_as
+            else "",
+            "promotion": promotion_check(version=version),
             "features": features_of(version),
             "runs": list(runs_for_ranker(ranker=ranker).filter(ranker_version=version)[:VERSION_RUNS_SHOWN]),
         },
@@ -250,13 +300,23 @@ def version_detail(request: HttpRequest, slug: str, ranker_id: int, version_id: 
 @login_required
 @require_POST
 def version_promote_view(request: HttpRequest, slug: str, ranker_id: int, version_id: int) -> HttpResponse:
-    """Make this version the champion by hand (rolling back is promoting an older version)."""
+    """Make this version the champion by hand (rolling back is promoting an older version).
+
+    A version not measured better than the champion gets a confirmation page first, stating the measured
+    difference; its button posts ``confirm=1`` here (a plain form: no JavaScript needed).
+    """
     collection = _managed_collection(request, slug)
     ranker = _ranker(collection, ranker_id)
     version = get_object_or_404(RankerVersion, pk=version_id, ranker=ranker)
     user = cast(Any, request.user)
     try:
-        version_promote(version=version, changed_by=user, reason=f"Promoted by hand by {user.username}.")
+        version_promote_by_hand(version=version, changed_by=user, confirm=request.POST.get("confirm") == "1")
+    except PromotionUnconfirmed as exc:
+        return render(
+            request,
+            "trainer/ranker_promote_confirm.html",
+            {"collection": collection, "ranker": ranker, "version": version, "check": exc.check},
+        )
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:

@@ -1,0 +1,316 @@
+"""A training in plain words, for the top of a ranker's block on the Rankers page: what it tried, how
+each candidate did in cross-validation, what it kept and why, and what would help next.
+
+Pure presentation: no queries. Everything comes from what the learner stored on the version
+(``RankerVersion.details``: the candidates with their cross-validated NDCG, ``cv_judged_only``, the
+training questions, ``rated_per_question``), its comparison with the champion (``RankerVersion.comparison``,
+the figures the training's message shows) and the training's decision. Figures are written by
+:mod:`evaluation.numbers`. What would help next is said from those figures only: the app cannot know
+beforehand whether more ratings will be enough, so it never promises it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evaluation.numbers import count, figure, number, percent, signed
+from rankers.models import RankerKind, RankerVersion
+from trainer.learner import MIN_QUESTIONS
+from trainer.models import Training
+from trainer.ranker_display import Comparison, VersionDetails
+
+# The candidates as a newcomer reads them: what each is, and whether it learns from ratings.
+CANDIDATE_NAMES = {
+    "bm25": "Plain BM25",
+    "engine": "The engine's own order",
+    "fusion": "BM25 + semantic similarity, untrained fusion",
+    "learned-fusion": "Learned fusion of BM25, semantic similarity, RM3 and rating propagation",
+    "lambdamart": "LambdaMART",
+}
+ENGINE_CANDIDATE_NAMES = {
+    "fusion": "The engine's score + semantic similarity, untrained fusion",
+    "learned-fusion": "Learned fusion of the engine's score, BM25, semantic similarity, RM3 and rating "
+    "propagation",
+}
+
+# A model in a few words, for "v2 is the same model as v1 (the untrained fusion)".
+MODEL_NAMES = {
+    "bm25": "plain BM25",
+    "fusion": "the untrained fusion",
+    "learned-fusion": "a learned fusion",
+    "lambdamart": "LambdaMART",
+}
+
+
+def model_name(version: RankerVersion, kind: str) -> str:
+    """A version's model in a few words: "the untrained fusion", "the engine as it is"."""
+    if kind != RankerKind.BUILTIN and version.method in ("", "engine"):
+        return "the engine as it is" if kind == RankerKind.ENGINE else "the service as it is"
+    return MODEL_NAMES.get(version.method or "bm25", version.method)
+
+
+def candidate_name(name: str, *, engine: bool) -> str:
+    if engine and name in ENGINE_CANDIDATE_NAMES:
+        return ENGINE_CANDIDATE_NAMES[name]
+    return CANDIDATE_NAMES.get(name, name)
+
+
+def _details(version: RankerVersion) -> dict[str, Any]:
+    return version.details if isinstance(version.details, dict) else {}
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _cv(candidate: dict[str, Any]) -> float:
+    """A candidate's cross-validated NDCG, −1 when it has none (it then never counts as the best)."""
+    value = number(candidate.get("cv_ndcg"))
+    return -1.0 if value is None else value
+
+
+def _candidates(version: RankerVersion) -> list[dict[str, Any]]:
+    raw = _details(version).get("candidates")
+    return [c for c in raw if isinstance(c, dict) and c.get("name")] if isinstance(raw, list) else []
+
+
+def _kept_untrained(version: RankerVersion) -> bool:
+    """Whether training kept a candidate that needs no ratings although learned ones were tried."""
+    candidates = _candidates(version)
+    chosen = next((c for c in candidates if c.get("chosen")), None)
+    return chosen is not None and not chosen.get("trained") and any(c.get("trained") for c in candidates)
+
+
+def same_model_sentence(*, version: RankerVersion, same_as: RankerVersion, kind: str) -> str:
+    """v2 is the same model as v1 (the untrained fusion): training kept it because no learned model beat
+    it in cross-validation."""
+    text = f"{version.label} is the same model as {same_as.label} ({model_name(same_as, kind)})"
+    details = _details(version)
+    if _kept_untrained(version):
+        text += ": training kept it because no model that learns from ratings beat it in cross-validation"
+    elif not _candidates(version) and details.get("reason"):
+        text += (
+            ": training kept it because too few training questions have a relevant rated answer to learn from"
+        )
+    return text + "."
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    """One candidate of the table: its name in words, its cross-validated NDCG@k, kept or not."""
+
+    words: str
+    trained: bool
+    cv_ndcg: str
+    kept: bool
+
+
+@dataclass(frozen=True)
+class TrainingExplanation:
+    """What the latest training did, in words (``of`` builds it; every field is ready to show)."""
+
+    training: Training
+    version: RankerVersion
+    cv_heading: str  # "cross-validation NDCG@10 (rated answers only)"
+    tried: str
+    candidates: list[CandidateRow]
+    kept: str
+    same_model: str
+    test: str
+    next_step: str
+    technical: VersionDetails
+    decision_reason: str
+
+    @classmethod
+    def of(
+        cls, *, training: Training, same_as: RankerVersion | None, k: int, kind: str
+    ) -> TrainingExplanation | None:
+        version = training.version
+        if version is None:
+            return None
+        details = _details(version)
+        engine = details.get("first_stage") == "engine"
+        judged_only = details.get("cv_judged_only") is True
+        cv_heading = f"cross-validation NDCG@{k}" + (" (rated answers only)" if judged_only else "")
+        rows = [
+            CandidateRow(
+                words=candidate_name(str(c["name"]), engine=engine),
+                trained=bool(c.get("trained")),
+                cv_ndcg=figure(c.get("cv_ndcg")),
+                kept=bool(c.get("chosen")),
+            )
+            for c in _candidates(version)
+        ]
+        comparison = Comparison.of(version.comparison, k=k)
+        return cls(
+            training=training,
+            version=version,
+            cv_heading=cv_heading,
+            tried=_tried(version, rows, judged_only=judged_only),
+            candidates=rows,
+            kept=_kept(version, engine=engine),
+            same_model=same_model_sentence(version=version, same_as=same_as, kind=kind) if same_as else "",
+            test=_test(version, comparison, training.decision),
+            next_step=_next_step(version, comparison, k=k, decision=training.decision),
+            technical=VersionDetails.of(version),
+            decision_reason=training.decision_reason,
+        )
+
+
+def _questions_said(version: RankerVersion) -> str:
+    details = _details(version)
+    questions = details.get("training_questions", details.get("question_count"))
+    labels = f"{count(version.label_count)} rated answer{'s' if version.label_count != 1 else ''}"
+    if isinstance(questions, int) and not isinstance(questions, bool):
+        return (
+            f"the {count(questions)} training question{'s' if questions != 1 else ''} with ratings ({labels})"
+        )
+    return f"the training questions with ratings ({labels})"
+
+
+def _tried(version: RankerVersion, rows: list[CandidateRow], *, judged_only: bool) -> str:
+    """The training that made v2 tried 4 ways of ranking on the 190 training questions with ratings…"""
+    said = _questions_said(version)
+    if not rows:
+        reason = _details(version).get("reason")
+        return (
+            f"The training that made {version.label} learned from {said} but tried no learned model. "
+            + (str(reason) if reason else "")
+        ).strip()
+    learned = sum(1 for row in rows if row.trained)
+    scored = "each scored on its rated answers only" if judged_only else "each scored"
+    return (
+        f"The training that made {version.label} tried {len(rows)} ways of ranking on {said}: "
+        f"{len(rows) - learned} that need no ratings and {learned} that learn from them. Each was scored by "
+        f"cross-validation: every training question ranked by a model that had not learned from it, {scored}."
+    )
+
+
+def _by_name(version: RankerVersion) -> dict[str, dict[str, Any]]:
+    return {str(c["name"]): c for c in _candidates(version)}
+
+
+def _kept(version: RankerVersion, *, engine: bool) -> str:
+    """What was kept and why, in the cross-validation's figures."""
+    candidates = _candidates(version)
+    chosen = next((c for c in candidates if c.get("chosen")), None)
+    if chosen is None:
+        return ""
+    chosen_words = candidate_name(str(chosen["name"]), engine=engine).lower()
+    gain = number(_details(version).get("min_cv_gain"))
+    needed = "" if gain is None else f" (a model that learns must lead by at least {gain:g})"
+    trained = [c for c in candidates if c.get("trained")]
+    untrained = [c for c in candidates if not c.get("trained")]
+    if not chosen.get("trained"):
+        if not trained:
+            return f"Kept: {chosen_words}."
+        best = max(trained, key=_cv)
+        return (
+            f"Kept: {chosen_words}, which needs no ratings. No model that learns from ratings beat it: the best "
+            f"of them, {candidate_name(str(best['name']), engine=engine)}, scored {figure(best.get('cv_ndcg'))} "
+            f"against {figure(chosen.get('cv_ndcg'))}{needed}."
+        )
+    if not untrained:
+        return f"Kept: {chosen_words}, which learned from the ratings."
+    best_untrained = max(untrained, key=_cv)
+    ours, theirs = number(chosen.get("cv_ndcg")), number(best_untrained.get("cv_ndcg"))
+    lead = signed(ours - theirs) if ours is not None and theirs is not None else signed(None)
+    return (
+        f"Kept: {chosen_words}, which learned from the ratings: it scored {figure(ours)}, {lead} over the "
+        f"best that needs none ({candidate_name(str(best_untrained['name']), engine=engine).lower()})."
+    )
+
+
+def _test(version: RankerVersion, comparison: Comparison | None, decision: str) -> str:
+    """On the 57 test questions v2 scored 0.436 against v1's 0.436 (+0.000): within noise. v1 stays
+    champion."""
+    if comparison is None:
+        return (
+            f"{version.label} became the champion: the ranker had none yet." if decision == "promoted" else ""
+        )
+    champion = comparison.champion or "the champion"
+    if not comparison.questions:
+        return (
+            f"It could not be compared with {champion}: no test question has a rated answer yet, so "
+            f"{champion} stays the champion."
+        )
+    text = (
+        f"On the {count(comparison.questions)} test questions {version.label} scored "
+        f"{figure(comparison.challenger_ndcg)} against {champion}'s {figure(comparison.champion_ndcg)} "
+        f"({signed(comparison.difference)}): {comparison.verdict or 'compared'}."
+    )
+    if decision == "promoted":
+        return f"{text} {version.label} is now the champion."
+    if decision == "manual":
+        return f"{text} A trainer decides whether to promote it."
+    return f"{text} {champion} stays the champion."
+
+
+def _next_step(version: RankerVersion, comparison: Comparison | None, *, k: int, decision: str) -> str:
+    """What would help next, from the figures the training stored; never a promise."""
+    details = _details(version)
+    candidates = _candidates(version)
+    questions = details.get("training_questions", details.get("question_count"))
+    if not candidates:
+        learnable = details.get("learnable_questions")
+        if isinstance(learnable, int):
+            return (
+                f"Rate answers of more training questions: {count(learnable)} of them have a relevant rated "
+                f"answer, and the learned models are tried from {MIN_QUESTIONS} on."
+            )
+        return "Rate answers of more training questions, then train again."
+    if _kept_untrained(version) and isinstance(questions, int) and questions > 0:
+        return _more_ratings(version, questions=questions, k=k)
+    if comparison is not None and not comparison.questions:
+        return "Rate answers of test questions, so that the next version can be compared with the champion."
+    if decision == "promoted":
+        return "Keep rating: the next training learns from every rating so far."
+    if comparison is not None and comparison.verdict != "better":
+        predicted = comparison.predicted
+        if predicted is not None and predicted.ratings_to_settle:
+            return (
+                f"More ratings of the test questions' answers: about {count(predicted.ratings_to_settle)} "
+                f"more would settle whether {version.label} is better than {comparison.champion or 'the champion'}."
+            )
+        return (
+            f"More rated test questions: on {count(comparison.questions)} the difference is "
+            f"{comparison.verdict or 'not measured'}."
+        )
+    return ""
+
+
+def _more_ratings(version: RankerVersion, *, questions: int, k: int) -> str:
+    """The learned models lost to what needs no ratings: how many more rated answers per training question,
+    from ``rated_per_question`` (exact), or the mean of the labels when the version predates it."""
+    details = _details(version)
+    spread = _dict(details.get("rated_per_question"))
+    mean = number(spread.get("mean"))
+    if mean is None:
+        mean = version.label_count / questions
+    share = number(details.get("cv_rated_share"))
+    held = (
+        ""
+        if share is None
+        else f" In cross-validation, rated answers held {percent(share)} of the top {k} places of the kept "
+        "candidate's rankings; the rest of its figure is unknown."
+    )
+    if mean >= k:
+        return (
+            f"More rated training questions: the {count(questions)} training questions with ratings have on "
+            f"average {mean:.1f} rated answers each, already {k} or more, so new questions give the learners "
+            f"new examples.{held} Whether that is enough shows at the next training."
+        )
+    under, to_k = spread.get("under_k"), spread.get("to_k")
+    if isinstance(under, int) and isinstance(to_k, int):
+        how_many = (
+            f"rating up to {k} answers for each of the {count(under)} that have fewer is {count(to_k)} more"
+        )
+    else:
+        how_many = f"rating {k} answers for each is about {count(round(questions * (k - mean), -1))} more"
+    return (
+        f"More rated answers per training question: the {count(questions)} training questions have on average "
+        f"{mean:.1f} rated answers each; {how_many} ratings. It gives the learners more to learn from and "
+        f"cross-validation more to score them on.{held} Whether that is enough for a learned model to beat "
+        "what needs no ratings shows at the next training."
+    )
