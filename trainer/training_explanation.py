@@ -34,6 +34,15 @@ ENGINE_CANDIDATE_NAMES = {
     "propagation",
 }
 
+# A candidate in a sentence: "Kept: the untrained fusion, which needs no ratings."
+CANDIDATE_SHORT = {
+    "bm25": "plain BM25",
+    "engine": "the engine's own order",
+    "fusion": "the untrained fusion",
+    "learned-fusion": "the learned fusion",
+    "lambdamart": "LambdaMART",
+}
+
 # A model in a few words, for "v2 is the same model as v1 (the untrained fusion)".
 MODEL_NAMES = {
     "bm25": "plain BM25",
@@ -115,17 +124,14 @@ class TrainingExplanation:
     cv_heading: str  # "cross-validation NDCG@10 (rated answers only)"
     tried: str
     candidates: list[CandidateRow]
-    kept: str
-    same_model: str
+    kept: str  # says when the version is the same model as an earlier one
     test: str
     next_step: str
     technical: VersionDetails
     decision_reason: str
 
     @classmethod
-    def of(
-        cls, *, training: Training, same_as: RankerVersion | None, k: int, kind: str
-    ) -> TrainingExplanation | None:
+    def of(cls, *, training: Training, same_as: RankerVersion | None, k: int) -> TrainingExplanation | None:
         version = training.version
         if version is None:
             return None
@@ -149,8 +155,7 @@ class TrainingExplanation:
             cv_heading=cv_heading,
             tried=_tried(version, rows, judged_only=judged_only),
             candidates=rows,
-            kept=_kept(version, engine=engine),
-            same_model=same_model_sentence(version=version, same_as=same_as, kind=kind) if same_as else "",
+            kept=_kept(version, engine=engine, same_as=same_as),
             test=_test(version, comparison, training.decision),
             next_step=_next_step(version, comparison, k=k, decision=training.decision),
             technical=VersionDetails.of(version),
@@ -170,20 +175,25 @@ def _questions_said(version: RankerVersion) -> str:
 
 
 def _tried(version: RankerVersion, rows: list[CandidateRow], *, judged_only: bool) -> str:
-    """The training that made v2 tried 4 ways of ranking on the 190 training questions with ratings…"""
-    said = _questions_said(version)
+    """The training that made v2 tried 4 ways of ranking, 2 of which learn from the 777 ratings of the 190
+    training questions, and scored each by cross-validation (rated answers only)."""
+    details = _details(version)
+    questions = details.get("training_questions", details.get("question_count"))
+    ratings = f"the {count(version.label_count)} rating{'s' if version.label_count != 1 else ''}"
+    if isinstance(questions, int) and not isinstance(questions, bool):
+        ratings += f" of {count(questions)} training question{'s' if questions != 1 else ''}"
     if not rows:
-        reason = _details(version).get("reason")
+        reason = details.get("reason")
         return (
-            f"The training that made {version.label} learned from {said} but tried no learned model. "
+            f"The training that made {version.label} had {ratings} and tried no model that learns from them. "
             + (str(reason) if reason else "")
         ).strip()
     learned = sum(1 for row in rows if row.trained)
-    scored = "each scored on its rated answers only" if judged_only else "each scored"
+    scored = ", on rated answers only" if judged_only else ""
     return (
-        f"The training that made {version.label} tried {len(rows)} ways of ranking on {said}: "
-        f"{len(rows) - learned} that need no ratings and {learned} that learn from them. Each was scored by "
-        f"cross-validation: every training question ranked by a model that had not learned from it, {scored}."
+        f"The training that made {version.label} tried {len(rows)} ways of ranking, {learned} of which learn "
+        f"from {ratings}, and scored each by cross-validation (each question ranked by a model that had not "
+        f"learned from it{scored})."
     )
 
 
@@ -191,34 +201,41 @@ def _by_name(version: RankerVersion) -> dict[str, dict[str, Any]]:
     return {str(c["name"]): c for c in _candidates(version)}
 
 
-def _kept(version: RankerVersion, *, engine: bool) -> str:
+def _short(name: str, *, engine: bool) -> str:
+    if engine and name == "fusion":
+        return "the untrained fusion of the engine's score and semantic similarity"
+    return CANDIDATE_SHORT.get(name, name)
+
+
+def _kept(version: RankerVersion, *, engine: bool, same_as: RankerVersion | None) -> str:
     """What was kept and why, in the cross-validation's figures."""
     candidates = _candidates(version)
     chosen = next((c for c in candidates if c.get("chosen")), None)
     if chosen is None:
         return ""
-    chosen_words = candidate_name(str(chosen["name"]), engine=engine).lower()
+    kept = _short(str(chosen["name"]), engine=engine)
+    same = f" {version.label} is therefore the same model as {same_as.label}." if same_as else ""
     gain = number(_details(version).get("min_cv_gain"))
-    needed = "" if gain is None else f" (a model that learns must lead by at least {gain:g})"
+    needed = "" if gain is None else f" (a lead of at least {gain:g} is needed)"
     trained = [c for c in candidates if c.get("trained")]
     untrained = [c for c in candidates if not c.get("trained")]
     if not chosen.get("trained"):
         if not trained:
-            return f"Kept: {chosen_words}."
+            return f"It kept {kept}.{same}"
         best = max(trained, key=_cv)
         return (
-            f"Kept: {chosen_words}, which needs no ratings. No model that learns from ratings beat it: the best "
-            f"of them, {candidate_name(str(best['name']), engine=engine)}, scored {figure(best.get('cv_ndcg'))} "
-            f"against {figure(chosen.get('cv_ndcg'))}{needed}."
+            f"No model that learns from ratings beat {kept}, which needs none: the best of them, "
+            f"{_short(str(best['name']), engine=engine)}, scored {figure(best.get('cv_ndcg'))} against "
+            f"{figure(chosen.get('cv_ndcg'))}{needed}. So training kept {kept}.{same}"
         )
     if not untrained:
-        return f"Kept: {chosen_words}, which learned from the ratings."
+        return f"It kept {kept}, which learned from the ratings.{same}"
     best_untrained = max(untrained, key=_cv)
     ours, theirs = number(chosen.get("cv_ndcg")), number(best_untrained.get("cv_ndcg"))
     lead = signed(ours - theirs) if ours is not None and theirs is not None else signed(None)
     return (
-        f"Kept: {chosen_words}, which learned from the ratings: it scored {figure(ours)}, {lead} over the "
-        f"best that needs none ({candidate_name(str(best_untrained['name']), engine=engine).lower()})."
+        f"It kept {kept}, which learned from the ratings: it scored {figure(ours)}, {lead} over the best that "
+        f"needs none ({_short(str(best_untrained['name']), engine=engine)}).{same}"
     )
 
 
@@ -292,25 +309,22 @@ def _more_ratings(version: RankerVersion, *, questions: int, k: int) -> str:
     held = (
         ""
         if share is None
-        else f" In cross-validation, rated answers held {percent(share)} of the top {k} places of the kept "
-        "candidate's rankings; the rest of its figure is unknown."
+        else f" In cross-validation, rated answers held only {percent(share)} of the top {k} places."
     )
     if mean >= k:
         return (
-            f"More rated training questions: the {count(questions)} training questions with ratings have on "
-            f"average {mean:.1f} rated answers each, already {k} or more, so new questions give the learners "
-            f"new examples.{held} Whether that is enough shows at the next training."
+            f"More rated training questions. The {count(questions)} training questions with ratings have "
+            f"{mean:.1f} rated answers each on average, already {k} or more, so new questions give the "
+            f"learners new examples.{held} Whether that is enough shows at the next training."
         )
     under, to_k = spread.get("under_k"), spread.get("to_k")
     if isinstance(under, int) and isinstance(to_k, int):
-        how_many = (
-            f"rating up to {k} answers for each of the {count(under)} that have fewer is {count(to_k)} more"
-        )
+        how_many = f"Rating up to {k} answers for each of the {count(under)} that have fewer is {count(to_k)}"
     else:
-        how_many = f"rating {k} answers for each is about {count(round(questions * (k - mean), -1))} more"
+        how_many = f"Rating {k} answers for each is about {count(round(questions * (k - mean), -1))}"
     return (
-        f"More rated answers per training question: the {count(questions)} training questions have on average "
-        f"{mean:.1f} rated answers each; {how_many} ratings. It gives the learners more to learn from and "
-        f"cross-validation more to score them on.{held} Whether that is enough for a learned model to beat "
-        "what needs no ratings shows at the next training."
+        f"More rated answers per training question. The {count(questions)} training questions have "
+        f"{mean:.1f} rated answers each on average, and NDCG@{k} looks at {k}.{held} {how_many} more ratings. "
+        "Whether that is enough for a model that learns to beat what needs no ratings shows at the next "
+        "training."
     )

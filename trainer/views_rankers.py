@@ -109,9 +109,7 @@ def _explanation(ranker: Ranker, same: dict[int, RankerVersion], k: int) -> Trai
     finished = latest_succeeded_training(ranker=ranker)
     if finished is None or finished.version is None:
         return None
-    return TrainingExplanation.of(
-        training=finished, same_as=same.get(finished.version.pk), k=k, kind=ranker.kind
-    )
+    return TrainingExplanation.of(training=finished, same_as=same.get(finished.version.pk), k=k)
 
 
 def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | None = None) -> RankerPanel:
