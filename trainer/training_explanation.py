@@ -189,11 +189,10 @@ def _tried(version: RankerVersion, rows: list[CandidateRow], *, judged_only: boo
             + (str(reason) if reason else "")
         ).strip()
     learned = sum(1 for row in rows if row.trained)
-    scored = ", on rated answers only" if judged_only else ""
+    scored = ", rated answers only" if judged_only else ""
     return (
         f"The training that made {version.label} tried {len(rows)} ways of ranking, {learned} of which learn "
-        f"from {ratings}, and scored each by cross-validation (each question ranked by a model that had not "
-        f"learned from it{scored})."
+        f"from {ratings}, and scored each by cross-validation (on questions it had not learned from{scored})."
     )
 
 

@@ -59,8 +59,8 @@ def test_explanation_of_the_demo_says_the_learners_lost_and_how_many_ratings_mor
 
     assert ex.tried == (
         "The training that made v2 tried 4 ways of ranking, 2 of which learn from the 777 ratings of 190 "
-        "training questions, and scored each by cross-validation (each question ranked by a model that had "
-        "not learned from it, on rated answers only)."
+        "training questions, and scored each by cross-validation (on questions it had not learned from, rated "
+        "answers only)."
     )
     assert ex.kept == (
         "No model that learns from ratings beat the untrained fusion, which needs none: the best of them, the "

@@ -270,8 +270,8 @@ def test_rankers_page_explains_the_last_training_first(client, rankers, trainer)
     summary = re.search(r'data-testid="explained-summary">(.*?)</p>', section, re.S).group(1)
     assert _text(summary) == (
         "The training that made v3 tried 4 ways of ranking, 2 of which learn from the 777 ratings of 190 "
-        "training questions, and scored each by cross-validation (each question ranked by a model that had not "
-        "learned from it, on rated answers only). No model that learns from ratings beat the untrained fusion, "
+        "training questions, and scored each by cross-validation (on questions it had not learned from, rated "
+        "answers only). No model that learns from ratings beat the untrained fusion, "
         "which needs none: the best of them, the learned fusion, scored 0.472 against 0.570 (a lead of at least "
         "0.005 is needed). So training kept the untrained fusion. v3 is therefore the same model as v1. On the "
         "57 test questions v3 scored 0.436 against v1&#x27;s 0.436 (+0.000): within noise. v1 stays the champion."
