@@ -127,6 +127,7 @@ class TrainingExplanation:
     kept: str  # says when the version is the same model as an earlier one
     test: str
     next_step: str
+    per_question: str  # "66 of the 93 training questions have fewer than 10 rated answers; …"
     technical: VersionDetails
     decision_reason: str
 
@@ -158,20 +159,10 @@ class TrainingExplanation:
             kept=_kept(version, engine=engine, same_as=same_as),
             test=_test(version, comparison, training.decision),
             next_step=_next_step(version, comparison, k=k, decision=training.decision),
+            per_question=_per_question(version),
             technical=VersionDetails.of(version),
             decision_reason=training.decision_reason,
         )
-
-
-def _questions_said(version: RankerVersion) -> str:
-    details = _details(version)
-    questions = details.get("training_questions", details.get("question_count"))
-    labels = f"{count(version.label_count)} rated answer{'s' if version.label_count != 1 else ''}"
-    if isinstance(questions, int) and not isinstance(questions, bool):
-        return (
-            f"the {count(questions)} training question{'s' if questions != 1 else ''} with ratings ({labels})"
-        )
-    return f"the training questions with ratings ({labels})"
 
 
 def _tried(version: RankerVersion, rows: list[CandidateRow], *, judged_only: bool) -> str:
@@ -196,8 +187,21 @@ def _tried(version: RankerVersion, rows: list[CandidateRow], *, judged_only: boo
     )
 
 
-def _by_name(version: RankerVersion) -> dict[str, dict[str, Any]]:
-    return {str(c["name"]): c for c in _candidates(version)}
+def _per_question(version: RankerVersion) -> str:
+    details = _details(version)
+    spread = _dict(details.get("rated_per_question"))
+    questions, under, to_k, k = (
+        details.get("training_questions"),
+        spread.get("under_k"),
+        spread.get("to_k"),
+        spread.get("k"),
+    )
+    if not all(isinstance(x, int) for x in (questions, under, to_k, k)):
+        return ""
+    return (
+        f"{count(under)} of the {count(questions)} training questions have fewer than {k} rated answers; "
+        f"{count(to_k)} ratings would bring each of them to {k}."
+    )
 
 
 def _short(name: str, *, engine: bool) -> str:
@@ -297,33 +301,37 @@ def _next_step(version: RankerVersion, comparison: Comparison | None, *, k: int,
 
 
 def _more_ratings(version: RankerVersion, *, questions: int, k: int) -> str:
-    """The learned models lost to what needs no ratings: how many more rated answers per training question,
-    from ``rated_per_question`` (exact), or the mean of the labels when the version predates it."""
+    """The learned models lost to what needs no ratings: how many more ratings of the training questions'
+    answers, and which.
+
+    The scores rest on the top k places that hold a rated answer (``cv_rated_share``, of the kept
+    candidate's held-out rankings): the unrated places, (1 − share) × k × questions, are the ratings the
+    figures lack. A version from before that share was kept falls back on the labels per question.
+    """
     details = _details(version)
     spread = _dict(details.get("rated_per_question"))
     mean = number(spread.get("mean"))
     if mean is None:
         mean = version.label_count / questions
+    each = f"The {count(questions)} training questions have {mean:.1f} rated answers each on average"
     share = number(details.get("cv_rated_share"))
-    held = (
-        ""
-        if share is None
-        else f" In cross-validation, rated answers held only {percent(share)} of the top {k} places."
-    )
+    if share is not None and share < 1:
+        unrated = round((1 - share) * k * questions, -1)
+        return (
+            f"More rated answers in the training questions' top {k}. {each}, but in cross-validation rated "
+            f"answers held only {percent(share)} of the top {k} places of the kept ranking: about "
+            f"{count(unrated)} of those places hold an unrated answer. Rating them (the rating queue of training "
+            "questions shows their top answers) gives the learners more to learn from and cross-validation more "
+            "to score them on. Whether that is enough for a model that learns to beat what needs no ratings "
+            "shows at the next training."
+        )
     if mean >= k:
         return (
-            f"More rated training questions. The {count(questions)} training questions with ratings have "
-            f"{mean:.1f} rated answers each on average, already {k} or more, so new questions give the "
-            f"learners new examples.{held} Whether that is enough shows at the next training."
+            f"More rated training questions. {each}, already {k} or more, so new questions give the learners "
+            "new examples. Whether that is enough shows at the next training."
         )
-    under, to_k = spread.get("under_k"), spread.get("to_k")
-    if isinstance(under, int) and isinstance(to_k, int):
-        how_many = f"Rating up to {k} answers for each of the {count(under)} that have fewer is {count(to_k)}"
-    else:
-        how_many = f"Rating {k} answers for each is about {count(round(questions * (k - mean), -1))}"
     return (
-        f"More rated answers per training question. The {count(questions)} training questions have "
-        f"{mean:.1f} rated answers each on average, and NDCG@{k} looks at {k}.{held} {how_many} more ratings. "
-        "Whether that is enough for a model that learns to beat what needs no ratings shows at the next "
-        "training."
+        f"More rated answers per training question. {each}, and NDCG@{k} looks at {k}: rating {k} answers for "
+        f"each is about {count(round(questions * (k - mean), -1))} more ratings. Whether that is enough for a "
+        "model that learns to beat what needs no ratings shows at the next training."
     )

@@ -221,9 +221,12 @@ def ranker_training(request: HttpRequest, slug: str, ranker_id: int) -> HttpResp
         {
             "collection": collection,
             "ranker": ranker,
-            "training": _training_view(training, same_models(ranker=ranker), ranker.kind)
-            if training
-            else None,
+            # Polled every second while it runs: the versions are read only once it has finished.
+            "training": None
+            if training is None
+            else TrainingView(training)
+            if training.is_active
+            else _training_view(training, same_models(ranker=ranker), ranker.kind),
         },
     )
     if (training is None or not training.is_active) and request.GET.get("reload") == "1" and _htmx(request):
