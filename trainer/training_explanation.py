@@ -166,8 +166,8 @@ class TrainingExplanation:
 
 
 def _tried(version: RankerVersion, rows: list[CandidateRow], *, judged_only: bool) -> str:
-    """The training that made v2 tried 4 ways of ranking, 2 of which learn from the 777 ratings of the 190
-    training questions, and scored each by cross-validation (rated answers only)."""
+    """It tried 4 ways of ranking, 2 of which learn from the 751 ratings of 93 training questions, and scored
+    each by cross-validation (under the heading "What the training that made v2 did")."""
     details = _details(version)
     questions = details.get("training_questions", details.get("question_count"))
     ratings = f"the {count(version.label_count)} rating{'s' if version.label_count != 1 else ''}"
@@ -176,13 +176,12 @@ def _tried(version: RankerVersion, rows: list[CandidateRow], *, judged_only: boo
     if not rows:
         reason = details.get("reason")
         return (
-            f"The training that made {version.label} had {ratings} and tried no model that learns from them. "
-            + (str(reason) if reason else "")
+            f"It had {ratings} and tried no model that learns from them. " + (str(reason) if reason else "")
         ).strip()
     learned = sum(1 for row in rows if row.trained)
     scored = ", rated answers only" if judged_only else ""
     return (
-        f"The training that made {version.label} tried {len(rows)} ways of ranking, {learned} of which learn "
+        f"It tried {len(rows)} ways of ranking, {learned} of which learn "
         f"from {ratings}, and scored each by cross-validation (on questions it had not learned from{scored})."
     )
 

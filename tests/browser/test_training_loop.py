@@ -71,7 +71,7 @@ def test_rate_train_watch_decide_and_evaluate(
     explained = page.get_by_test_id("training-explained")
     v2 = ranker.versions.get(label="v2")
     expect(explained.get_by_test_id("explained-summary")).to_contain_text(
-        f"The training that made v2 tried 4 ways of ranking, 2 of which learn from the {v2.label_count} "
+        f"It tried 4 ways of ranking, 2 of which learn from the {v2.label_count} "
         "ratings of 30 training questions, and scored each by cross-validation"
     )
     expect(explained.get_by_test_id("explained-summary")).to_contain_text("It kept the learned fusion")

@@ -59,7 +59,7 @@ def test_explanation_of_the_demo_says_the_learners_lost_and_how_many_ratings_mor
     ex = _explain(DEMO_DETAILS, comparison=WITHIN_NOISE, same_as=v1)
 
     assert ex.tried == (
-        "The training that made v2 tried 4 ways of ranking, 2 of which learn from the 751 ratings of 93 training "
+        "It tried 4 ways of ranking, 2 of which learn from the 751 ratings of 93 training "
         "questions, and scored each by cross-validation (on questions it had not learned from, rated answers "
         "only)."
     )
@@ -197,7 +197,7 @@ def test_explanation_with_too_few_learnable_questions_tried_no_learned_model():
     ex = _explain(details, comparison={**WITHIN_NOISE, "questions": 0}, label_count=30)
 
     assert ex.tried == (
-        "The training that made v2 had the 30 ratings of 12 training questions and tried no model that learns "
+        "It had the 30 ratings of 12 training questions and tried no model that learns "
         "from them. Only 7 training questions have a relevant answer among BM25 candidates; at least 10 are "
         "needed to choose by cross-validation, so this version ranks as BM25 does."
     )

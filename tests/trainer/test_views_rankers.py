@@ -269,7 +269,7 @@ def test_rankers_page_explains_the_last_training_first(client, rankers, trainer)
     assert section.index('data-testid="training-explained"') < section.index('<dl class="facts">')
     summary = re.search(r'data-testid="explained-summary">(.*?)</p>', section, re.S).group(1)
     assert _text(summary) == (
-        "The training that made v3 tried 4 ways of ranking, 2 of which learn from the 751 ratings of 93 training "
+        "It tried 4 ways of ranking, 2 of which learn from the 751 ratings of 93 training "
         "questions, and scored each by cross-validation (on questions it had not learned from, rated answers "
         "only). No model that learns from ratings beat the untrained fusion, which needs none: the best of them, "
         "the learned fusion, scored 0.490 against 0.565 (a lead of at least 0.005 is needed). So training kept "
