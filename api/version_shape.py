@@ -10,6 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from rankers.models import RankerVersion
+from trainer.selectors import same_models
 
 COMPARISON_SCHEMA = {
     "type": "object",
@@ -115,6 +116,10 @@ class RankerVersionSerializer(serializers.ModelSerializer):
     feature_importances = serializers.DictField(
         child=serializers.FloatField(), read_only=True, help_text="Signal name: its share of the model."
     )
+    same_model_as = serializers.SerializerMethodField(
+        help_text="Label of the ranker's earlier version this one is the same model as (it ranks every "
+        "question alike: a training that kept the untrained fusion makes it again), or null."
+    )
 
     class Meta:
         model = RankerVersion
@@ -134,6 +139,7 @@ class RankerVersionSerializer(serializers.ModelSerializer):
             "test_ndcg",
             "test_rated_share",
             "feature_importances",
+            "same_model_as",
         ]
         read_only_fields = fields
 
@@ -157,6 +163,15 @@ class RankerVersionSerializer(serializers.ModelSerializer):
 
     def get_is_champion(self, version: RankerVersion) -> bool:
         return version.ranker.champion_id == version.pk
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_same_model_as(self, version: RankerVersion) -> str | None:
+        # One read of the ranker's versions per response, however many versions it shows.
+        cache = self.context.setdefault("same_models", {}) if isinstance(self.context, dict) else {}
+        if version.ranker_id not in cache:
+            cache[version.ranker_id] = same_models(ranker=version.ranker)
+        same = cache[version.ranker_id].get(version.pk)
+        return same.label if same else None
 
     @extend_schema_field(CandidateSerializer(many=True))
     def get_candidates(self, version: RankerVersion) -> list[dict[str, Any]]:

@@ -17,9 +17,8 @@ from api.version_shape import RankerVersionSerializer
 from api.views_evaluations import EvaluationStartedSerializer, evaluation_started
 from corpus.models import Role
 from rankers.models import RankerVersion
-from rankers.services import version_promote
 from trainer.selectors import versions_of
-from trainer.services import ranker_version_announce
+from trainer.services import ranker_version_announce, version_promote_by_hand
 
 # --- what the caller sends ---------------------------------------------------------------------------
 
@@ -32,6 +31,13 @@ class VersionAnnounceSerializer(serializers.Serializer):
 class PromoteSerializer(serializers.Serializer):
     reason = serializers.CharField(
         max_length=2000, required=False, allow_blank=True, default="", help_text="Why (kept in the history)."
+    )
+    confirm = serializers.BooleanField(
+        required=False,
+        default=True,
+        help_text="true (the default, as before this field): promote even a version not measured better "
+        "than the champion (the history says so). false: then refuse with 400 naming `confirm` and stating "
+        "the measured difference, as the Promote button asks first.",
     )
 
 
@@ -95,8 +101,12 @@ class VersionPromoteView(GenericAPIView):
             raise NotFound(f"Ranker {ranker_id} has no version {version_id}.")
         serializer = PromoteSerializer(data=request.data or {})
         serializer.is_valid(raise_exception=True)
-        reason = serializer.validated_data["reason"] or f"Promoted by hand by {request.user}."
-        version_promote(version=version, changed_by=request.user, reason=reason)
+        version_promote_by_hand(
+            version=version,
+            changed_by=request.user,
+            confirm=serializer.validated_data["confirm"],
+            reason=serializer.validated_data["reason"],
+        )
         version.refresh_from_db()
         return Response(
             RankerVersionSerializer(RankerVersion.objects.select_related("ranker").get(pk=version.pk)).data

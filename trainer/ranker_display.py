@@ -270,6 +270,7 @@ class VersionView:
     kind: str
     # The version's latest successful evaluation run: its figure is the headline's NDCG@k.
     latest_run: EvaluationRun | None = None
+    same_as: RankerVersion | None = None  # the earlier version it is the same model as (trainer.selectors)
 
     @property
     def method(self) -> str:
@@ -466,6 +467,8 @@ class TrainingView:
     """A training job as its progress block shows it."""
 
     training: Training
+    # "v2 is the same model as v1 (the untrained fusion): …" (trainer.training_explanation), said first.
+    same_model: str = ""
 
     @property
     def is_active(self) -> bool:
@@ -506,11 +509,12 @@ class TrainingView:
         version = training.version
         label = version.label if version else "the new version"
         reason = training.decision_reason
+        said = f"{self.same_model} " if self.same_model else ""
         if training.decision == "promoted":
-            return f"Promoted {label}: {reason}"
+            return f"{said}Promoted {label}: {reason}"
         if training.decision == "kept":
             # The reason itself says which version was kept ("… Kept v1; a new version is …").
-            return f"{label} not promoted: {reason}"
+            return f"{said}{label} not promoted: {reason}"
         if training.decision == "manual":
-            return f"{label} waits for a trainer to promote it: {reason}"
-        return f"Trained {label}." + (f" {reason}" if reason else "")
+            return f"{said}{label} waits for a trainer to promote it: {reason}"
+        return f"{said}Trained {label}." + (f" {reason}" if reason else "")

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import PurePosixPath
 
 from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
 from corpus.models import Split
-from rankers.models import ChampionChange, Ranker, RankerVersion
+from evaluation.numbers import count, figure, signed
+from rankers.models import ChampionChange, Ranker, RankerKind, RankerVersion
+from rankers.reranking import method_of
 from ratings.models import Label
 from trainer.models import ApiToken, Training, TrainingStatus
+from trainer.ranker_display import Comparison
 
 # Fewer labelled training questions than this give cross-validation nothing steady to choose from.
 MIN_TRAINING_QUESTIONS = 10
@@ -95,8 +99,147 @@ def latest_training(*, ranker: Ranker) -> Training | None:
     )
 
 
+def latest_succeeded_training(*, ranker: Ranker) -> Training | None:
+    """The ranker's most recent training that made a version (what the Rankers page explains)."""
+    return (
+        Training.objects.filter(ranker=ranker, status=TrainingStatus.SUCCEEDED, version__isnull=False)
+        .select_related("version")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
 def versions_of(*, ranker: Ranker) -> QuerySet[RankerVersion]:
     return RankerVersion.objects.filter(ranker=ranker).order_by("-created_at", "-id")
+
+
+def _digest(relative: str) -> str:
+    """The content hash in a model or rated-questions file's name ("v3-1a2b3c4d5e6f.txt",
+    "v3-1a2b3c4d5e6f-rated.npz"; ``rankers.fitting``): equal names after the label, equal contents."""
+    stem = PurePosixPath(relative).name.split(".")[0].removesuffix("-rated")
+    return stem.rpartition("-")[2]
+
+
+def _model_spec(version: RankerVersion, *, kind: str, service: int | None) -> tuple | None:
+    """What decides how a version ranks, from what the version stores, or None when the app cannot tell.
+
+    Two versions with the same spec rank every question alike: plain BM25; the untrained fusion (its
+    signals and weights); a learned fusion (its weights and the ratings it propagates from); LambdaMART
+    (its model file, named by its content's hash). A service ranker's version that keeps the service's
+    own order is the service as it was when last announced (``service``: that version's id); a version
+    the service announced is a new model of its own.
+    """
+    details: dict = version.details if isinstance(version.details, dict) else {}
+    raw = details.get("params")
+    params: dict = raw if isinstance(raw, dict) else {}
+    signals = tuple(str(s) for s in params.get("signals") or ())
+    weights = tuple(round(float(w), 9) for w in params.get("weights") or () if isinstance(w, int | float))
+    rated = _digest(str(details["rated_file"])) if details.get("rated_file") else ""
+    if kind != RankerKind.BUILTIN and version.method in ("", "engine"):
+        return ("service", version.pk if version.method == "" else service)
+    method = method_of(version)
+    if method == "bm25":
+        return ("bm25",)
+    if method == "fusion":
+        return ("fusion", signals, weights)
+    if method == "learned-fusion":
+        return ("learned-fusion", signals, weights, rated)
+    if method == "lambdamart" and version.model_file:
+        return ("lambdamart", signals, _digest(version.model_file), rated)
+    return None
+
+
+def same_models(*, ranker: Ranker) -> dict[int, RankerVersion]:
+    """{version id: the ranker's earliest version that is the same model} for every version that repeats
+    an earlier one (a training that kept what needed no ratings makes the untrained fusion again)."""
+    first_of: dict[tuple, RankerVersion] = {}
+    same: dict[int, RankerVersion] = {}
+    service: int | None = None
+    versions = RankerVersion.objects.filter(ranker=ranker).only(
+        "id", "label", "method", "uses_model", "model_file", "details", "created_at"
+    )
+    for version in versions.order_by("created_at", "id"):
+        spec = _model_spec(version, kind=ranker.kind, service=service)
+        if ranker.kind != RankerKind.BUILTIN and version.method == "":
+            service = version.pk
+        if spec is None or (spec[0] == "service" and spec[1] is None):
+            continue
+        if spec in first_of:
+            same[version.pk] = first_of[spec]
+        else:
+            first_of[spec] = version
+    return same
+
+
+def same_model_as(*, version: RankerVersion) -> RankerVersion | None:
+    """The earlier version of its ranker that ``version`` is the same model as, if any."""
+    return same_models(ranker=version.ranker).get(version.pk)
+
+
+@dataclass(frozen=True)
+class PromotionCheck:
+    """Whether promoting a version by hand replaces the champion with one measured better, and if not,
+    the sentence a trainer confirms (its figures are the stored comparison the training's message shows)."""
+
+    version: RankerVersion
+    champion: RankerVersion | None
+    comparison: Comparison | None
+    measured_better: bool
+
+    @property
+    def needs_confirmation(self) -> bool:
+        return self.champion is not None and self.champion.pk != self.version.pk and not self.measured_better
+
+    @property
+    def sentence(self) -> str:
+        """v2 scored 0.436 vs the champion's 0.436 (+0.000): it is not measured better. …"""
+        label, comparison, champion = self.version.label, self.comparison, self.champion
+        if champion is None:
+            return f"The ranker has no champion: {label} becomes the first."
+        if comparison is None:
+            return f"{label} has not been compared with the champion, {champion.label}: it is not measured better."
+        if not comparison.questions:
+            return (
+                f"{label} could not be compared with {comparison.champion or 'the champion'}: no test question "
+                "had a rated answer. It is not measured better."
+            )
+        figures = (
+            f"{figure(comparison.challenger_ndcg)} vs the champion's {figure(comparison.champion_ndcg)} "
+            f"({signed(comparison.difference)})"
+        )
+        verdict = f"{comparison.verdict or 'compared'} on {count(comparison.questions)} test questions"
+        if not _against(comparison, champion):
+            return (
+                f"{label} was compared with {comparison.champion or 'an earlier champion'}, the champion then: "
+                f"{figures}, {verdict}. It has not been compared with the champion now, {champion.label}: it "
+                "is not measured better."
+            )
+        if self.measured_better:
+            return f"{label} scored {figures}: {verdict}."
+        return f"{label} scored {figures}: it is not measured better ({verdict})."
+
+
+def _against(comparison: Comparison, champion: RankerVersion) -> bool:
+    """Whether the comparison was made against this champion (older comparisons kept only its label)."""
+    if comparison.champion_id is not None:
+        return comparison.champion_id == champion.pk
+    return comparison.champion == champion.label
+
+
+def promotion_check(*, version: RankerVersion) -> PromotionCheck:
+    """Is ``version`` measured better than its ranker's champion now? Only its stored comparison with that
+    same champion, with the verdict "better", says so (``RankerVersion.comparison``)."""
+    ranker = Ranker.objects.select_related("champion", "collection").get(pk=version.ranker_id)
+    comparison = Comparison.of(version.comparison, k=ranker.collection.ndcg_k)
+    champion = ranker.champion
+    better = (
+        champion is not None
+        and comparison is not None
+        and bool(comparison.questions)
+        and comparison.verdict == "better"
+        and _against(comparison, champion)
+    )
+    return PromotionCheck(version=version, champion=champion, comparison=comparison, measured_better=better)
 
 
 def champion_changes(*, ranker: Ranker) -> QuerySet[ChampionChange]:

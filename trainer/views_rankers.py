@@ -27,12 +27,30 @@ from rankers.engine_config import rerank_settings
 from rankers.models import ChampionChange, Ranker, RankerVersion
 from rankers.reachability import service_silence
 from rankers.selectors import default_ranker
-from rankers.services import ranker_training_settings_set, version_promote
+from rankers.services import ranker_training_settings_set
 from trainer.engine_export import ExportMissing, version_export_render
 from trainer.forms import TrainingSettingsForm
+from trainer.models import Training
 from trainer.ranker_display import TrainingView, VersionDetails, VersionView, features_of
-from trainer.selectors import Readiness, champion_changes, latest_training, training_readiness, versions_of
-from trainer.services import TrainingConflict, TrainingRefused, TrainingUnavailable, training_start
+from trainer.selectors import (
+    Readiness,
+    champion_changes,
+    latest_succeeded_training,
+    latest_training,
+    promotion_check,
+    same_models,
+    training_readiness,
+    versions_of,
+)
+from trainer.services import (
+    PromotionUnconfirmed,
+    TrainingConflict,
+    TrainingRefused,
+    TrainingUnavailable,
+    training_start,
+    version_promote_by_hand,
+)
+from trainer.training_explanation import TrainingExplanation, same_model_sentence
 
 VERSION_RUNS_SHOWN = 5
 # A ranker that trains by itself every hour gathers many versions: the page lists the most recent ones.
@@ -75,6 +93,7 @@ class RankerPanel:
     settings_form: TrainingSettingsForm | None
     # Why its engine or service is not answering now ("" when it answers, or builtin): said before Train.
     silence: str = ""
+    explanation: TrainingExplanation | None = None  # the latest training that made a version, in words
 
     @property
     def depth(self) -> int:
@@ -82,8 +101,23 @@ class RankerPanel:
         return rerank_settings(self.ranker.config)[0]
 
 
+def _training_view(training: Training, same: dict[int, RankerVersion], kind: str) -> TrainingView:
+    """The training's block, saying first when its version is the same model as an earlier one."""
+    version, same_as = training.version, same.get(training.version_id or 0)
+    said = same_model_sentence(version=version, same_as=same_as, kind=kind) if version and same_as else ""
+    return TrainingView(training, same_model=said)
+
+
+def _explanation(ranker: Ranker, same: dict[int, RankerVersion], k: int) -> TrainingExplanation | None:
+    finished = latest_succeeded_training(ranker=ranker)
+    if finished is None or finished.version is None:
+        return None
+    return TrainingExplanation.of(training=finished, same_as=same.get(finished.version.pk), k=k)
+
+
 def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | None = None) -> RankerPanel:
     latest_runs = latest_runs_by_version(ranker=ranker)
+    same = same_models(ranker=ranker)
 
     def view(version: RankerVersion) -> VersionView:
         return VersionView(
@@ -92,6 +126,7 @@ def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | 
             k=collection.ndcg_k,
             kind=ranker.kind,
             latest_run=latest_runs.get(version.pk),
+            same_as=same.get(version.pk),
         )
 
     training = latest_training(ranker=ranker)
@@ -113,12 +148,13 @@ def _panel(collection: Collection, ranker: Ranker, form: TrainingSettingsForm | 
         version_count=versions.count(),
         changes=list(changes[:HISTORY_SHOWN]),
         change_count=changes.count(),
-        training=TrainingView(training) if training else None,
+        training=_training_view(training, same, ranker.kind) if training else None,
         readiness=_readiness_html(training_readiness(ranker=ranker))
         if not (training and training.is_active)
         else "",
         settings_form=form,
         silence=service_silence(ranker=ranker),
+        explanation=_explanation(ranker, same, collection.ndcg_k),
     )
 
 
@@ -191,7 +227,12 @@ def ranker_training(request: HttpRequest, slug: str, ranker_id: int) -> HttpResp
         {
             "collection": collection,
             "ranker": ranker,
-            "training": TrainingView(training) if training else None,
+            # Polled every second while it runs: the versions are read only once it has finished.
+            "training": None
+            if training is None
+            else TrainingView(training)
+            if training.is_active
+            else _training_view(training, same_models(ranker=ranker), ranker.kind),
         },
     )
     if (training is None or not training.is_active) and request.GET.get("reload") == "1" and _htmx(request):
@@ -233,12 +274,14 @@ def version_detail(request: HttpRequest, slug: str, ranker_id: int, version_id: 
     version = get_object_or_404(
         RankerVersion.objects.select_related("created_by"), pk=version_id, ranker=ranker
     )
+    same_as = same_models(ranker=ranker).get(version.pk)
     view = VersionView(
         version=version,
         is_champion=version.pk == ranker.champion_id,
         k=collection.ndcg_k,
         kind=ranker.kind,
         latest_run=latest_runs_by_version(ranker=ranker).get(version.pk),
+        same_as=same_as,
     )
     return render(
         request,
@@ -252,6 +295,10 @@ def version_detail(request: HttpRequest, slug: str, ranker_id: int, version_id: 
             # The certainty page and the deciding queue speak of the default ranker's versions only.
             "is_default_ranker": getattr(default_ranker(collection=collection), "pk", None) == ranker.pk,
             "details": VersionDetails.of(version),
+            "same_model": same_model_sentence(version=version, same_as=same_as, kind=ranker.kind)
+            if same_as
+            else "",
+            "promotion": promotion_check(version=version),
             "features": features_of(version),
             "runs": list(runs_for_ranker(ranker=ranker).filter(ranker_version=version)[:VERSION_RUNS_SHOWN]),
         },
@@ -261,13 +308,23 @@ def version_detail(request: HttpRequest, slug: str, ranker_id: int, version_id: 
 @login_required
 @require_POST
 def version_promote_view(request: HttpRequest, slug: str, ranker_id: int, version_id: int) -> HttpResponse:
-    """Make this version the champion by hand (rolling back is promoting an older version)."""
+    """Make this version the champion by hand (rolling back is promoting an older version).
+
+    A version not measured better than the champion gets a confirmation page first, stating the measured
+    difference; its button posts ``confirm=1`` here (a plain form: no JavaScript needed).
+    """
     collection = _managed_collection(request, slug)
     ranker = _ranker(collection, ranker_id)
     version = get_object_or_404(RankerVersion, pk=version_id, ranker=ranker)
     user = cast(Any, request.user)
     try:
-        version_promote(version=version, changed_by=user, reason=f"Promoted by hand by {user.username}.")
+        version_promote_by_hand(version=version, changed_by=user, confirm=request.POST.get("confirm") == "1")
+    except PromotionUnconfirmed as exc:
+        return render(
+            request,
+            "trainer/ranker_promote_confirm.html",
+            {"collection": collection, "ranker": ranker, "version": version, "check": exc.check},
+        )
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:

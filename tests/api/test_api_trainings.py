@@ -105,6 +105,47 @@ def test_api_promote_makes_champion_and_records_who_and_why(api_data, caller, tr
     )
 
 
+def test_api_promote_with_confirm_false_refuses_a_version_not_measured_better(api_data, caller):
+    url = f"/api/rankers/{api_data.builtin.pk}/versions/{api_data.builtin_v2.pk}/promote/"
+
+    response = caller("trainer").post(url, {"confirm": False}, format="json")
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "confirm": [
+            "v2 has not been compared with the champion, v1: it is not measured better. Confirm to promote it "
+            "anyway."
+        ]
+    }
+    assert ChampionChange.objects.filter(ranker=api_data.builtin, version=api_data.builtin_v2).count() == 0
+
+
+def test_api_promote_without_confirm_promotes_as_before_and_the_history_says_it_was_not_measured(
+    api_data, caller, trainer
+):
+    url = f"/api/rankers/{api_data.builtin.pk}/versions/{api_data.builtin_v2.pk}/promote/"
+
+    response = caller("trainer").post(url, {}, format="json")
+
+    assert (response.status_code, response.json()["is_champion"]) == (200, True)
+    change = ChampionChange.objects.get(ranker=api_data.builtin, version=api_data.builtin_v2)
+    assert change.reason == (
+        "Promoted by hand by tom. Confirmed although not measured better: v2 has not been compared with the "
+        "champion, v1: it is not measured better."
+    )
+
+
+def test_api_versions_name_the_earlier_version_that_is_the_same_model(api_data, caller):
+    body = caller("rater").get(f"/api/rankers/{api_data.builtin.pk}/versions/").json()
+
+    # v2 ranks by plain BM25, as the baseline version bm25 does.
+    assert [(v["label"], v["same_model_as"]) for v in body["results"]] == [
+        ("v2", "bm25"),
+        ("bm25", None),
+        ("v1", None),
+    ]
+
+
 def test_api_promote_the_champion_again_is_400(api_data, caller):
     champion = RankerVersion.objects.get(ranker=api_data.builtin, label="v1")
 

@@ -25,13 +25,15 @@ from pathlib import Path
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from corpus.models import Answer, Collection, Question, Role
 from corpus.services import collection_create, membership_set
 from evaluation.models import EvaluationRun, RunStatus
 from judges.models import Judge, JudgingStatus
 from judges.services import judge_create, judging_run, judging_start
-from rankers.models import Ranker
+from rankers.fusion import UNTRAINED_FUSION_WEIGHTS
+from rankers.models import Ranker, RankerVersion
 from rankers.services import ranker_create
 from ratings.services import rating_record
 from tests.browser.conftest import CSP_LISTEN, csp_refused
@@ -40,6 +42,7 @@ from tests.evaluation.decide_scenario import Scenario, two_versions
 from tests.evaluation.helpers import evaluate_inline
 from tests.rankers.engine_support import DOCS, es_config
 from tests.servers import engine_running
+from trainer.models import Training, TrainingStatus
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -97,7 +100,53 @@ def site(transactional_db, django_user_model, make_user, engine_server, settings
     engine = ranker_create(
         collection=collection, name="Elasticsearch", kind="engine", config=es_config(engine_server.url)
     )
+    explained_training(ranker)
     return Site(collection, ranker, first, second, third, judge, engine, deciding)
+
+
+def explained_training(ranker: Ranker) -> None:
+    """A finished training whose version is the untrained fusion again: the Rankers page explains it first
+    (its candidates' table, its technical details), and promoting it asks for confirmation."""
+    v2 = RankerVersion.objects.create(
+        ranker=ranker,
+        label="v2",
+        method="fusion",
+        label_count=777,
+        details={
+            "training_questions": 190,
+            "cv_judged_only": True,
+            "rated_per_question": {"k": 10, "mean": 4.0895, "under_k": 170, "to_k": 1150},
+            "params": {"signals": ["bm25", "cosine"], "weights": list(UNTRAINED_FUSION_WEIGHTS)},
+            "candidates": [
+                {"name": "fusion", "trained": False, "cv_ndcg": 0.5697, "chosen": True, "spread": 0.01},
+                {"name": "lambdamart", "trained": True, "cv_ndcg": 0.4725, "chosen": False, "spread": 0.02},
+            ],
+        },
+        comparison={
+            "k": 10,
+            "questions": 5,
+            "challenger_ndcg": 0.4,
+            "champion_ndcg": 0.4,
+            "difference": 0.0,
+            "p_value": 1.0,
+            "verdict": "within noise",
+            "champion": "v1",
+            "champion_id": ranker.champion_id,
+        },
+    )
+    Training.objects.create(
+        ranker=ranker,
+        status=TrainingStatus.SUCCEEDED,
+        version=v2,
+        decision="kept",
+        finished_at=timezone.now(),
+    )
+
+
+def promote_asks(page) -> None:
+    """Promote a version not measured better than the champion: the confirmation page."""
+    page.get_by_test_id("promote-button").click()
+    page.get_by_test_id("promote-confirm").wait_for()
 
 
 def try_it(page) -> None:
@@ -157,8 +206,12 @@ def trainer_pages(site: Site) -> list[Step]:
         reverse("ranker-engine-new", args=["tiny"]),
         (reverse("ranker-engine", args=["tiny", site.engine.pk]), shows("#try-question")),
         (reverse("ranker-engine", args=["tiny", site.engine.pk]), try_it),
-        reverse("rankers", args=["tiny"]),
+        (reverse("rankers", args=["tiny"]), shows("[data-testid=explained-candidates]")),
         reverse("ranker-version", args=["tiny", site.ranker.pk, version.pk]),
+        (
+            reverse("ranker-version", args=["tiny", site.ranker.pk, site.ranker.versions.get(label="v2").pk]),
+            promote_asks,
+        ),
         reverse("tokens"),
         (
             reverse("collection-manage", args=["tiny"]),

@@ -1,6 +1,7 @@
 """The whole loop in a browser, with a real worker: a rater rates a training question from the queue kept
 to training questions, a trainer presses Train, follows the progress, gets the decision, opens the new
-version, and the promoted version's evaluation lands on the dashboard."""
+version, and the promoted version's evaluation lands on the dashboard. The Rankers page then says first
+what the training tried and kept, and rolling back to v1, not measured better than v2, asks first."""
 
 from __future__ import annotations
 
@@ -64,3 +65,35 @@ def test_rate_train_watch_decide_and_evaluate(
     assert run is not None, celery_worker_process.log()
     page.goto(f"{live_server.url}/evaluation/c/learnable/")
     expect(page.get_by_test_id("headline")).to_have_text(f"{run.ndcg_mean:.3f}")
+
+    # 5. The Rankers page explains the training first: what it tried, each candidate, what it kept.
+    page.goto(f"{live_server.url}/c/learnable/rankers/")
+    explained = page.get_by_test_id("training-explained")
+    v2 = ranker.versions.get(label="v2")
+    expect(explained.get_by_test_id("explained-summary")).to_contain_text(
+        f"It tried 4 ways of ranking, 2 of which learn from the {v2.label_count} "
+        "ratings of 30 training questions, and scored each by cross-validation"
+    )
+    expect(explained.get_by_test_id("explained-summary")).to_contain_text("It kept the learned fusion")
+    candidates = explained.get_by_test_id("explained-candidates")
+    expect(candidates.locator("thead")).to_contain_text("Cross-validation NDCG@10 (rated answers only)")
+    expect(candidates.locator("tbody tr")).to_have_count(4)
+    expect(candidates.locator("tr.chosen")).to_contain_text("kept")
+    assert (
+        explained.bounding_box()["y"]
+        < page.get_by_role("button", name="Train new version").bounding_box()["y"]
+    )
+
+    # 6. Rolling back to v1, never compared with v2, asks first; confirming promotes it.
+    v1 = ranker.versions.get(label="v1")
+    page.goto(f"{live_server.url}/c/learnable/rankers/{ranker.pk}/versions/{v1.pk}/")
+    page.get_by_test_id("promote-button").click()
+    expect(page.get_by_test_id("promote-confirm-figures")).to_have_text(
+        "v1 has not been compared with the champion, v2: it is not measured better. Promote anyway?"
+    )
+    ranker.refresh_from_db()
+    assert ranker.champion.label == "v2"
+    page.get_by_test_id("promote-confirm").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("champion")
+    ranker.refresh_from_db()
+    assert ranker.champion.label == "v1"

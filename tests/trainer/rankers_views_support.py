@@ -79,9 +79,16 @@ def rankers(collection) -> Rankers:
     return Rankers(collection=collection, ranker=ranker, v1=v1, v2=v2)
 
 
-def assert_authz(client: Client, *, method: str, url: str, rater, outsider, trainer, ok: int) -> None:
-    """Anonymous → login, trainer of another collection → 404, rater → 403, trainer → ``ok``."""
-    call = client.get if method == "get" else client.post
+def assert_authz(
+    client: Client, *, method: str, url: str, rater, outsider, trainer, ok: int, data: dict | None = None
+) -> None:
+    """Anonymous → login, trainer of another collection → 404, rater → 403, trainer → ``ok`` (each
+    request with ``data``, if any)."""
+    method_of = client.get if method == "get" else client.post
+
+    def call(url: str):
+        return method_of(url, data) if data is not None else method_of(url)
+
     client.logout()
     response = call(url)
     assert (response.status_code, response["Location"].split("?")[0]) == (302, "/login/")

@@ -53,6 +53,8 @@ def test_ranker_train_learnable_collection_chooses_a_candidate_that_learned(lear
     assert version.details["cv_judged_only"] is True
     # Each question retrieves 5 answers, 2 of them rated (the relevant one and a distractor): 2/5.
     assert version.details["cv_rated_share"] == 0.4
+    # 2 rated answers on each of the 30: 8 more each would bring them to NDCG@10's 10 places.
+    assert version.details["rated_per_question"] == {"k": 10, "mean": 2.0, "under_k": 30, "to_k": 240}
 
 
 def test_ranker_train_model_reranks_bm25_order(learnable):

@@ -7,10 +7,11 @@ import re
 
 from django.urls import reverse
 
+from rankers.fusion import UNTRAINED_FUSION_WEIGHTS
 from rankers.models import Ranker, RankerVersion
 from rankers.services import ranker_create
 from tests.trainer.rankers_views_support import *  # noqa: F403 - fixtures
-from tests.trainer.rankers_views_support import assert_authz
+from tests.trainer.rankers_views_support import COMPARISON, assert_authz
 
 
 def _url(rankers, version) -> str:
@@ -281,3 +282,33 @@ def test_ranker_version_without_predicted_figures_says_nothing_of_them(client, r
     body = client.get(_url(rankers, rankers.v2)).content.decode()
 
     assert 'data-testid="predicted"' not in body
+
+
+def test_ranker_version_same_model_and_not_measured_better_are_said(client, rankers, trainer):
+    v3 = RankerVersion.objects.create(
+        ranker=rankers.ranker,
+        label="v3",
+        method="fusion",
+        details={
+            "params": {"signals": ["bm25", "cosine"], "weights": list(UNTRAINED_FUSION_WEIGHTS)},
+            "candidates": [
+                {"name": "fusion", "trained": False, "cv_ndcg": 0.5697, "chosen": True},
+                {"name": "lambdamart", "trained": True, "cv_ndcg": 0.4725, "chosen": False},
+            ],
+        },
+        comparison={**COMPARISON, "verdict": "within noise", "p_value": 0.08, "champion_id": rankers.v1.pk},
+    )
+    client.force_login(trainer)
+
+    body = client.get(reverse("ranker-version", args=["tiny", rankers.ranker.pk, v3.pk])).content.decode()
+
+    assert (
+        '<p class="notice" data-testid="same-model">v3 is the same model as v1 (the untrained fusion): training '
+        "kept it because no model that learns from ratings beat it in cross-validation.</p>"
+    ) in body
+    hint = re.search(r'data-testid="promote-unmeasured">(.*?)</p>', body, re.S).group(1)
+    assert hint == (
+        "v3 scored 0.412 vs the champion&#x27;s 0.371 (+0.041): it is not measured better (within noise on 45 "
+        "test questions). You will be asked to confirm before it replaces v1; the change is recorded with your "
+        "name."
+    )

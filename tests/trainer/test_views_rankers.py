@@ -8,6 +8,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from evaluation.models import EvaluationRun, RunStatus
+from rankers.fusion import UNTRAINED_FUSION_WEIGHTS
+from rankers.models import RankerVersion
 from rankers.services import ranker_create, version_promote
 from tests.trainer.rankers_views_support import *  # noqa: F403 - fixtures
 from tests.trainer.rankers_views_support import assert_authz
@@ -215,3 +217,130 @@ def test_rankers_page_methods_in_plain_words(client, rankers, trainer):
         "plain BM25",
         "BM25 + semantic similarity, untrained fusion",
     ]
+
+
+# The demo's first training as the learner stores it: the learned models lost cross-validation (0.4901 vs
+# 0.5646), so training kept the untrained fusion, the same model as v1, within noise on the test questions.
+DEMO_DETAILS = {
+    "first_stage": "bm25",
+    "training_questions": 93,
+    "learnable_questions": 87,
+    "min_cv_gain": 0.005,
+    "cv_judged_only": True,
+    "cv_rated_share": 0.3355,
+    "rated_per_question": {"k": 10, "mean": 8.0753, "under_k": 66, "to_k": 305},
+    "candidates": [
+        {"name": "bm25", "trained": False, "cv_ndcg": 0.522625, "chosen": False, "spread": 0.01},
+        {"name": "fusion", "trained": False, "cv_ndcg": 0.564628, "chosen": True, "spread": 0.012},
+        {"name": "learned-fusion", "trained": True, "cv_ndcg": 0.490059, "chosen": False, "spread": 0.02},
+        {"name": "lambdamart", "trained": True, "cv_ndcg": 0.374786, "chosen": False, "spread": 0.03},
+    ],
+    "reason": "The best candidate that learned from ratings (learned-fusion, CV NDCG@10 0.4901) did not beat "
+    "fusion (0.5646), which needs no ratings, by at least 0.005.",
+}
+
+
+def _demo_training(rankers):
+    details = {
+        **DEMO_DETAILS,
+        "params": {"signals": ["bm25", "cosine"], "weights": list(UNTRAINED_FUSION_WEIGHTS)},
+    }
+    v3 = RankerVersion.objects.create(
+        ranker=rankers.ranker,
+        label="v3",
+        method="fusion",
+        uses_model=True,
+        label_count=751,
+        details=details,
+        comparison={
+            "k": 10,
+            "questions": 57,
+            "challenger_ndcg": 0.43611,
+            "champion_ndcg": 0.43611,
+            "difference": 0.0,
+            "ci_low": 0.0,
+            "ci_high": 0.0,
+            "p_value": 1.0,
+            "verdict": "within noise",
+            "champion": "v1",
+            "champion_id": rankers.v1.pk,
+        },
+    )
+    Training.objects.create(
+        ranker=rankers.ranker,
+        status=TrainingStatus.SUCCEEDED,
+        phase=TrainingPhase.DONE,
+        progress=1.0,
+        version=v3,
+        decision="kept",
+        decision_reason="v3 vs v1 on 57 test questions: NDCG@10 0.436 vs 0.436 (+0.000, p = 1.000): within "
+        "noise. Kept v1; a new version is promoted only if significantly better (p < 0.05).",
+        finished_at=timezone.now().replace(year=2026, month=11, day=2, hour=10, minute=30),
+    )
+    return v3
+
+
+def test_rankers_page_explains_the_last_training_first(client, rankers, trainer):
+    _demo_training(rankers)
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    section = re.search(r'<section class="card ranker".*?<h3 id="versions-', body, re.S).group(0)
+    # First in the ranker's block: before its facts, its Train button and its versions.
+    assert section.index('data-testid="training-explained"') < section.index('<dl class="facts">')
+    summary = re.search(r'data-testid="explained-summary">(.*?)</p>', section, re.S).group(1)
+    assert _text(summary) == (
+        "It tried 4 ways of ranking, 2 of which learn from the 751 ratings of 93 training "
+        "questions, and scored each by cross-validation (on questions it had not learned from, rated answers "
+        "only). No model that learns from ratings beat the untrained fusion, which needs none: the best of them, "
+        "the learned fusion, scored 0.490 against 0.565 (a lead of at least 0.005 is needed). So training kept "
+        "the untrained fusion. v3 is therefore the same model as v1. On the 57 test questions v3 scored 0.436 "
+        "against v1&#x27;s 0.436 (+0.000): within noise. v1 stays the champion."
+    )
+    table = re.search(r'<table class="candidates".*?</table>', section, re.S).group(0)
+    assert [_text(row) for row in re.findall(r"<tr.*?</tr>", table, re.S)] == [
+        "Candidate Cross-validation NDCG@10 (rated answers only) Kept",
+        "Plain BM25 needs no ratings 0.523 not kept",
+        "BM25 + semantic similarity, untrained fusion needs no ratings 0.565 kept",
+        "Learned fusion of BM25, semantic similarity, RM3 and rating propagation learns from ratings 0.490 not "
+        "kept",
+        "LambdaMART learns from ratings 0.375 not kept",
+    ]
+    next_step = re.search(r'data-testid="explained-next">(.*?)</p>', section, re.S).group(1)
+    assert _text(next_step) == (
+        "What would help next: More rated answers in the training questions&#x27; top 10. The 93 training "
+        "questions have 8.1 rated answers each on average, but in cross-validation rated answers held only 34% "
+        "of the top 10 places of the kept ranking: about 620 of those places hold an unrated answer. Rating them "
+        "(the rating queue of training questions shows their top answers) gives the learners more to learn from "
+        "and cross-validation more to score them on. Whether that is enough for a model that learns to beat "
+        "what needs no ratings shows at the next training."
+    )
+    technical = re.search(r'<details class="technical">(.*?)</details>', section, re.S).group(1)
+    assert "66 of the 93 training questions have fewer than 10 rated answers" in technical
+    assert "The best candidate that learned from ratings (learned-fusion, CV NDCG@10 0.4901)" in technical
+
+
+def test_rankers_page_says_a_version_is_the_same_model_in_its_row_and_the_training_message(
+    client, rankers, trainer
+):
+    v3 = _demo_training(rankers)
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    row = re.search(rf'<tr role="row">\s*<td[^>]*><span><a[^>]*>{v3.label}</a>.*?</tr>', body, re.S).group(0)
+    assert '<span class="badge same" data-testid="same-model">same model as v1</span>' in row
+    outcome = re.search(r'<p class="outcome" data-testid="training-outcome">.*?</p>', body, re.S).group(0)
+    assert _text(outcome).startswith(
+        "Last training, finished 2026-11-02 10:30: v3 is the same model as v1 (the untrained fusion): training "
+        "kept it because no model that learns from ratings beat it in cross-validation. v3 not promoted: v3 vs "
+        "v1 on 57 test questions"
+    )
+
+
+def test_rankers_page_without_a_finished_training_explains_nothing(client, rankers, trainer):
+    Training.objects.create(ranker=rankers.ranker, status=TrainingStatus.FAILED, error="Engine down.")
+    client.force_login(trainer)
+
+    assert 'data-testid="training-explained"' not in client.get(_url(rankers)).content.decode()

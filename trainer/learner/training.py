@@ -29,7 +29,7 @@ from .candidates import (
     _ndcg,
 )
 from .cross_validation import _cross_validate, _figures, _mean
-from .examples import VectorsOf, _learnable, rated_questions, training_examples
+from .examples import QuestionExample, VectorsOf, _learnable, rated_questions, training_examples
 from .stages import BM25_STAGE, FirstStage
 
 MIN_QUESTIONS = 10
@@ -56,6 +56,22 @@ class TrainingResult:
     feature_importances: dict[str, float] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     rated: RatedQuestions | None = None  # what a propagation-using version ranks with
+
+
+def rated_per_question(examples: list[QuestionExample], *, k: int) -> dict[str, Any]:
+    """How many rated answers the training questions have, against the k places NDCG@k scores: what the
+    Rankers page derives "rate more answers per question, this many" from (``trainer.training_explanation``).
+
+    ``under_k``: questions with fewer than k rated answers; ``to_k``: ratings that would bring each of them
+    to k (an exact count, not an estimate from the mean).
+    """
+    counts = [len(e.labels) for e in examples]
+    return {
+        "k": k,
+        "mean": round(sum(counts) / len(counts), 4) if counts else None,
+        "under_k": sum(1 for n in counts if n < k),
+        "to_k": sum(max(0, k - n) for n in counts),
+    }
 
 
 def choose(scores: dict[str, float], *, untrained: tuple[str, ...], first: str) -> tuple[str, str, str]:
@@ -147,6 +163,7 @@ def train(
         .values("rater_id")
         .distinct()
         .count(),
+        "rated_per_question": rated_per_question(examples, k=collection.ndcg_k),
     }
     if notices:
         result.details["message"] = " ".join(notices)

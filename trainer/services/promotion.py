@@ -3,12 +3,47 @@ by the ranker's promotion policy, the figures and the reason kept."""
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
 from evaluation.certainty import VersionPair, certainty, comparison_json
 from evaluation.services import versions_compare
 from evaluation.uncertainty.verdicts import REAL_IMPROVEMENT
-from rankers.models import PromotionPolicy, Ranker, RankerVersion
+from rankers.models import ChampionChange, PromotionPolicy, Ranker, RankerVersion
 from rankers.services import version_promote
 from trainer.ranker_display import Predicted, comparison_text, rated_shares_text
+from trainer.selectors import PromotionCheck, promotion_check
+
+
+class PromotionUnconfirmed(ValidationError):
+    """Promoting by hand a version that is not measured better than the champion, unconfirmed: ``check``
+    holds the measured difference to show before asking again."""
+
+    def __init__(self, check: PromotionCheck) -> None:
+        self.check = check
+        super().__init__({"confirm": f"{check.sentence} Confirm to promote it anyway."})
+
+
+@transaction.atomic
+def version_promote_by_hand(
+    *, version: RankerVersion, changed_by: User, confirm: bool = False, reason: str = ""
+) -> ChampionChange:
+    """A trainer makes ``version`` the champion (promoting a challenger, or rolling back).
+
+    A version not measured better than the champion now (``trainer.selectors.promotion_check``) needs
+    ``confirm``: without it, PromotionUnconfirmed (a ValidationError naming ``confirm``) and nothing
+    changes. The history's reason is ``reason`` or "Promoted by hand by tom.", and says when it was
+    confirmed although not measured better.
+    """
+    check = promotion_check(version=version)
+    if check.needs_confirmation and not confirm:
+        raise PromotionUnconfirmed(check)
+    if not reason:
+        reason = f"Promoted by hand by {changed_by.username}."
+        if check.needs_confirmation:
+            reason += f" Confirmed although not measured better: {check.sentence}"
+    return version_promote(version=version, changed_by=changed_by, reason=reason)
 
 
 def version_decide(*, version: RankerVersion) -> tuple[str, str]:
