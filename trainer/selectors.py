@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from corpus.models import Split
+from evaluation import measures
 from evaluation.numbers import count, figure, signed
 from rankers.models import ChampionChange, Ranker, RankerKind, RankerVersion
 from rankers.reranking import method_of
@@ -192,7 +193,8 @@ class PromotionCheck:
 
     @property
     def sentence(self) -> str:
-        """v2 scored 0.436 vs the champion's 0.436 (+0.000): it is not measured better. …"""
+        """v2 scored 0.436 vs the champion's 0.436 in NDCG@10 on rated answers (+0.000): it is not measured
+        better. …"""
         label, comparison, champion = self.version.label, self.comparison, self.champion
         if champion is None:
             return f"The ranker has no champion: {label} becomes the first."
@@ -204,8 +206,8 @@ class PromotionCheck:
                 "had a rated answer. It is not measured better."
             )
         figures = (
-            f"{figure(comparison.challenger_ndcg)} vs the champion's {figure(comparison.champion_ndcg)} "
-            f"({signed(comparison.difference)})"
+            f"{figure(comparison.challenger_ndcg)} vs the champion's {figure(comparison.champion_ndcg)} in "
+            f"{measures.name(measures.NDCG_RATED, comparison.k)} ({signed(comparison.difference)})"
         )
         verdict = f"{comparison.verdict or 'compared'} on {count(comparison.questions)} test questions"
         if not _against(comparison, champion):

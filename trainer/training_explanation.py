@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evaluation import measures
 from evaluation.numbers import count, figure, number, percent, signed
 from rankers.models import RankerKind, RankerVersion
 from trainer.learner import MIN_QUESTIONS
@@ -121,7 +122,7 @@ class TrainingExplanation:
 
     training: Training
     version: RankerVersion
-    cv_heading: str  # "cross-validation NDCG@10 (rated answers only)"
+    cv_heading: str  # "cross-validated NDCG@10 on rated answers" (evaluation.measures.NDCG_CV)
     tried: str
     candidates: list[CandidateRow]
     kept: str  # says when the version is the same model as an earlier one
@@ -139,7 +140,7 @@ class TrainingExplanation:
         details = _details(version)
         engine = details.get("first_stage") == "engine"
         judged_only = details.get("cv_judged_only") is True
-        cv_heading = f"cross-validation NDCG@{k}" + (" (rated answers only)" if judged_only else "")
+        cv_heading = measures.name(measures.NDCG_CV, k) if judged_only else f"cross-validated NDCG@{k}"
         rows = [
             CandidateRow(
                 words=candidate_name(str(c["name"]), engine=engine),
@@ -242,8 +243,8 @@ def _kept(version: RankerVersion, *, engine: bool, same_as: RankerVersion | None
 
 
 def _test(version: RankerVersion, comparison: Comparison | None, decision: str) -> str:
-    """On the 57 test questions v2 scored 0.436 against v1's 0.436 (+0.000): within noise. v1 stays
-    champion."""
+    """On the 57 test questions v2 scored 0.436 against v1's 0.436 in NDCG@10 on rated answers (+0.000):
+    within noise. v1 stays champion."""
     if comparison is None:
         return (
             f"{version.label} became the champion: the ranker had none yet." if decision == "promoted" else ""
@@ -257,7 +258,8 @@ def _test(version: RankerVersion, comparison: Comparison | None, decision: str) 
     text = (
         f"On the {count(comparison.questions)} test questions {version.label} scored "
         f"{figure(comparison.challenger_ndcg)} against {champion}'s {figure(comparison.champion_ndcg)} "
-        f"({signed(comparison.difference)}): {comparison.verdict or 'compared'}."
+        f"in {measures.name(measures.NDCG_RATED, comparison.k)} ({signed(comparison.difference)}): "
+        f"{comparison.verdict or 'compared'}."
     )
     if decision == "promoted":
         return f"{text} {version.label} is now the champion."

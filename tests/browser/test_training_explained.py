@@ -141,7 +141,7 @@ def test_promote_not_measured_better_asks_with_the_difference_then_promotes(
         page.get_by_test_id("promote-button").click()
 
         expect(page.get_by_test_id("promote-confirm-figures")).to_have_text(
-            "v2 scored 0.436 vs the champion's 0.436 (+0.000): it is not measured better (within noise on 57 "
+            "v2 scored 0.436 vs the champion's 0.436 in NDCG@10 on rated answers (+0.000): it is not measured better (within noise on 57 "
             "test questions). Promote anyway?"
         )
         stage.ranker.refresh_from_db()

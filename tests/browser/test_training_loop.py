@@ -76,7 +76,7 @@ def test_rate_train_watch_decide_and_evaluate(
     )
     expect(explained.get_by_test_id("explained-summary")).to_contain_text("It kept the learned fusion")
     candidates = explained.get_by_test_id("explained-candidates")
-    expect(candidates.locator("thead")).to_contain_text("Cross-validation NDCG@10 (rated answers only)")
+    expect(candidates.locator("thead")).to_contain_text("Cross-validated NDCG@10 on rated answers")
     expect(candidates.locator("tbody tr")).to_have_count(4)
     expect(candidates.locator("tr.chosen")).to_contain_text("kept")
     assert (

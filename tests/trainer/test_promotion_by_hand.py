@@ -51,7 +51,10 @@ def test_promotion_check_of_a_version_better_than_the_champion_now(ranker):
     check = promotion_check(version=v2)
 
     assert (check.measured_better, check.needs_confirmation) == (True, False)
-    assert check.sentence == "v2 scored 0.480 vs the champion's 0.436 (+0.044): better on 57 test questions."
+    assert (
+        check.sentence
+        == "v2 scored 0.480 vs the champion's 0.436 in NDCG@10 on rated answers (+0.044): better on 57 test questions."
+    )
 
 
 def test_promotion_check_sentences_of_versions_not_measured_better(ranker, trainer):
@@ -67,7 +70,7 @@ def test_promotion_check_sentences_of_versions_not_measured_better(ranker, train
         "v4": (False, True),
     }
     assert checks["v2"].sentence == (
-        "v2 scored 0.436 vs the champion's 0.436 (+0.000): it is not measured better (within noise on 57 test "
+        "v2 scored 0.436 vs the champion's 0.436 in NDCG@10 on rated answers (+0.000): it is not measured better (within noise on 57 test "
         "questions)."
     )
     assert (
@@ -88,7 +91,7 @@ def test_promotion_check_of_a_version_better_than_an_earlier_champion_only(ranke
 
     assert (check.measured_better, check.needs_confirmation) == (False, True)
     assert check.sentence == (
-        "v2 was compared with v1, the champion then: 0.480 vs the champion's 0.436 (+0.044), better on 57 test "
+        "v2 was compared with v1, the champion then: 0.480 vs the champion's 0.436 in NDCG@10 on rated answers (+0.044), better on 57 test "
         "questions. It has not been compared with the champion now, v3: it is not measured better."
     )
 
@@ -108,7 +111,7 @@ def test_promote_by_hand_unconfirmed_refuses_and_changes_nothing(ranker, trainer
 
     assert refused.value.message_dict == {
         "confirm": [
-            "v2 scored 0.436 vs the champion's 0.436 (+0.000): it is not measured better (within noise on 57 "
+            "v2 scored 0.436 vs the champion's 0.436 in NDCG@10 on rated answers (+0.000): it is not measured better (within noise on 57 "
             "test questions). Confirm to promote it anyway."
         ]
     }
@@ -126,7 +129,7 @@ def test_promote_by_hand_confirmed_records_the_measured_difference(ranker, train
         v2.pk,
         "v1",
         "Promoted by hand by tom. Confirmed although not measured better: v2 scored 0.436 vs the champion's "
-        "0.436 (+0.000): it is not measured better (within noise on 57 test questions).",
+        "0.436 in NDCG@10 on rated answers (+0.000): it is not measured better (within noise on 57 test questions).",
     )
 
 

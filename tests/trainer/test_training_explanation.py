@@ -69,7 +69,7 @@ def test_explanation_of_the_demo_says_the_learners_lost_and_how_many_ratings_mor
         "untrained fusion. v2 is therefore the same model as v1."
     )
     assert ex.test == (
-        "On the 57 test questions v2 scored 0.436 against v1's 0.436 (+0.000): within noise. v1 stays the "
+        "On the 57 test questions v2 scored 0.436 against v1's 0.436 in NDCG@10 on rated answers (+0.000): within noise. v1 stays the "
         "champion."
     )
     # (1 − 0.3355) × 10 places × 93 questions = 618 unrated places, said as about 620.
@@ -85,7 +85,7 @@ def test_explanation_of_the_demo_says_the_learners_lost_and_how_many_ratings_mor
         "66 of the 93 training questions have fewer than 10 rated answers; 305 ratings would bring each of them "
         "to 10."
     )
-    assert ex.cv_heading == "cross-validation NDCG@10 (rated answers only)"
+    assert ex.cv_heading == "cross-validated NDCG@10 on rated answers"
     assert ex.candidates == [
         CandidateRow(words="Plain BM25", trained=False, cv_ndcg="0.523", kept=False),
         CandidateRow(
@@ -155,7 +155,7 @@ def test_explanation_of_a_learned_model_kept_and_promoted():
         "needs none (the untrained fusion)."
     )
     assert ex.test == (
-        "On the 57 test questions v2 scored 0.481 against v1's 0.436 (+0.045): better. v2 is now the champion."
+        "On the 57 test questions v2 scored 0.481 against v1's 0.436 in NDCG@10 on rated answers (+0.045): better. v2 is now the champion."
     )
     assert ex.next_step == "Keep rating: the next training learns from every rating so far."
 

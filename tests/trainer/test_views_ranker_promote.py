@@ -133,7 +133,7 @@ def test_ranker_promote_confirmed_records_that_it_was_not_measured_better(client
         v3.pk,
         trainer.pk,
         "Promoted by hand by tom. Confirmed although not measured better: v3 scored 0.436 vs the champion's "
-        "0.436 (+0.000): it is not measured better (within noise on 57 test questions).",
+        "0.436 in NDCG@10 on rated answers (+0.000): it is not measured better (within noise on 57 test questions).",
     )
 
 
