@@ -119,7 +119,7 @@ def test_explanation_of_a_version_before_rated_per_question_estimates_from_the_l
         "is enough for a model that learns to beat what needs no ratings shows at the next training."
     )
     assert ex.per_question == ""
-    assert ex.cv_heading == "cross-validation NDCG@10"
+    assert ex.cv_heading == "cross-validated NDCG@10"
     assert ex.kept.endswith("So training kept the untrained fusion.")
 
 

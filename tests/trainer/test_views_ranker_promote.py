@@ -110,7 +110,7 @@ def test_ranker_promote_not_measured_better_asks_with_the_measured_difference(cl
     body = response.content.decode()
     figures = re.search(r'data-testid="promote-confirm-figures">(.*?)</p>', body, re.S).group(1)
     assert _text(figures) == (
-        "v3 scored 0.436 vs the champion&#x27;s 0.436 (+0.000): it is not measured better (within noise on 57 "
+        "v3 scored 0.436 vs the champion&#x27;s 0.436 in NDCG@10 on rated answers (+0.000): it is not measured better (within noise on 57 "
         "test questions). Promote anyway?"
     )
     form = re.search(r'<form method="post" action="([^"]+)">(.*?)</form>', body, re.S)

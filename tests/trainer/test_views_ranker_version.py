@@ -308,7 +308,7 @@ def test_ranker_version_same_model_and_not_measured_better_are_said(client, rank
     ) in body
     hint = re.search(r'data-testid="promote-unmeasured">(.*?)</p>', body, re.S).group(1)
     assert hint == (
-        "v3 scored 0.412 vs the champion&#x27;s 0.371 (+0.041): it is not measured better (within noise on 45 "
+        "v3 scored 0.412 vs the champion&#x27;s 0.371 in NDCG@10 on rated answers (+0.041): it is not measured better (within noise on 45 "
         "test questions). You will be asked to confirm before it replaces v1; the change is recorded with your "
         "name."
     )

@@ -296,7 +296,7 @@ def test_rankers_page_explains_the_last_training_first(client, rankers, trainer)
         "only). No model that learns from ratings beat the untrained fusion, which needs none: the best of them, "
         "the learned fusion, scored 0.490 against 0.565 (a lead of at least 0.005 is needed). So training kept "
         "the untrained fusion. v3 is therefore the same model as v1. On the 57 test questions v3 scored 0.436 "
-        "against v1&#x27;s 0.436 (+0.000): within noise. v1 stays the champion."
+        "against v1&#x27;s 0.436 in NDCG@10 on rated answers (+0.000): within noise. v1 stays the champion."
     )
     table = re.search(r'<table class="candidates".*?</table>', section, re.S).group(0)
     assert [_text(row) for row in re.findall(r"<tr.*?</tr>", table, re.S)] == [
