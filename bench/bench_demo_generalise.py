@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -40,7 +41,7 @@ from corpus.models import Question, Split
 from evaluation.metrics.ranking import Discount, Gain, label_arrays, ndcg_at_k
 from evaluation.metrics.stats import compare_runs
 from evaluation.models import EvaluationRun
-from evaluation.services import score_rankings
+from evaluation.services import score_rankings, versions_compare
 from rankers.backends import RankQuery, get_backend
 from rankers.index import load_index
 from rankers.models import RankerVersion
@@ -48,7 +49,7 @@ from rankers.semantic import embeddings_build_now
 from rankers.services import ranker_create
 from trainer.demo_vectors import demo_vectors_seed
 from trainer.learner import candidates, cross_validation, training
-from trainer.services import demo_collection_load, ranker_train
+from trainer.services import demo_collection_load, ranker_train, service_version_ensure
 
 METHODS = ("bm25", "fusion", "learned-fusion", "lambdamart")
 CV_RULES = ("judged@2k", "judged@k", "judged@all", "zero@k")
@@ -79,16 +80,19 @@ def rule(cv: str, fit: str) -> Iterator[None]:
         cross_validation._ndcg = _zero_ndcg  # type: ignore[assignment]
     else:
         raise ValueError(cv)
-    if fit == "zero":
-        original = training.training_examples
+    original = training.training_examples
 
-        def zero_examples(**kwargs):
-            examples = original(**kwargs)
-            for e in examples:
-                e.targets = np.nan_to_num(e.targets, nan=0.0)
-            return examples
+    def read_unrated(**kwargs):
+        examples = original(**kwargs)
+        for e in examples:
+            unrated = np.array([a not in e.labels for a in e.candidate_ids])
+            e.targets = np.where(unrated, 0.0 if fit == "zero" else np.nan, e.targets)
+            e.complete = False  # the CV reads unrated answers by ``cv`` alone
+        return examples
 
-        training.training_examples = zero_examples  # type: ignore[assignment]
+    if fit not in FIT_RULES:
+        raise ValueError(fit)
+    training.training_examples = read_unrated  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -149,7 +153,27 @@ def measure(args) -> None:
     assert collection is not None
     demo_vectors_seed()
     embeddings_build_now(collection=collection, index=load_index(collection=collection))
-    ranker = ranker_create(collection=collection, name="Builtin", kind="builtin", is_default=True)
+    node = None
+    if args.engine:
+        home = Path(tempfile.mkdtemp(dir=loop.VAR_DIR)) / args.engine
+        node = loop.engine_start(args.engine, home, loop.engine_documents(collection, "cranfield-rr"))
+        ranker = ranker_create(
+            collection=collection, name=args.engine, kind="engine", config=node.config, is_default=True
+        )
+        service_version_ensure(ranker=ranker)  # v1: the engine as it is, the first champion
+        ranker.refresh_from_db()
+    else:
+        ranker = ranker_create(collection=collection, name="Builtin", kind="builtin", is_default=True)
+    try:
+        _measure(args, collection, ranker, started)
+    finally:
+        if node is not None:
+            node.stop()
+
+
+def _measure(args, collection, ranker, started: float) -> None:
+    first = "engine" if args.engine else "bm25"
+    methods = (first, *METHODS[1:])
     texts, truth = original_queries(args.cranfield_original)
     demo_texts = {_norm(q.text) for q in Question.objects.filter(collection=collection)}
     held_out = [(n, t) for n, t in texts.items() if _norm(t) not in demo_texts]
@@ -168,16 +192,17 @@ def measure(args) -> None:
     )
     fitted: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
     for fit in FIT_RULES:
-        for method in METHODS:
-            if fit == "zero" and method in ("bm25", "fusion"):
+        for method in methods:
+            if fit == "zero" and method in (first, "fusion"):
                 fitted[(fit, method)] = fitted[("unknown", method)]
                 continue
             with rule("judged@2k", fit), forced(method):
                 version = ranker_train(ranker=ranker)
             fitted[(fit, method)] = (held.ndcg(version), own.ndcg(version))
-    base_held, base_own = fitted[("unknown", "bm25")]
+    base_held, base_own = fitted[("unknown", first)]
     print(
-        "\n| fit reads an unrated candidate as | candidate | held-out 75 q: NDCG@10 | − BM25 (p) | demo test q on cranqrel | − BM25 (p) |"
+        f"\n| fit reads an unrated candidate as | candidate | held-out 75 q: NDCG@10 | − {first} (p) | demo test q on "
+        f"cranqrel | − {first} (p) |"
     )
     print("|---|---|---:|---|---:|---|")
     for (fit, method), (h, o) in fitted.items():
@@ -185,26 +210,41 @@ def measure(args) -> None:
             f"| {fit} | {method} | {np.nanmean(h):.4f} | {versus(h, base_held)} | {np.nanmean(o):.4f} "
             f"| {versus(o, base_own)} |"
         )
+    base_fusion = fitted[("unknown", "fusion")][0]
+    champion = RankerVersion.objects.get(pk=ranker.champion_id)
     print(
-        "\n| fit | CV fold metric | bm25 | fusion | learned-fusion | lambdamart | chosen | chosen on held-out − BM25 (p) | s |"
+        f"\n| fit | CV fold metric | {first} | fusion | learned-fusion | lambdamart | chosen | chosen on held-out − {first} (p) "
+        f"| − fusion (p) | the gate on the demo's test labels: chosen − {champion.label} {champion.method} (judged-only) | s |"
     )
-    print("|---|---|---:|---:|---:|---:|---|---|---:|")
-    for fit in FIT_RULES:
-        for cv in CV_RULES:
-            begun = time.perf_counter()
-            with rule(cv, fit):
-                version = ranker_train(ranker=ranker)
-            table = {row["name"]: row for row in version.details["candidates"]}
-            cells = " | ".join(
-                f"{table[m]['cv_ndcg']:.4f} ({table[m]['rated_share']:.0%})" if m in table else "–"
-                for m in METHODS
-            )
-            h, _ = fitted[(fit, version.method)]
-            print(
-                f"| {fit} | {cv} | {cells} | **{version.method}** | {versus(h, base_held)} "
-                f"| {time.perf_counter() - begun:.0f} |",
-                flush=True,
-            )
+    print("|---|---|---:|---:|---:|---:|---|---|---|---|---:|")
+    combos = [(fit, cv) for fit in FIT_RULES for cv in CV_RULES]
+    if args.engine:  # the learner before and after: read as unknown, judged@2k; imported = 0 stars, zero@k
+        combos = [("unknown", "judged@2k"), ("zero", "zero@k")]
+    for fit, cv in combos:
+        begun = time.perf_counter()
+        with rule(cv, fit):
+            version = ranker_train(ranker=ranker)
+        table = {row["name"]: row for row in version.details["candidates"]}
+        cells = " | ".join(
+            f"{table[m]['cv_ndcg']:.4f} ({table[m]['rated_share']:.0%})" if m in table else "–"
+            for m in methods
+        )
+        h, _ = fitted[(fit, version.method)]
+        gate = versions_compare(challenger=version, champion=champion)
+        print(
+            f"| {fit} | {cv} | {cells} | **{version.method}** | {versus(h, base_held)} | {versus(h, base_fusion)} "
+            f"| {gate.difference:+.4f} (p = {gate.p_value:.3f}, {gate.questions} q, {gate.verdict}) "
+            f"| {time.perf_counter() - begun:.0f} |",
+            flush=True,
+        )
+    product = ranker_train(ranker=ranker)  # the learner as it is, no rule forced
+    h, _ = fitted.get(("zero", product.method), fitted[("unknown", product.method)])
+    gate = versions_compare(challenger=product, champion=champion)
+    print(
+        f"\nThe learner as it is (code {loop.code_version()}): {product.method} chosen "
+        f"(CV {product.cv_ndcg_model:.4f}); on held-out − {first} {versus(h, base_held)}, − fusion "
+        f"{versus(h, base_fusion)}; gate {gate.difference:+.4f} (p = {gate.p_value:.3f}, {gate.verdict})"
+    )
     print(
         f"\n(CV NDCG@10 with the share of held-out top-10 positions holding a rated answer.) total {time.perf_counter() - started:.0f} s; {loop.load()}"
     )
@@ -213,6 +253,11 @@ def measure(args) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cranfield-original", type=Path, default=loop.DEFAULT_CRANFIELD_ORIGINAL)
+    parser.add_argument(
+        "--engine",
+        choices=tuple(loop.ENGINE_TITLES),
+        help="the demo's ranker an engine ranker over a real node (make engines), its top 50 reranked",
+    )
     parser.add_argument(
         "--loop",
         metavar="FIT+CV",
