@@ -139,6 +139,8 @@ def train(
         "candidates_depth": candidates,
         "training_questions": len(examples),
         "learnable_questions": len(learnable),
+        # Questions with an imported judgment: their unlisted candidates are 0 stars (examples.complete).
+        "complete_questions": sum(e.complete for e in examples),
         "feature_version": FEATURE_VERSION,
         "min_cv_gain": MIN_CV_GAIN,
         "semantic": semantic,
