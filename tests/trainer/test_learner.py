@@ -52,7 +52,8 @@ def test_ranker_train_learnable_collection_chooses_a_candidate_that_learned(lear
     assert list(version.feature_importances) == list(LEARNED_SIGNALS)
     assert sum(version.feature_importances.values()) == pytest.approx(1.0, abs=1e-4)
     assert version.details["rated_file"].startswith("models/ranker-")
-    assert version.details["cv_judged_only"] is True
+    # An imported ground truth on every training question: no figure is judged-only.
+    assert version.details["cv_judged_only"] is False
     # Each question retrieves 5 answers, 2 of them rated (the relevant one and a distractor): 2/5.
     assert version.details["cv_rated_share"] == 0.4
 
@@ -236,7 +237,7 @@ def test_ranker_train_unrated_answers_do_not_count_against_a_candidate(model_dir
     assert (version.method, version.uses_model) == ("bm25", False)
     # One rated answer among each question's 5 retrieved: a fifth of the CV figure rests on ratings.
     assert version.details["cv_rated_share"] == 0.2
-    assert version.details["complete_questions"] == 0
+    assert (version.details["complete_questions"], version.details["cv_judged_only"]) == (0, True)
 
 
 def test_ranker_train_imported_ground_truth_unlisted_answers_are_0_stars(model_dir):
@@ -262,4 +263,4 @@ def test_ranker_train_imported_ground_truth_unlisted_answers_are_0_stars(model_d
         ("lambdamart", 1.0, False),
     ]
     assert (version.method, version.uses_model) == ("learned-fusion", True)
-    assert version.details["complete_questions"] == 30
+    assert (version.details["complete_questions"], version.details["cv_judged_only"]) == (30, False)
