@@ -164,6 +164,23 @@ QUICK_QUESTIONS = 60
 QUICK_COLLECTIONS = ("adi", "covidfaq")
 
 
+@dataclass
+class RoundState:
+    """What a round hook sees after a round's rating, training and truth figures (bench_definitions)."""
+
+    number: int
+    collection: Collection
+    ranker: Ranker  # the product's ranker
+    reference: Ranker  # the references' ranker, which the queue, the gate and the numbering never see
+    references: dict[str, RankerVersion]  # "bm25" (or the engine alone), "fusion", "upper"
+    scorer: TruthScorer
+    truth: Truth
+
+
+# Called after every round with its RoundState (a companion bench measures there without copying the loop).
+ROUND_HOOKS: list = []
+
+
 def load() -> str:
     one, five, _ = os.getloadavg()
     return f"load {one:.1f}/{five:.1f}"
@@ -742,6 +759,18 @@ def _run(
         if gap > 0:
             r.gap_closed = (float(np.nanmean(ndcg_champion)) - float(np.nanmean(gap_from))) / gap
         result.rounds.append(r)
+        for hook in ROUND_HOOKS:
+            hook(
+                RoundState(
+                    number,
+                    collection,
+                    ranker,
+                    reference,
+                    {"bm25": bm25, "fusion": fusion, "upper": upper},
+                    scorer,
+                    truth,
+                )
+            )
         print(
             f"round {number}: {r.ratings} ratings ({dict(r.by_split)}; by queue priority "
             f"{dict(sorted(r.by_priority.items()))}), "

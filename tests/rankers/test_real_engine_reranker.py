@@ -41,11 +41,10 @@ def _labels(collection, split: str) -> dict[int, dict[str, int]]:
     return labels
 
 
-def _judged_ndcg(ranking: list[str], labels: dict[str, int], k: int) -> float:
-    """Judged-only NDCG@k of the top 2k written out (the learner's CV depth, two pages): its unrated
-    answers removed, the first k left scored, gain g (linear), discount 1/log2(rank + 1)."""
-    condensed = [a for a in ranking[: 2 * k] if a in labels][:k]
-    dcg = sum(labels[a] / math.log2(i + 2) for i, a in enumerate(condensed))
+def _plain_ndcg(ranking: list[str], labels: dict[str, int], k: int) -> float:
+    """NDCG@k written out, an answer the labels do not list 0 stars (the learner's CV on a question with an
+    imported ground truth, as the demo's are): gain g (linear), discount 1/log2(rank + 1)."""
+    dcg = sum(labels.get(a, 0) / math.log2(i + 2) for i, a in enumerate(ranking[:k]))
     ideal = sum(g / math.log2(i + 2) for i, g in enumerate(sorted(labels.values(), reverse=True)[:k]))
     return dcg / ideal if ideal > 0 else math.nan
 
@@ -65,21 +64,28 @@ def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(request, engine, d
     details = version.details
     assert (details["first_stage"], details["candidates_depth"], details["semantic"]) == ("engine", 50, True)
     assert [c["name"] for c in details["candidates"]] == ["engine", "fusion", "learned-fusion", "lambdamart"]
-    # The engine's own order needs no fitting: its CV figure is the mean judged-only NDCG@10 of the
-    # node's top 20 over the training questions, computed here from the node's own answers.
+    # The engine's own order needs no fitting: its CV figure is the mean NDCG@10 of the node's top 10 over
+    # the training questions (an imported ground truth: unlisted answers 0 stars), computed here from the
+    # node's own answers.
     engine_first = get_backend(ranker, ranker.champion)
     labels = _labels(demo, Split.TRAIN)
     per_question = [
-        _judged_ndcg(engine_first.rank(RankQuery(q.external_id, q.text), 50).ids, labels[q.pk], 10)
+        _plain_ndcg(engine_first.rank(RankQuery(q.external_id, q.text), 50).ids, labels[q.pk], 10)
         for q in Question.objects.filter(pk__in=labels).order_by("pk")
     ]
     defined = [v for v in per_question if not math.isnan(v)]
     assert details["candidates"][0]["cv_ndcg"] == pytest.approx(sum(defined) / len(defined), abs=1e-6)
     assert version.cv_ndcg_bm25 == details["candidates"][0]["cv_ndcg"]  # the first stage's figure
     assert details["cv_vs_first_stage"]["questions"] == len(defined)
-    # The demo's labels list little more than the relevant answers, so what learns from rated answers
-    # only has few 0-star examples: the guard keeps the untrained z(engine) + z(cosine).
-    assert (version.method, details["params"]["signals"]) == ("fusion", ["engine", "cosine"])
+    # The demo's labels are an imported ground truth, so an answer they do not list is 0 stars (in the fit
+    # and the CV). Over OpenSearch's top 50 the learned fusion leads the CV; bench_demo_generalise: on the
+    # 75 Cranfield queries the demo does not have, +0.081 NDCG@10 over the engine, +0.033 over z(engine) +
+    # z(cosine) (p 0.008). Over Solr's the untrained fusion stays ahead in the CV.
+    expected = {
+        "opensearch": ("learned-fusion", ["engine", "engine_rank", "bm25", "cosine", "rm3", "propagation"]),
+        "solr": ("fusion", ["engine", "cosine"]),
+    }[engine]
+    assert (version.method, details["params"]["signals"]) == expected
 
     # Trained with its export into the engine (trainer.engine_export): the rescore/rerank query the
     # engine runs ranks the test questions as the app ranks the same linear model.
@@ -89,13 +95,18 @@ def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(request, engine, d
 
     decision, reason = version_decide(version=version)
     version.refresh_from_db()
-    assert decision == "promoted", reason
     assert version.comparison["champion"] == "v1"
-    # Judged-only NDCG@10 on the 57 test questions: OpenSearch 0.404 → 0.451, Solr 0.424 → 0.469.
-    expected = {"opensearch": (0.451, 0.404), "solr": (0.469, 0.424)}[engine]
+    # Judged-only NDCG@10 on the 57 test questions (the gate): OpenSearch 0.404 → 0.441, within noise
+    # (p 0.27), so the engine is kept although the learned fusion is the better one on queries the demo
+    # does not have (issue 34 §1: the gate's definition); Solr 0.424 → 0.469 (p 0.012), promoted.
+    expected_gate = {
+        "opensearch": ("kept", 0.440624, 0.40422, 0.265547),
+        "solr": ("promoted", 0.469317, 0.423912, 0.011998),
+    }[engine]
     figures = (version.comparison["challenger_ndcg"], version.comparison["champion_ndcg"])
-    assert figures == pytest.approx(expected, abs=5e-4)
-    assert version.comparison["p_value"] < 0.05
+    assert decision == expected_gate[0], reason
+    assert figures == pytest.approx(expected_gate[1:3], abs=5e-6)
+    assert version.comparison["p_value"] == pytest.approx(expected_gate[3], abs=5e-6)
 
     # It reranks the engine's top 50 only, and candidates handed in (the rank call) rank as its own.
     backend = get_backend(ranker, version)

@@ -43,7 +43,8 @@ def _ndcg(
     rankings: list[list[str]], examples: list[QuestionExample], *, collection: Collection
 ) -> np.ndarray:
     """Judged-only NDCG@k of each ranking's top ``CV_DEPTH_PAGES`` · k (``trec_eval -J`` on a run of that
-    depth): the rated answers among the first 2k a ranking returns, in its order, scored at depth k.
+    depth): the rated answers among the first 2k a ranking returns, in its order, scored at depth k. On a
+    ``complete`` question (an imported ground truth) plain NDCG@k: an unlisted answer is 0 stars.
 
     With c the ranking's rated answers among its top 2k, in rank order, and the collection's gain g and
     discount d:  NDCG@k = Σ_{i ≤ min(k, |c|)} g(c_i) · d(i)  /  IDCG@k from all of the question's labels.
@@ -71,7 +72,12 @@ def _ndcg(
       −0.004 in CV).
     """
     depth = CV_DEPTH_PAGES * collection.ndcg_k
-    condensed = [[a for a in r[:depth] if a in e.labels] for r, e in zip(rankings, examples, strict=True)]
+    # A complete question (an imported judgment, ``examples.training_examples``): its top k as ranked, an
+    # unlisted answer 0 stars (plain NDCG@k, trec_eval ndcg_cut.k).
+    condensed = [
+        r[: collection.ndcg_k] if e.complete else [a for a in r[:depth] if a in e.labels]
+        for r, e in zip(rankings, examples, strict=True)
+    ]
     arrays = label_arrays(condensed, [e.labels for e in examples])
     return ndcg_at_k(
         arrays.retrieved,

@@ -155,6 +155,8 @@ def train(
         "candidates_depth": candidates,
         "training_questions": len(examples),
         "learnable_questions": len(learnable),
+        # Questions with an imported judgment: their unlisted candidates are 0 stars (examples.complete).
+        "complete_questions": sum(e.complete for e in examples),
         "feature_version": FEATURE_VERSION,
         "min_cv_gain": MIN_CV_GAIN,
         "semantic": semantic,
@@ -212,7 +214,9 @@ def train(
     for row in table:
         row["chosen"] = row["name"] == chosen
     result.details["candidates"] = table
-    result.details["cv_judged_only"] = True
+    # Whether some figure rests on judged-only NDCG (a question of ratings through the queue); False when every
+    # training question is an imported ground truth, scored with its unlisted answers at 0 stars.
+    result.details["cv_judged_only"] = any(not e.complete for e in examples)
     result.details["cv_rated_share"] = next(row["rated_share"] for row in table if row["name"] == chosen)
     # What this version adds over its first stage alone (BM25, or the engine as it is).
     result.details["cv_vs_first_stage"] = _figures(per_question[chosen], per_question[first])
