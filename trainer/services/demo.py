@@ -3,6 +3,7 @@ evaluation, so a fresh demo's dashboard opens on a headline instead of "–"."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from django.db import transaction
@@ -78,10 +79,9 @@ def demo_evaluation_ensure(*, collection: Collection) -> EvaluationRun | None:
     # The champion, the untrained fusion, reads the answers' vectors: without them it ranks by BM25 alone
     # (the first walk's headline was 0.340, BM25's, instead of the fusion's). With the demo's shipped
     # vectors (trainer.demo_vectors) the build encodes no answer.
-    try:
+    # Without them (no model), the evaluation ranks as any run without vectors does.
+    with contextlib.suppress(EmbeddingUnavailable):
         embeddings_build_now(collection=collection, index=load_index(collection=collection))
-    except EmbeddingUnavailable:
-        pass  # the evaluation then says what it ranked with, as any run without vectors does
     # A new ranker's first versions were just made: evaluating a new version is what VERSION runs are.
     run = evaluation_start(ranker=ranker, trigger=RunTrigger.VERSION)
     for chunk_id in run_plan(run_id=run.pk, worker=DEMO_WORKER):
