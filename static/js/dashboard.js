@@ -177,7 +177,9 @@
       x: (function () {
         var ts = xs.concat(changes.map(function (c) { return c.t; }));
         var lo = Math.min.apply(null, ts), hi = Math.max.apply(null, ts);
-        var pad = lo === hi ? 3600 : (hi - lo) * 0.08;
+        // At least two hours in view: a run a minute after its champion was set otherwise gets a
+        // one-minute axis labelled in fractions of a second (":24.000").
+        var pad = Math.max((hi - lo) * 0.08, (7200 - (hi - lo)) / 2);
         return { time: true, auto: false, min: lo - pad, max: hi + pad };
       })(),
       y: { range: [0, 1] },
