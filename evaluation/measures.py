@@ -14,8 +14,9 @@ doc names a figure through this module, so one thing has one name everywhere.
   yet.
 * :data:`NDCG_ESTIMATE` – ``estimated NDCG@k``: what the headline would be if every answer in the top k
   were rated, each unrated answer counted as its predicted stars (``evaluation.uncertainty``).
-* :data:`NDCG_CV` – ``cross-validated NDCG@k on rated answers``: the training's own check, each training
-  question scored by a model that did not learn from it.
+* :data:`NDCG_CV` – ``cross-validated NDCG@k``: the training's own check, each training question scored by
+  a model that did not learn from it (unrated answers left out, or, on questions an imported ground truth
+  judges, unlisted answers counted as 0 stars: ``trainer.learner``).
 
 ``name(key, k)`` gives the name, ``why(key, k)`` the one plain sentence that says how it differs from the
 headline; the template tags ``{% measure "ndcg_rated" k %}`` and ``{% measure_why "ndcg_rated" k %}``
@@ -63,9 +64,11 @@ MEASURES: dict[str, Measure] = {
         ),
         Measure(
             NDCG_CV,
-            "cross-validated NDCG@{k} on rated answers",
+            "cross-validated NDCG@{k}",
             "The training's own check on the training questions, each scored by a model that did not learn "
-            "from it; it says which candidate to keep, not how the version does on the test questions.",
+            "from it (an answer the queue's raters have not rated is left out; one an imported ground truth "
+            "does not list counts as 0 stars); it says which candidate to keep, not how the version does on "
+            "the test questions.",
         ),
         Measure(
             RATED_SHARE,

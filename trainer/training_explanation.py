@@ -122,7 +122,7 @@ class TrainingExplanation:
 
     training: Training
     version: RankerVersion
-    cv_heading: str  # "cross-validated NDCG@10 on rated answers" (evaluation.measures.NDCG_CV)
+    cv_heading: str  # "cross-validated NDCG@10" (evaluation.measures.NDCG_CV)
     tried: str
     candidates: list[CandidateRow]
     kept: str  # says when the version is the same model as an earlier one
@@ -140,7 +140,7 @@ class TrainingExplanation:
         details = _details(version)
         engine = details.get("first_stage") == "engine"
         judged_only = details.get("cv_judged_only") is True
-        cv_heading = measures.name(measures.NDCG_CV, k) if judged_only else f"cross-validated NDCG@{k}"
+        cv_heading = measures.name(measures.NDCG_CV, k)
         rows = [
             CandidateRow(
                 words=candidate_name(str(c["name"]), engine=engine),

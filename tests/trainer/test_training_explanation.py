@@ -85,7 +85,7 @@ def test_explanation_of_the_demo_says_the_learners_lost_and_how_many_ratings_mor
         "66 of the 93 training questions have fewer than 10 rated answers; 305 ratings would bring each of them "
         "to 10."
     )
-    assert ex.cv_heading == "cross-validated NDCG@10 on rated answers"
+    assert ex.cv_heading == "cross-validated NDCG@10"
     assert ex.candidates == [
         CandidateRow(words="Plain BM25", trained=False, cv_ndcg="0.523", kept=False),
         CandidateRow(

@@ -300,7 +300,7 @@ def test_rankers_page_explains_the_last_training_first(client, rankers, trainer)
     )
     table = re.search(r'<table class="candidates".*?</table>', section, re.S).group(0)
     assert [_text(row) for row in re.findall(r"<tr.*?</tr>", table, re.S)] == [
-        "Candidate Cross-validated NDCG@10 on rated answers Kept",
+        "Candidate Cross-validated NDCG@10 Kept",
         "Plain BM25 needs no ratings 0.523 not kept",
         "BM25 + semantic similarity, untrained fusion needs no ratings 0.565 kept",
         "Learned fusion of BM25, semantic similarity, RM3 and rating propagation learns from ratings 0.490 not "
