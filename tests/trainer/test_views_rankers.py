@@ -50,10 +50,12 @@ def test_rankers_page_shows_champion_method_and_versions(client, rankers, traine
     assert "Champion v1 : BM25 + semantic similarity, untrained fusion" in text
     assert "Test NDCG@10 not evaluated yet" in text
     v2_row = _text(re.search(r'<tr role="row">\s*<td[^>]*><span><a[^>]*>v2</a>.*?</tr>', body, re.S).group(0))
-    assert v2_row.endswith("LambdaMART 1,234 model 0.512 · BM25 0.430 not evaluated better than v1 (+0.041)")
+    assert v2_row.endswith(
+        "LambdaMART 1,234 model 0.512 · BM25 0.430 not evaluated Evaluate v2 better than v1 (+0.041)"
+    )
     v1_row = _text(re.search(r'<tr role="row" class="champion">.*?</tr>', body, re.S).group(0))
     assert v1_row.startswith("v1 champion ")
-    assert v1_row.endswith("BM25 + semantic similarity, untrained fusion 0 – not evaluated –")
+    assert v1_row.endswith("BM25 + semantic similarity, untrained fusion 0 – not evaluated Evaluate v1 –")
     version_url = f"/c/tiny/rankers/{rankers.ranker.pk}/versions/{rankers.v2.pk}/"
     assert f'href="{version_url}"' in body
 
@@ -344,3 +346,24 @@ def test_rankers_page_without_a_finished_training_explains_nothing(client, ranke
     client.force_login(trainer)
 
     assert 'data-testid="training-explained"' not in client.get(_url(rankers)).content.decode()
+
+
+def test_rankers_page_evaluate_a_version_never_evaluated_comes_back_with_its_run(client, rankers, trainer):
+    client.force_login(trainer)
+    body = client.get(_url(rankers)).content.decode()
+    form = re.search(
+        rf'<form method="post" action="([^"]+)" class="inline">(?:(?!</form>).)*?name="version" value="{rankers.v2.pk}"'
+        r'(?:(?!</form>).)*?name="next" value="([^"]+)"',
+        body,
+        re.S,
+    )
+    action, back = form.group(1), form.group(2)
+
+    response = client.post(action, {"version": rankers.v2.pk, "next": back})
+
+    assert (response.status_code, response["Location"]) == (
+        303,
+        f"/c/tiny/rankers/#ranker-{rankers.ranker.pk}",
+    )
+    run = EvaluationRun.objects.get(ranker_version=rankers.v2)
+    assert (run.status, run.ranker_id) == (RunStatus.PENDING, rankers.ranker.pk)
