@@ -145,12 +145,19 @@ def rankers_for_dashboard(*, collection: Collection) -> list[Ranker]:
 
 
 def dashboard(*, collection: Collection, ranker: Ranker, rankers: list[Ranker] | None = None) -> Dashboard:
-    """Everything the dashboard shows for one ranker, in three queries (four without ``rankers``)."""
+    """Everything the dashboard shows for one ranker, in three queries (four without ``rankers``; one more
+    when the champion's latest run is not the ranker's latest)."""
     if rankers is None:
         rankers = rankers_for_dashboard(collection=collection)
     runs = runs_for_ranker(ranker=ranker)
     recent = list(runs[:RECENT_RUNS])
-    latest = runs.succeeded().first()
+    # The headline is the champion's: evaluating a challenger (from the Rankers or compare page) adds a
+    # point to the history, not a new headline. A ranker whose champion was never evaluated shows its
+    # latest run.
+    succeeded = runs.succeeded()
+    latest = (
+        succeeded.filter(ranker_version_id=ranker.champion_id).first() if ranker.champion_id else None
+    ) or succeeded.first()
     active = next((r for r in recent if r.status in ACTIVE), None)
     return Dashboard(
         collection=collection,

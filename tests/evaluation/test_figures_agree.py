@@ -126,3 +126,17 @@ def test_figures_agree_for_one_version_on_every_page_and_the_api(client, trainer
     )
     api_training = client.get(reverse("api-training", args=[training.pk])).json()
     assert figure(api_training["version"]["test_ndcg"]) == headline
+
+
+def test_figures_agree_headline_stays_the_champions_after_a_challenger_is_evaluated(client, trainer, loop):
+    collection, ranker, v1, v2, training, old, new = loop
+    later = evaluate_inline(
+        ranker, ranker_version=v1
+    )  # v1 is no longer the champion: a point, not the headline
+    assert later.created_at > new.created_at and figure(later.ndcg_mean) != figure(new.ndcg_mean)
+    client.force_login(trainer)
+
+    dashboard = client.get(reverse("evaluation:dashboard", args=[collection.slug])).content.decode()
+
+    assert _testid(dashboard, "headline") == figure(new.ndcg_mean)
+    assert "version v2" in _text(dashboard.split('data-testid="headline"')[0])
