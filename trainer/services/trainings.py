@@ -65,7 +65,7 @@ class TrainingRefused(Exception):
 
 
 def training_start(*, ranker: Ranker, created_by: User | None = None, trigger: str = "ui") -> Training:
-    """Queue a training of a builtin ranker (Celery task ``trainer.training_run``) after the commit.
+    """Queue a training of a ranker of any kind (Celery task ``trainer.training_run``) after the commit.
 
     Refuses with TrainingRefused when there are too few labelled training questions, TrainingConflict
     (naming the running job) when the ranker already trains, TrainingUnavailable when the broker is
