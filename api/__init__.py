@@ -27,7 +27,7 @@ browsable at ``/api/docs/``).
 * :mod:`.views_export` – a version's model as files and API calls for its search engine.
 * :mod:`.views_evaluations` – evaluation runs: a ranker's history, start one, one run with its results.
 * :mod:`.views_compare` – 2 to 6 evaluation runs compared.
-* :mod:`.views_trainings` – training a builtin ranker, and following a training.
+* :mod:`.views_trainings` – training a ranker (any kind), and following a training.
 * :mod:`.views_judges` – judges, their judging runs and their agreement with people.
 * :mod:`.views_tokens` – the caller's own API tokens: list, revoke.
 """

@@ -13,7 +13,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from api.access import collection_for, token_of, visible_collections
+from api.access import caller_role, collection_for, token_of, visible_collections
 from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from corpus.models import Answer, Collection, Discount, GainScheme, Question, Role, Split
 from corpus.permissions import can_create_collections
@@ -118,12 +118,23 @@ class CollectionListView(GenericAPIView):
 
     @extend_schema(
         summary="Create a collection (you become its trainer)",
+        description=(
+            "Signed in: staff and trainers of a collection. With a token: a trainer token. The token still "
+            "acts only in its own collection: issue one for the new collection to work in it."
+        ),
         request=CollectionCreateSerializer,
         responses={201: CollectionSerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN},
     )
     def post(self, request: Request) -> Response:
-        if token_of(request) is not None:
-            raise PermissionDenied("A token works in its one collection; sign in to create collections.")
+        token = token_of(request)
+        # A token acts in its one collection, with its role there; a trainer token (its user trains that
+        # collection, or is a superuser) may also start a collection, so a script needs no browser. A rater
+        # token, meant for a service that rates, may not, whatever its user may do when signed in.
+        if token is not None and caller_role(request, token.collection) != Role.TRAINER:
+            raise PermissionDenied(
+                f"This token has the rater role in collection {token.collection.slug!r}; only a trainer "
+                "token (or a signed-in trainer or staff member) may create collections."
+            )
         if not can_create_collections(user=request.user):
             raise PermissionDenied("Only staff and trainers of a collection may create collections.")
         serializer = CollectionCreateSerializer(data=request.data)

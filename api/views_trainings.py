@@ -1,4 +1,4 @@
-"""Training a builtin ranker through the API (``POST /api/rankers/{id}/train/``) and following a training
+"""Training a ranker through the API (``POST /api/rankers/{id}/train/``) and following a training
 (``GET /api/trainings/{id}/``): trainers only."""
 
 from __future__ import annotations
@@ -97,7 +97,12 @@ class RankerTrainView(GenericAPIView):
     serializer_class = TrainingSerializer
 
     @extend_schema(
-        summary="Train a new version of a builtin ranker from the current training labels",
+        summary="Train a new version of a ranker from the current training labels",
+        description=(
+            "Any kind of ranker trains: a builtin ranker learns to rerank its BM25 candidates, an engine or "
+            "http ranker learns a reranker of its service's top answers (its `candidates`, default 50); an "
+            "engine ranker's new version also gets its export model for the engine."
+        ),
         request=None,
         responses={
             202: OpenApiResponse(TrainingSerializer, description="Training queued; see Location."),

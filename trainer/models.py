@@ -77,7 +77,7 @@ ACTIVE_TRAINING = (TrainingStatus.QUEUED, TrainingStatus.RUNNING)
 
 
 class Training(WorkerJob):
-    """One training of a builtin ranker: a job row claimed by one worker, with phase and progress."""
+    """One training of a ranker: a job row claimed by one worker, with phase and progress."""
 
     # From jobs.models.WorkerJob: created_at, started_at, finished_at, error, claimed_by, heartbeat_at,
     # attempts.

@@ -106,3 +106,60 @@ def test_api_collection_detail_unknown_is_404(caller):
         404,
         {"detail": "No collection 'nope' that you can see."},
     )
+
+
+@pytest.mark.parametrize("kind", ["trainer_token", "other_token"])
+def test_api_collection_create_with_a_trainer_token_makes_its_user_trainer(caller, trainer, outsider, kind):
+    response = caller(kind).post("/api/collections/", {"name": "Aero notes"}, format="json")
+
+    assert (response.status_code, response.json()["slug"], response.json()["role"]) == (
+        201,
+        "aero-notes",
+        "trainer",
+    )
+    user = trainer if kind == "trainer_token" else outsider
+    assert list(Membership.objects.filter(collection__slug="aero-notes").values_list("user", "role")) == [
+        (user.pk, Role.TRAINER)
+    ]
+
+
+def test_api_collection_create_with_a_rater_token_is_403_naming_why(caller):
+    response = caller("rater_token").post("/api/collections/", {"name": "Aero notes"}, format="json")
+
+    assert (response.status_code, response.json()) == (
+        403,
+        {
+            "detail": "This token has the rater role in collection 'tiny'; only a trainer token (or a "
+            "signed-in trainer or staff member) may create collections."
+        },
+    )
+    assert not Collection.objects.filter(slug="aero-notes").exists()
+
+
+def test_api_collection_create_with_a_trainer_token_of_a_user_now_rater_is_403(caller, trainer, collection):
+    client = caller("trainer_token")
+    Membership.objects.filter(user=trainer, collection=collection).update(role=Role.RATER)
+
+    response = client.post("/api/collections/", {"name": "Aero notes"}, format="json")
+
+    assert response.status_code == 403
+    assert response.json()["detail"].startswith("This token has the rater role in collection 'tiny';")
+
+
+def test_api_collection_create_anonymous_is_401(caller):
+    response = caller("anonymous").post("/api/collections/", {"name": "Aero notes"}, format="json")
+
+    assert (response.status_code, response["WWW-Authenticate"]) == (401, "Token")
+    assert not Collection.objects.filter(slug="aero-notes").exists()
+
+
+def test_api_collection_create_the_new_collection_is_not_the_tokens(caller):
+    client = caller("trainer_token")
+    client.post("/api/collections/", {"name": "Aero notes"}, format="json")
+
+    response = client.get("/api/collections/aero-notes/")
+
+    assert (response.status_code, response.json()) == (
+        404,
+        {"detail": "No collection 'aero-notes' here that you can see."},
+    )

@@ -145,6 +145,26 @@ def test_api_schema_has_no_example_of_a_list_inside_a_list(openapi):
     assert [e for e in examples if isinstance(e, list) and any(isinstance(i, list) for i in e)] == []
 
 
+def test_api_schema_train_is_for_every_kind_of_ranker(openapi):
+    train = openapi["paths"]["/api/rankers/{ranker_id}/train/"]["post"]
+
+    assert train["summary"] == "Train a new version of a ranker from the current training labels"
+    assert train["description"] == (
+        "Any kind of ranker trains: a builtin ranker learns to rerank its BM25 candidates, an engine or "
+        "http ranker learns a reranker of its service's top answers (its `candidates`, default 50); an "
+        "engine ranker's new version also gets its export model for the engine."
+    )
+
+
+def test_api_schema_collection_create_says_which_tokens_may(openapi):
+    create = openapi["paths"]["/api/collections/"]["post"]
+
+    assert create["description"] == (
+        "Signed in: staff and trainers of a collection. With a token: a trainer token. The token still "
+        "acts only in its own collection: issue one for the new collection to work in it."
+    )
+
+
 def test_api_schema_evaluation_verdict_is_an_enum(openapi):
     schemas = openapi["components"]["schemas"]
     assert schemas["EvaluationRun"]["properties"]["verdict"]["oneOf"] == [

@@ -5,10 +5,11 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from corpus.formats.common import question_id_from_text
-from corpus.models import Answer, Collection, Question
+from corpus.models import Answer, Collection, Membership, Question, Role
 from ratings.models import Label, Rating
 
 DEMO = Path(__file__).resolve().parents[2] / "trainer" / "demo_data"
@@ -254,3 +255,31 @@ def test_import_topic_with_nul_names_line(db, tmp_path):
 
     with pytest.raises(CommandError, match=r"topics.tsv line 2: question text contains a NUL character"):
         import_("limits", "--topics", str(topics))
+
+
+def _tiny_trec(tmp_path) -> list[str]:
+    corpus = write(tmp_path, "corpus.jsonl", json.dumps({"id": "d1", "title": "Wings", "text": "lift"}))
+    topics = write(tmp_path, "topics.tsv", "t1\twhat gives lift\ttrain\n")
+    return ["--corpus", corpus, "--topics", topics]
+
+
+def test_import_trainer_becomes_a_trainer_of_the_new_collection(db, tmp_path):
+    tom = User.objects.create_user("tom", password="pw")
+
+    output = import_("aero", *_tiny_trec(tmp_path), "--trainer", "tom")
+
+    assert output.endswith("tom is a trainer of aero.\n")
+    assert list(Membership.objects.values_list("user", "collection__slug", "role")) == [
+        (tom.pk, "aero", Role.TRAINER)
+    ]
+
+
+def test_import_unknown_trainer_is_named_and_imports_nothing(db, tmp_path):
+    with pytest.raises(CommandError) as error:
+        import_("aero", *_tiny_trec(tmp_path), "--trainer", "nobody")
+
+    assert str(error.value) == (
+        "--trainer: no user 'nobody'; import without --trainer, then make them with: python manage.py "
+        "add_member --collection aero --user nobody --role trainer --create"
+    )
+    assert counts() == (0, 0, 0, 0, 0)

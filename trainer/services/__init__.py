@@ -13,7 +13,7 @@
 
 from .demo import DEMO_DATA_DIR, demo_collection_load, demo_evaluation_ensure
 from .imports import IMPORT_RATER_DEFAULT, ImportSummary, collection_import, import_rater
-from .learning import Progress, ranker_train
+from .learning import EXPORT_SLICES, Progress, export_progress, ranker_train
 from .promotion import PromotionUnconfirmed, version_decide, version_promote_by_hand
 from .service_versions import ranker_version_announce, service_version_ensure
 from .tokens import api_token_create, api_token_revoke, api_token_revoke_own
@@ -25,6 +25,7 @@ from .trainings import (
     TrainingUnavailable,
     auto_trainings_start,
     training_claim,
+    training_progress_write,
     training_run,
     training_start,
     trainings_resume,
@@ -32,6 +33,7 @@ from .trainings import (
 
 __all__ = [
     "DEMO_DATA_DIR",
+    "EXPORT_SLICES",
     "IMPORT_RATER_DEFAULT",
     "PHASE_START",
     "TRAINING_MAX_ATTEMPTS",
@@ -48,11 +50,13 @@ __all__ = [
     "collection_import",
     "demo_collection_load",
     "demo_evaluation_ensure",
+    "export_progress",
     "import_rater",
     "ranker_train",
     "ranker_version_announce",
     "service_version_ensure",
     "training_claim",
+    "training_progress_write",
     "training_run",
     "training_start",
     "trainings_resume",

@@ -9,7 +9,8 @@ from datetime import datetime
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Case, F, Q, Value, When
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from evaluation.models import RunTrigger
@@ -64,7 +65,7 @@ class TrainingRefused(Exception):
 
 
 def training_start(*, ranker: Ranker, created_by: User | None = None, trigger: str = "ui") -> Training:
-    """Queue a training of a builtin ranker (Celery task ``trainer.training_run``) after the commit.
+    """Queue a training of a ranker of any kind (Celery task ``trainer.training_run``) after the commit.
 
     Refuses with TrainingRefused when there are too few labelled training questions, TrainingConflict
     (naming the running job) when the ranker already trains, TrainingUnavailable when the broker is
@@ -97,13 +98,19 @@ PHASE_START = {
 _PHASES = list(PHASE_START)
 
 
-def _progress_write(training_id: int, phase: str, fraction: float) -> None:
+def training_progress_write(*, training_id: int, phase: str, fraction: float) -> None:
+    """Store a running training's phase and progress (``fraction`` of ``phase``'s span on the bar) and
+    beat its heartbeat. The bar never goes back: a value below the stored one (a step that restarts its
+    own count, a late report) leaves progress and phase as they are."""
     start = PHASE_START[TrainingPhase(phase)]
     following = _PHASES[_PHASES.index(TrainingPhase(phase)) + 1] if phase != TrainingPhase.DONE else phase
     end = PHASE_START[TrainingPhase(following)]
     value = round(min(1.0, start + (end - start) * min(max(fraction, 0.0), 1.0)), 4)
+    # One UPDATE: PostgreSQL reads the stored progress in both expressions, so no other write interleaves.
     Training.objects.filter(pk=training_id, status=TrainingStatus.RUNNING).update(
-        phase=phase, progress=value, heartbeat_at=timezone.now()
+        phase=Case(When(progress__gt=value, then=F("phase")), default=Value(phase)),
+        progress=Greatest(F("progress"), Value(value)),
+        heartbeat_at=timezone.now(),
     )
 
 
@@ -131,12 +138,14 @@ def training_run(*, training_id: int, worker: str) -> Training | None:
             version = ranker_train(
                 ranker=ranker,
                 created_by=training.created_by,
-                progress=lambda phase, fraction: _progress_write(training_id, phase, fraction),
+                progress=lambda phase, fraction: training_progress_write(
+                    training_id=training_id, phase=phase, fraction=fraction
+                ),
             )
             Training.objects.filter(pk=training_id).update(version=version)
-            _progress_write(training_id, TrainingPhase.EVALUATE, 0.0)
+            training_progress_write(training_id=training_id, phase=TrainingPhase.EVALUATE, fraction=0.0)
             decision, reason = version_decide(version=version)
-            _progress_write(training_id, TrainingPhase.DECIDE, 1.0)
+            training_progress_write(training_id=training_id, phase=TrainingPhase.DECIDE, fraction=1.0)
     except Exception as exc:
         logger.exception("training %s of ranker %s failed", training_id, ranker.pk)
         Training.objects.filter(pk=training_id).update(

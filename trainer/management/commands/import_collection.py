@@ -6,13 +6,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from corpus.formats.common import FormatError
-from corpus.models import Collection
-from corpus.services import ImportFiles, collection_create, parse_import_files
+from corpus.models import Collection, Role
+from corpus.services import ImportFiles, collection_create, membership_set, parse_import_files
 from trainer.services import collection_import
 
 
@@ -54,6 +55,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--rater", default="ground-truth", help="username the imported judgments are rated by"
         )
+        parser.add_argument(
+            "--trainer",
+            metavar="USERNAME",
+            help="make this user a trainer of the collection (it may then hold a trainer token for it)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         files = ImportFiles(
@@ -73,6 +79,15 @@ class Command(BaseCommand):
         for path in given:
             if not path.is_file():
                 raise CommandError(f"{path}: no such file")
+        trainer = None
+        if options["trainer"] is not None:
+            trainer = get_user_model().objects.filter(username=options["trainer"]).first()
+            if trainer is None:
+                raise CommandError(
+                    f"--trainer: no user {options['trainer']!r}; import without --trainer, then make them "
+                    f"with: python manage.py add_member --collection {options['slug']} --user "
+                    f"{options['trainer']} --role trainer --create"
+                )
         bar = ProgressBar(total=len(given) + 3, enabled=sys.stderr.isatty(), out=sys.stderr)
         try:
             answers, questions, judgments = parse_import_files(files, progress=bar.step)
@@ -99,11 +114,15 @@ class Command(BaseCommand):
                     rater_username=options["rater"],
                     progress=bar.step,
                 )
+                if trainer is not None:
+                    membership_set(collection=collection, user=trainer, role=Role.TRAINER)
         except (FormatError, ValueError, ValidationError) as exc:
             raise CommandError(f"{exc} (nothing was imported)") from None
         finally:
             bar.close()
         self.stdout.write(self.style.SUCCESS(f"{collection.slug}: {summary}"))
+        if trainer is not None:
+            self.stdout.write(f"{trainer.username} is a trainer of {collection.slug}.")
 
 
 class ProgressBar:
