@@ -211,6 +211,19 @@ def _readiness_html(readiness: Readiness) -> str:
     """The readiness message; when short of labels, its last sentence ("Rate 3 more training questions")
     is a real link to the training questions' rating queue."""
     text = readiness.message
+    if readiness.ready and readiness.positive_only:
+        warning = readiness.positive_only_warning
+        head, _, _ = warning.partition(" Two ways out: ")
+        enough = text.removesuffix(f" {warning}")
+        return format_html(
+            '{} {} Two ways out: <a href="{}">rate the unrated answers of the training questions\' top '
+            'answers</a>, or <a href="{}">import the judgments as a ground truth</a>, whose unlisted answers '
+            "count as 0 stars.",
+            enough,
+            head,
+            readiness.unsure_url,
+            readiness.import_url,
+        )
     if readiness.ready:
         return text
     head = text.removesuffix(f": {readiness.rate_url}")
