@@ -60,7 +60,7 @@ from rankers.export.trees import lambdamart_params, predict_trees, trees_from_li
 from rankers.fitting import lambdamart_fit
 from rankers.fusion import ideal_dcg_from_labels
 from rankers.models import Ranker, RankerKind, RankerVersion
-from ratings.selectors import labels_for_collection
+from ratings.selectors import imported_question_ids, labels_for_collection
 
 __all__ = [
     "ExportEngineDown",
@@ -121,6 +121,9 @@ class _Question:
     text: str
     labels: dict[str, int]
     candidates: Candidates
+    # An imported ground truth judges the question: a candidate it does not list is 0 stars (as the
+    # learner reads it, ``trainer.learner.examples``); elsewhere an unrated candidate is unknown.
+    complete: bool = False
 
 
 def _labelled(collection: Collection, split: str) -> list[tuple[Question, dict[str, int]]]:
@@ -140,11 +143,18 @@ def _fetch(
     pairs: list[tuple[Question, dict[str, int]]],
     window: int,
     report: Callable[[float], None],
+    imported: set[int] | None = None,
 ) -> list[_Question]:
     out = []
     for i, (question, labels) in enumerate(pairs):
         out.append(
-            _Question(question.external_id, question.text, labels, fetcher.candidates(question.text, window))
+            _Question(
+                question.external_id,
+                question.text,
+                labels,
+                fetcher.candidates(question.text, window),
+                complete=question.pk in (imported or set()),
+            )
         )
         report((i + 1) / max(len(pairs), 1))
     return out
@@ -223,7 +233,11 @@ def _fitted(learnable: list[_Question], names: list[str], collection: Collection
         ideal_dcg=ideal,
         k=k,
     )
-    # As trainer.learner: the lists to learn from are the rated candidates (unrated: unknown, not 0 stars).
+    # As trainer.learner: the lists to learn from are the rated candidates (unrated: unknown, not 0 stars),
+    # and every candidate of a question an imported ground truth judges (unlisted: 0 stars). Rated
+    # candidates alone are all relevant when the labels are positive-only, and LambdaMART then learns a
+    # single leaf of 0 (issue 35); the unlisted ones at 0 give it the bad answers to tell apart.
+    stars = [np.where(np.isnan(s) & q.complete, 0.0, s) for s, q in zip(stars, learnable, strict=True)]
     rated = [~np.isnan(s) for s in stars]
     params = lambdamart_params(len(names))
     booster = lambdamart_fit(
@@ -302,7 +316,11 @@ def engine_export_fit(
     try:
         report("export-train", 0.0)
         train = _fetch(
-            fetcher, _labelled(collection, Split.TRAIN), window, lambda f: report("export-train", f)
+            fetcher,
+            _labelled(collection, Split.TRAIN),
+            window,
+            lambda f: report("export-train", f),
+            imported_question_ids(collection=collection, split=Split.TRAIN),
         )
         learnable = [q for q in train if any(q.labels.get(a, 0) > 0 for a in q.candidates.ids)]
         if len(learnable) < MIN_QUESTIONS:
@@ -460,6 +478,12 @@ def export_offers(*, model: dict[str, Any], version: RankerVersion) -> dict[str,
             out[name] = Offer(False, nothing)
         elif name == "trees" and not model.get("trees"):
             out[name] = Offer(False, "The export has no tree model.")
+        elif name == "trees" and not any("feature" in tree for tree in model["trees"]["trees"]):
+            out[name] = Offer(
+                False,
+                "The exported tree model learned nothing: its trees are single leaves (every answer it "
+                "could learn from had the same stars), so it ranks in the engine's own order.",
+            )
         elif score is not None and engine is not None and score < engine:
             out[name] = Offer(
                 False,
