@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import PurePosixPath
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -37,6 +37,10 @@ class Readiness:
     positive_only: bool = False
     unsure_url: str = ""  # the queue of the training questions' unrated top answers
     import_url: str = ""  # the import form
+    k: int = 10
+    # At least this many answers of those questions' top k are unrated: each has k places and only its
+    # rated answers can fill them (a lower bound from the labels alone, no ranking needed).
+    unrated_top: int = 0
 
     @property
     def ready(self) -> bool:
@@ -50,8 +54,15 @@ class Readiness:
         return (
             "Every rated answer of the training questions is relevant (1 star or more) and none comes from "
             "an imported ground truth, so the learners cannot tell good answers from bad ones: a training "
-            "would learn nothing. Two ways out: rate the unrated answers of the training questions' top "
-            "answers, or import the judgments as a ground truth, whose unlisted answers count as 0 stars."
+            f"would learn nothing. Two ways out: {self.rate_unrated}, or import the judgments as a ground "
+            "truth, whose unlisted answers count as 0 stars."
+        )
+
+    @property
+    def rate_unrated(self) -> str:
+        return (
+            f"rate the unrated answers of the training questions' top {self.k} (at least "
+            f"{count(self.unrated_top)}: the queue asks raters for them)"
         )
 
     @property
@@ -78,6 +89,9 @@ def training_readiness(*, ranker: Ranker) -> Readiness:
         and not labels.filter(gain__lt=1).exists()
         and not imported_question_ids(collection=collection, split=Split.TRAIN)
     )
+    k = collection.ndcg_k
+    rated = labels.values("question_id").annotate(n=Count("id")).values_list("n", flat=True)
+    unrated_top = sum(max(0, k - n) for n in rated) if positive_only else 0
     rate = reverse("rate-next", kwargs={"slug": collection.slug})
     return Readiness(
         questions=questions,
@@ -86,6 +100,8 @@ def training_readiness(*, ranker: Ranker) -> Readiness:
         positive_only=positive_only,
         unsure_url=f"{rate}?mode=unsure",
         import_url=reverse("collection-manage", kwargs={"slug": collection.slug}) + "#import-heading",
+        k=k,
+        unrated_top=unrated_top,
     )
 
 

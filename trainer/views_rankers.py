@@ -216,12 +216,12 @@ def _readiness_html(readiness: Readiness) -> str:
         head, _, _ = warning.partition(" Two ways out: ")
         enough = text.removesuffix(f" {warning}")
         return format_html(
-            '{} {} Two ways out: <a href="{}">rate the unrated answers of the training questions\' top '
-            'answers</a>, or <a href="{}">import the judgments as a ground truth</a>, whose unlisted answers '
-            "count as 0 stars.",
+            '{} {} Two ways out: <a href="{}">{}</a>, or <a href="{}">import the judgments as a ground '
+            "truth</a>, whose unlisted answers count as 0 stars.",
             enough,
             head,
             readiness.unsure_url,
+            readiness.rate_unrated,
             readiness.import_url,
         )
     if readiness.ready:

@@ -375,7 +375,8 @@ def test_rankers_page_evaluate_a_version_never_evaluated_comes_back_with_its_run
 
 
 def _relevant_training_labels(collection, rater, *, source: str = RatingSource.WEB) -> None:
-    """Ten training questions, each with one answer rated 3 stars (``source``) and nothing else."""
+    """Ten training questions, each with one answer rated 3 stars (``source``) and nothing else: at least
+    9 of each one's top 10 are unrated."""
     answers_upsert(collection=collection, records=[AnswerRecord("a1", "Boundary layer", "A flat plate.")])
     questions_upsert(
         collection=collection,
@@ -401,9 +402,10 @@ def test_rankers_page_readiness_says_positive_only_labels_teach_nothing_and_the_
         "10 training questions have a relevant rated answer: enough to train. Every rated answer of the "
         "training questions is relevant (1 star or more) and none comes from an imported ground truth, so "
         "the learners cannot tell good answers from bad ones: a training would learn nothing. Two ways out: "
-        '<a href="/c/tiny/rate/?mode=unsure">rate the unrated answers of the training questions\' top '
-        'answers</a>, or <a href="/c/tiny/manage/#import-heading">import the judgments as a ground truth</a>, '
-        "whose unlisted answers count as 0 stars."
+        '<a href="/c/tiny/rate/?mode=unsure">rate the unrated answers of the training questions&#x27; top 10 '
+        "(at least 90: the queue asks raters for them)</a>, or "
+        '<a href="/c/tiny/manage/#import-heading">import the judgments as a ground truth</a>, whose unlisted '
+        "answers count as 0 stars."
     )
 
 
