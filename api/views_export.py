@@ -6,7 +6,13 @@ Trainers only, like the version page: the export carries figures measured on the
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import GenericAPIView
@@ -19,7 +25,7 @@ from api.negotiation import IgnoreFormatParameter
 from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND, ErrorSerializer
 from corpus.models import Role
 from rankers.export.render import FORMATS
-from trainer.engine_export import ExportMissing, version_export_render
+from trainer.engine_export import ExportMissing, ExportNotOffered, version_export_render
 from trainer.selectors import versions_of
 
 _OBJECT = {"type": "object", "additionalProperties": True}
@@ -78,6 +84,23 @@ class ExportFiguresSerializer(serializers.Serializer):
     seconds = serializers.FloatField()
 
 
+class ModelOfferSerializer(serializers.Serializer):
+    offered = serializers.BooleanField(help_text="Whether this model is in the export.")
+    why = serializers.CharField(help_text="Why not, in words (empty when offered).")
+
+
+class ModelOffersSerializer(serializers.Serializer):
+    linear = ModelOfferSerializer()
+    trees = ModelOfferSerializer(required=False, help_text="The tree model (the LTR formats).")
+
+
+class NotOfferedSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    format = serializers.CharField()
+    offered = serializers.BooleanField(help_text="Always false.")
+    why = serializers.CharField(help_text="Why the format is not offered (as detail).")
+
+
 class VersionExportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=list(FORMATS))
     engine = serializers.ChoiceField(choices=["opensearch", "solr"])
@@ -91,12 +114,22 @@ class VersionExportSerializer(serializers.Serializer):
     notes = serializers.ListField(child=serializers.CharField())
     left_out = LeftOutSerializer(many=True)
     figures = ExportFiguresSerializer()
+    models = ModelOffersSerializer(
+        help_text="Whether each model the format carries is in it: a model scoring below the engine alone "
+        "on the test questions, or any model of a version that learned nothing, is left out."
+    )
 
 
 NO_EXPORT = {
     409: OpenApiResponse(
-        ErrorSerializer,
-        description="The version has no export model (not an engine ranker's, or made before exports).",
+        PolymorphicProxySerializer(
+            component_name="VersionExportRefusal",
+            serializers=[ErrorSerializer, NotOfferedSerializer],
+            resource_type_field_name=None,
+        ),
+        description="The version has no export model (not an engine ranker's, or made before exports), or "
+        "this format is not offered (`offered: false`, `why`): its model would score below the engine "
+        "alone, or the version learned nothing.",
     )
 }
 
@@ -141,6 +174,11 @@ class VersionExportView(GenericAPIView):
             body = version_export_render(version=version, fmt=fmt)
         except ExportMissing as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        except ExportNotOffered as exc:
+            why = str(exc)
+            return Response(
+                {"detail": why, "format": fmt, "offered": False, "why": why}, status=status.HTTP_409_CONFLICT
+            )
         except ValueError as exc:  # a format of the other engine family
             raise ValidationError({"format": [str(exc)]}) from None
         return Response(body)

@@ -23,6 +23,12 @@ Training labels only teach (``labels_for_collection(split="train")``); test labe
 
 ``version_export_build(version=...)`` computes it and stores it as ``version.details["export"]``; the API
 and the version page read it there (``version_export``) and render a format (``version_export_render``).
+
+An export never scores below the engine alone (``export_offers``): a model (linear, trees) whose figure
+as the app ranks it is below ``ndcg_engine`` is not offered, and neither is anything of a version that
+learned nothing (``learned_nothing``: its training kept the untrained order, or every learned candidate
+scored exactly the first stage's cross-validated figure). A format whose model is not offered is refused
+(``ExportNotOffered``, its why); the LTR formats drop a tree model that is not offered.
 """
 
 from __future__ import annotations
@@ -54,14 +60,19 @@ from rankers.export.trees import lambdamart_params, predict_trees, trees_from_li
 from rankers.fitting import lambdamart_fit
 from rankers.fusion import ideal_dcg_from_labels
 from rankers.models import Ranker, RankerKind, RankerVersion
-from ratings.selectors import labels_for_collection
+from ratings.selectors import imported_question_ids, labels_for_collection
 
 __all__ = [
     "ExportEngineDown",
     "ExportError",
     "ExportMissing",
+    "ExportNotOffered",
     "ExportRefused",
+    "Offer",
     "engine_export_fit",
+    "export_offers",
+    "format_offers",
+    "learned_nothing",
     "version_export",
     "version_export_build",
     "version_export_render",
@@ -95,6 +106,11 @@ class ExportMissing(Exception):
     """The version has no export model (trained before exports, not an engine ranker, or it failed)."""
 
 
+class ExportNotOffered(Exception):
+    """The version has an export model, but this format of it would rank worse than the engine alone or
+    the version learned nothing: ``str(exc)`` says why."""
+
+
 def _no_progress(phase: str, fraction: float) -> None:
     pass
 
@@ -105,6 +121,9 @@ class _Question:
     text: str
     labels: dict[str, int]
     candidates: Candidates
+    # An imported ground truth judges the question: a candidate it does not list is 0 stars (as the
+    # learner reads it, ``trainer.learner.examples``); elsewhere an unrated candidate is unknown.
+    complete: bool = False
 
 
 def _labelled(collection: Collection, split: str) -> list[tuple[Question, dict[str, int]]]:
@@ -124,11 +143,18 @@ def _fetch(
     pairs: list[tuple[Question, dict[str, int]]],
     window: int,
     report: Callable[[float], None],
+    imported: set[int] | None = None,
 ) -> list[_Question]:
     out = []
     for i, (question, labels) in enumerate(pairs):
         out.append(
-            _Question(question.external_id, question.text, labels, fetcher.candidates(question.text, window))
+            _Question(
+                question.external_id,
+                question.text,
+                labels,
+                fetcher.candidates(question.text, window),
+                complete=question.pk in (imported or set()),
+            )
         )
         report((i + 1) / max(len(pairs), 1))
     return out
@@ -207,7 +233,11 @@ def _fitted(learnable: list[_Question], names: list[str], collection: Collection
         ideal_dcg=ideal,
         k=k,
     )
-    # As trainer.learner: the lists to learn from are the rated candidates (unrated: unknown, not 0 stars).
+    # As trainer.learner: the lists to learn from are the rated candidates (unrated: unknown, not 0 stars),
+    # and every candidate of a question an imported ground truth judges (unlisted: 0 stars). Rated
+    # candidates alone are all relevant when the labels are positive-only, and LambdaMART then learns a
+    # single leaf of 0 (issue 35); the unlisted ones at 0 give it the bad answers to tell apart.
+    stars = [np.where(np.isnan(s) & q.complete, 0.0, s) for s, q in zip(stars, learnable, strict=True)]
     rated = [~np.isnan(s) for s in stars]
     params = lambdamart_params(len(names))
     booster = lambdamart_fit(
@@ -286,7 +316,11 @@ def engine_export_fit(
     try:
         report("export-train", 0.0)
         train = _fetch(
-            fetcher, _labelled(collection, Split.TRAIN), window, lambda f: report("export-train", f)
+            fetcher,
+            _labelled(collection, Split.TRAIN),
+            window,
+            lambda f: report("export-train", f),
+            imported_question_ids(collection=collection, split=Split.TRAIN),
         )
         learnable = [q for q in train if any(q.labels.get(a, 0) > 0 for a in q.candidates.ids)]
         if len(learnable) < MIN_QUESTIONS:
@@ -379,7 +413,110 @@ def version_export(*, version: RankerVersion) -> dict[str, Any]:
     )
 
 
+@dataclass(frozen=True)
+class Offer:
+    """Whether a model or a format of the export is offered, and if not, why (plain words)."""
+
+    offered: bool
+    why: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"offered": self.offered, "why": self.why}
+
+
+# The first stages' orders, and the untrained fusion, in words (trainer.learner's candidate names).
+UNTRAINED_ORDERS = {
+    "engine": "the engine's own order",
+    "bm25": "BM25's own order",
+    "fusion": "the untrained fusion (its first stage's score with semantic similarity, fixed weights)",
+}
+MODEL_NAMES = {"linear": "linear model", "trees": "tree model"}
+FIGURE_OF = {"linear": "ndcg_export_app", "trees": "ndcg_trees_app"}
+
+
+def learned_nothing(version: RankerVersion) -> str:
+    """Why the version learned nothing from its ratings, or "" (it learned, or was not trained here):
+    its training kept an untrained order (the first stage's, or the untrained fusion), or every candidate
+    that learns from ratings scored exactly the first stage's cross-validated NDCG@k (what positive-only
+    labels give: no answer is known to be bad, so no order of them is better)."""
+    details = version.details if isinstance(version.details, dict) else {}
+    rows = details.get("candidates")
+    first = details.get("first_stage")
+    if not isinstance(rows, list) or not rows or first not in UNTRAINED_ORDERS:
+        return ""
+    first_cv = next((r.get("cv_ndcg") for r in rows if r.get("name") == first), None)
+    trained = [r for r in rows if r.get("trained")]
+    chosen = next((r.get("name") for r in rows if r.get("chosen")), None)
+    own = UNTRAINED_ORDERS[first]
+    if first_cv is not None and trained and all(r.get("cv_ndcg") == first_cv for r in trained):
+        k = version.ranker.collection.ndcg_k
+        return (
+            f"Version {version.label} learned nothing: every candidate that learns from ratings scored "
+            f"exactly the cross-validated NDCG@{k} of {own} ({first_cv:.4f}), as when every rated answer "
+            f"is relevant and none is known to be bad. It ranks in {own}; there is no model to export."
+        )
+    if chosen in UNTRAINED_ORDERS:
+        return (
+            f"Version {version.label} learned nothing: its training kept {UNTRAINED_ORDERS[chosen]}, which "
+            "needs no ratings; there is no learned model to export."
+        )
+    return ""
+
+
+def export_offers(*, model: dict[str, Any], version: RankerVersion) -> dict[str, Offer]:
+    """Whether the export's linear and tree models are offered: not for a version that learned nothing,
+    nor when the model, as the app ranks it, scores below the engine alone on the test questions (the
+    figures the version page shows). A figure not measured (no test question with labels) does not
+    refuse."""
+    nothing = learned_nothing(version)
+    figures = model.get("figures") or {}
+    engine = figures.get("ndcg_engine")
+    out: dict[str, Offer] = {}
+    for name, figure_name in FIGURE_OF.items():
+        score = figures.get(figure_name)
+        if nothing:
+            out[name] = Offer(False, nothing)
+        elif name == "trees" and not model.get("trees"):
+            out[name] = Offer(False, "The export has no tree model.")
+        elif name == "trees" and not any("feature" in tree for tree in model["trees"]["trees"]):
+            out[name] = Offer(
+                False,
+                "The exported tree model learned nothing: its trees are single leaves (every answer it "
+                "could learn from had the same stars), so it ranks in the engine's own order.",
+            )
+        elif score is not None and engine is not None and score < engine:
+            out[name] = Offer(
+                False,
+                f"The exported {MODEL_NAMES[name]} scores {score:.4f} NDCG@{figures.get('k', 10)} on rated "
+                f"answers on the {figures.get('test_questions', 0)} test questions, below the engine alone "
+                f"({engine:.4f}): it would rank worse than the engine does, so it is not offered.",
+            )
+        else:
+            out[name] = Offer(True)
+    return out
+
+
+def format_offers(*, model: dict[str, Any], version: RankerVersion) -> dict[str, Offer]:
+    """Each format of the export, offered or not: a plugin-free rescore / rerank is the linear model; an
+    LTR format uploads the linear model (and the tree model when that is offered), so it is offered
+    when the linear model is."""
+    linear = export_offers(model=model, version=version)["linear"]
+    return {fmt: linear for fmt in model.get("formats", [])}
+
+
 def version_export_render(*, version: RankerVersion, fmt: str) -> dict[str, Any]:
-    """The version's export model in format ``fmt``: ExportMissing when it has none, ValueError for a
-    format that is unknown or of another engine."""
-    return render(version_export(version=version), fmt)
+    """The version's export model in format ``fmt``, with ``models``: whether each of its models is
+    offered and why not. ExportMissing when it has none, ExportNotOffered when the format is not offered
+    (``export_offers``), ValueError for a format that is unknown or of another engine."""
+    model = version_export(version=version)
+    offers = export_offers(model=model, version=version)
+    if fmt in model.get("formats", []) and not offers["linear"].offered:
+        raise ExportNotOffered(offers["linear"].why)
+    if not offers["trees"].offered:
+        model = {**model, "trees": None}
+    body = render(model, fmt)
+    carried = ("linear", "trees") if fmt.endswith("-ltr") else ("linear",)
+    body["models"] = {name: offers[name].as_json() for name in carried}
+    if "trees" in carried and not offers["trees"].offered:
+        body["notes"] = [*body["notes"], f"No tree model: {offers['trees'].why}"]
+    return body

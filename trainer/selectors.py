@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import PurePosixPath
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -16,6 +16,7 @@ from evaluation.numbers import count, figure, signed
 from rankers.models import ChampionChange, Ranker, RankerKind, RankerVersion
 from rankers.reranking import method_of
 from ratings.models import Label
+from ratings.selectors import imported_question_ids
 from trainer.models import ApiToken, Training, TrainingStatus
 from trainer.ranker_display import Comparison
 
@@ -25,20 +26,50 @@ MIN_TRAINING_QUESTIONS = 10
 
 @dataclass(frozen=True)
 class Readiness:
-    """Whether a ranker has enough training labels to train, and if not, what would fix it."""
+    """Whether a ranker has enough training labels to train, and if not, what would fix it; and whether
+    its labels can teach at all (``positive_only``)."""
 
     questions: int  # training questions with at least one answer rated 1 star or more
     needed: int
     rate_url: str
+    # Every training label is 1 star or more and no training question has an imported ground truth (whose
+    # unlisted answers the learner reads as 0 stars): no answer is known to be bad, so nothing to learn.
+    positive_only: bool = False
+    unsure_url: str = ""  # the queue of the training questions' unrated top answers
+    import_url: str = ""  # the import form
+    k: int = 10
+    # At least this many answers of those questions' top k are unrated: each has k places and only its
+    # rated answers can fill them (a lower bound from the labels alone, no ranking needed).
+    unrated_top: int = 0
 
     @property
     def ready(self) -> bool:
         return self.questions >= self.needed
 
     @property
+    def positive_only_warning(self) -> str:
+        """Why positive-only labels teach nothing, and the two ways out ("" when the labels can teach)."""
+        if not self.positive_only:
+            return ""
+        return (
+            "Every rated answer of the training questions is relevant (1 star or more) and none comes from "
+            "an imported ground truth, so the learners cannot tell good answers from bad ones: a training "
+            f"would learn nothing. Two ways out: {self.rate_unrated}, or import the judgments as a ground "
+            "truth, whose unlisted answers count as 0 stars."
+        )
+
+    @property
+    def rate_unrated(self) -> str:
+        return (
+            f"rate the unrated answers of the training questions' top {self.k} (at least "
+            f"{count(self.unrated_top)}: the queue asks raters for them)"
+        )
+
+    @property
     def message(self) -> str:
         if self.ready:
-            return f"{self.questions} training questions have a relevant rated answer: enough to train."
+            enough = f"{self.questions} training questions have a relevant rated answer: enough to train."
+            return f"{enough} {self.positive_only_warning}" if self.positive_only else enough
         more = self.needed - self.questions
         return (
             f"Training needs at least {self.needed} training questions with a relevant rated answer "
@@ -48,17 +79,30 @@ class Readiness:
 
 
 def training_readiness(*, ranker: Ranker) -> Readiness:
-    """Count training questions with a relevant label (one query). Test labels never count here."""
-    questions = (
-        Label.objects.filter(
-            question__collection_id=ranker.collection_id, question__split=Split.TRAIN, gain__gte=1
-        )
-        .values("question_id")
-        .distinct()
-        .count()
+    """Count training questions with a relevant label, and tell positive-only labels (three small
+    queries). Test labels never count here."""
+    collection = ranker.collection
+    labels = Label.objects.filter(question__collection_id=collection.pk, question__split=Split.TRAIN)
+    questions = labels.filter(gain__gte=1).values("question_id").distinct().count()
+    positive_only = (
+        questions > 0
+        and not labels.filter(gain__lt=1).exists()
+        and not imported_question_ids(collection=collection, split=Split.TRAIN)
     )
-    url = reverse("rate-next", kwargs={"slug": ranker.collection.slug}) + "?split=train"
-    return Readiness(questions=questions, needed=MIN_TRAINING_QUESTIONS, rate_url=url)
+    k = collection.ndcg_k
+    rated = labels.values("question_id").annotate(n=Count("id")).values_list("n", flat=True)
+    unrated_top = sum(max(0, k - n) for n in rated) if positive_only else 0
+    rate = reverse("rate-next", kwargs={"slug": collection.slug})
+    return Readiness(
+        questions=questions,
+        needed=MIN_TRAINING_QUESTIONS,
+        rate_url=f"{rate}?split=train",
+        positive_only=positive_only,
+        unsure_url=f"{rate}?mode=unsure",
+        import_url=reverse("collection-manage", kwargs={"slug": collection.slug}) + "#import-heading",
+        k=k,
+        unrated_top=unrated_top,
+    )
 
 
 def auto_training_due(*, ranker: Ranker) -> bool:

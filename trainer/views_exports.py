@@ -24,6 +24,7 @@ from ratings.exports import (
     ground_truth_file,
     ratings_file,
 )
+from trainer.engine_export import format_offers
 from trainer.selectors import versions_of
 from trainer.views import _managed_collection
 
@@ -47,7 +48,11 @@ def _engine_versions(collection: Collection) -> list[tuple[Ranker, list[tuple[Ra
         for version in versions_of(ranker=ranker)[: VERSIONS_SHOWN * 3]:
             export = version.details.get("export") if isinstance(version.details, dict) else None
             if isinstance(export, dict) and export.get("linear") and export.get("formats"):
-                versions.append((version, list(export["formats"])))
+                # Only the formats offered: none that ranks below the engine alone, none of a version
+                # that learned nothing (the version page says why).
+                offered = [f for f, o in format_offers(model=export, version=version).items() if o.offered]
+                if offered:
+                    versions.append((version, offered))
             if len(versions) == VERSIONS_SHOWN:
                 break
         listed.append((ranker, versions))

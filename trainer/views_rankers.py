@@ -28,7 +28,14 @@ from rankers.models import ChampionChange, Ranker, RankerVersion
 from rankers.reachability import service_silence
 from rankers.selectors import default_ranker
 from rankers.services import ranker_training_settings_set
-from trainer.engine_export import ExportMissing, version_export_render
+from trainer.engine_export import (
+    ExportMissing,
+    ExportNotOffered,
+    export_offers,
+    format_offers,
+    learned_nothing,
+    version_export_render,
+)
 from trainer.forms import TrainingSettingsForm
 from trainer.models import Training
 from trainer.ranker_display import TrainingView, VersionDetails, VersionView, features_of
@@ -204,6 +211,19 @@ def _readiness_html(readiness: Readiness) -> str:
     """The readiness message; when short of labels, its last sentence ("Rate 3 more training questions")
     is a real link to the training questions' rating queue."""
     text = readiness.message
+    if readiness.ready and readiness.positive_only:
+        warning = readiness.positive_only_warning
+        head, _, _ = warning.partition(" Two ways out: ")
+        enough = text.removesuffix(f" {warning}")
+        return format_html(
+            '{} {} Two ways out: <a href="{}">{}</a>, or <a href="{}">import the judgments as a ground '
+            "truth</a>, whose unlisted answers count as 0 stars.",
+            enough,
+            head,
+            readiness.unsure_url,
+            readiness.rate_unrated,
+            readiness.import_url,
+        )
     if readiness.ready:
         return text
     head = text.removesuffix(f": {readiness.rate_url}")
@@ -301,8 +321,31 @@ def version_detail(request: HttpRequest, slug: str, ranker_id: int, version_id: 
             "promotion": promotion_check(version=version),
             "features": features_of(version),
             "runs": list(runs_for_ranker(ranker=ranker).filter(ranker_version=version)[:VERSION_RUNS_SHOWN]),
+            **_export_context(version),
         },
     )
+
+
+def _export_context(version: RankerVersion) -> dict[str, Any]:
+    """What the version page's "Inside the engine" offers: each format with whether it is offered, and why
+    a model is not (a version that learned nothing, or a model scoring below the engine alone)."""
+    export = version.details.get("export") if isinstance(version.details, dict) else None
+    if not (isinstance(export, dict) and export.get("linear")):
+        return {"export_formats": [], "export_refusals": [], "export_trees_offered": False}
+    nothing = learned_nothing(version)
+    offers = export_offers(model=export, version=version)
+    refusals = (
+        [nothing]
+        if nothing
+        else [offer.why for name, offer in offers.items() if not offer.offered and export.get(name)]
+    )
+    return {
+        "export_formats": [
+            (fmt, offer.offered) for fmt, offer in format_offers(model=export, version=version).items()
+        ],
+        "export_refusals": refusals,
+        "export_trees_offered": offers["trees"].offered,
+    }
 
 
 @login_required
@@ -345,6 +388,11 @@ def version_export_download(
         body = version_export_render(version=version, fmt=fmt)
     except (ExportMissing, ValueError) as exc:
         raise Http404(str(exc)) from None
+    except ExportNotOffered as exc:
+        # A clear refusal, not a file: the version page says the same in words.
+        return JsonResponse(
+            {"detail": str(exc), "format": fmt, "offered": False, "why": str(exc)}, status=409
+        )
     response = JsonResponse(body, json_dumps_params={"indent": 2, "ensure_ascii": False})
     response["Content-Disposition"] = f'attachment; filename="{body["name"]}-{fmt}.json"'
     return response

@@ -240,7 +240,10 @@ def render_opensearch_ltr(model: dict[str, Any]) -> dict[str, Any]:
         model,
         "opensearch-ltr",
         "The OpenSearch Learning to Rank plugin's featureset, a linear model and a tree model, and the "
-        "search requests that rescore with either.",
+        "search requests that rescore with either."
+        if model.get("trees")
+        else "The OpenSearch Learning to Rank plugin's featureset, a linear model, and the search request "
+        "that rescores with it.",
     )
     linear_name, trees_name = f"{name}-linear", f"{name}-trees"
     create = f"{base}/_ltr/_featureset/{name}/_createmodel"
@@ -331,7 +334,10 @@ def render_solr_ltr(model: dict[str, Any]) -> dict[str, Any]:
         model,
         "solr-ltr",
         "Solr's Learning to Rank feature store, a LinearModel and a MultipleAdditiveTreesModel, and the "
-        "select parameters that rerank with either.",
+        "select parameters that rerank with either."
+        if model.get("trees")
+        else "Solr's Learning to Rank feature store, a LinearModel, and the select parameters that rerank "
+        "with it.",
     )
     linear_name, trees_name = f"{store}-linear", f"{store}-trees"
     features = [{"name": n} for n in names]

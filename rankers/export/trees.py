@@ -33,7 +33,8 @@ import numpy as np
 Tree = dict[str, Any]
 
 #: The tree model's LightGBM settings: the builtin learner's (``trainer.learner``), fitted by
-#: ``rankers.fitting.lambdamart_fit`` on the rated candidates only; see ``lambdamart_params``.
+#: ``rankers.fitting.lambdamart_fit`` on the rated candidates (and an imported ground truth's unlisted ones
+#: at 0 stars: ``trainer.engine_export``); see ``lambdamart_params``.
 LAMBDAMART_PARAMS: dict[str, Any] = {
     "num_leaves": 7,
     "min_data_in_leaf": 20,

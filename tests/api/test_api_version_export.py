@@ -110,3 +110,40 @@ def test_version_export_of_an_unknown_version_or_another_ranker_is_404(caller, e
 
     assert (unknown.status_code, elsewhere.status_code) == (404, 404)
     assert unknown.json() == {"detail": f"Ranker {exported.ranker_id} has no version 999999."}
+
+
+def test_version_export_whose_linear_model_scores_below_the_engine_is_409_saying_why(caller, exported):
+    exported.details = {
+        "export": opensearch_model(figures={**opensearch_model()["figures"], "ndcg_export_app": 0.3})
+    }
+    exported.save(update_fields=["details"])
+
+    response = caller("trainer").get(_url(exported, "opensearch-rescore"))
+
+    why = (
+        "The exported linear model scores 0.3000 NDCG@10 on rated answers on the 57 test questions, below "
+        "the engine alone (0.3281): it would rank worse than the engine does, so it is not offered."
+    )
+    assert response.status_code == 409
+    assert response.json() == {"detail": why, "format": "opensearch-rescore", "offered": False, "why": why}
+
+
+def test_version_export_ltr_leaves_out_a_tree_model_below_the_engine(caller, exported):
+    exported.details = {
+        "export": opensearch_model(figures={**opensearch_model()["figures"], "ndcg_trees_app": 0.3})
+    }
+    exported.save(update_fields=["details"])
+
+    body = caller("trainer").get(_url(exported, "opensearch-ltr")).json()
+
+    why = (
+        "The exported tree model scores 0.3000 NDCG@10 on rated answers on the 57 test questions, below "
+        "the engine alone (0.3281): it would rank worse than the engine does, so it is not offered."
+    )
+    assert body["models"] == {"linear": {"offered": True, "why": ""}, "trees": {"offered": False, "why": why}}
+    assert [r["step"] for r in body["requests"]] == [
+        "Create the default feature store (once per cluster).",
+        "Create the featureset.",
+        "Upload the linear model.",
+    ]
+    assert list(body["search"]) == ["linear"] and body["notes"][-1] == f"No tree model: {why}"

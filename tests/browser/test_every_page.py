@@ -41,6 +41,7 @@ from tests.evaluation.conftest import load_small_collection
 from tests.evaluation.decide_scenario import Scenario, two_versions
 from tests.evaluation.helpers import evaluate_inline
 from tests.rankers.engine_support import DOCS, es_config
+from tests.rankers.export_support import opensearch_model
 from tests.servers import engine_running
 from trainer.models import Training, TrainingStatus
 
@@ -99,6 +100,13 @@ def site(transactional_db, django_user_model, make_user, engine_server, settings
     assert judging_run(judging_id=judging.pk, worker="test").status == JudgingStatus.SUCCEEDED
     engine = ranker_create(
         collection=collection, name="Elasticsearch", kind="engine", config=es_config(engine_server.url)
+    )
+    # A version with an export model whose tree model scores below the engine alone: offered in part.
+    model = opensearch_model()
+    RankerVersion.objects.create(
+        ranker=engine,
+        label="v9",
+        details={"export": {**model, "figures": {**model["figures"], "ndcg_trees_app": 0.3}}},
     )
     explained_training(ranker)
     return Site(collection, ranker, first, second, third, judge, engine, deciding)
@@ -207,6 +215,10 @@ def trainer_pages(site: Site) -> list[Step]:
         (reverse("ranker-engine", args=["tiny", site.engine.pk]), shows("#try-question")),
         (reverse("ranker-engine", args=["tiny", site.engine.pk]), try_it),
         (reverse("rankers", args=["tiny"]), shows("[data-testid=explained-candidates]")),
+        (
+            reverse("ranker-version", args=["tiny", site.engine.pk, site.engine.versions.get(label="v9").pk]),
+            shows("[data-testid=export-not-offered]"),
+        ),
         reverse("ranker-version", args=["tiny", site.ranker.pk, version.pk]),
         (
             reverse("ranker-version", args=["tiny", site.ranker.pk, site.ranker.versions.get(label="v2").pk]),

@@ -4,8 +4,10 @@ tests/rankers/test_export_real_engines.py.)"""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from rankers.export.fetch import Candidates
 from rankers.models import RankerVersion
 from rankers.services import ranker_create
 from tests.rankers.engine_support import engine_fixture, es_config  # noqa: F401 - the stand-in engine
@@ -15,6 +17,8 @@ from trainer.engine_export import (
     ExportEngineDown,
     ExportMissing,
     ExportRefused,
+    _fitted,
+    _Question,
     engine_export_fit,
     left_out_features,
     version_export,
@@ -112,3 +116,60 @@ def test_version_export_render_reads_the_stored_model(collection):
     )
     with pytest.raises(ValueError, match="its formats are opensearch-rescore, opensearch-ltr"):
         version_export_render(version=version, fmt="solr-ltr")
+
+
+def test_version_export_render_leaves_out_a_tree_model_of_single_leaves(collection):
+    ranker = ranker_create(
+        collection=collection, name="R", kind="engine", config=es_config("http://127.0.0.1:9")
+    )
+    leaves = {"trees": [{"value": 0.0}, {"value": 0.0}], "details": {}}
+    version = RankerVersion.objects.create(
+        ranker=ranker, label="v1", details={"export": opensearch_model(trees=leaves)}
+    )
+
+    out = version_export_render(version=version, fmt="opensearch-ltr")
+
+    assert out["models"]["trees"] == {
+        "offered": False,
+        "why": "The exported tree model learned nothing: its trees are single leaves (every answer it could "
+        "learn from had the same stars), so it ranks in the engine's own order.",
+    }
+    assert list(out["search"]) == ["linear"] and len(out["requests"]) == 3
+
+
+def _positive_only(*, complete: bool) -> list[_Question]:
+    """12 questions of 30 candidates each; the two the labels list (3 stars) score highest on the second
+    feature, and nothing else is rated."""
+    rng = np.random.default_rng(7)
+    questions = []
+    for q in range(12):
+        values = rng.random((30, 5))
+        values[:2, 1] += 1.0
+        ids = [f"q{q}-a{i}" for i in range(30)]
+        order = rng.permutation(30)  # the engine's order hides the relevant ones among the others
+        questions.append(
+            _Question(
+                f"q{q}",
+                f"question {q}",
+                {ids[0]: 3, ids[1]: 3},
+                Candidates([ids[i] for i in order], values[order]),
+                complete=complete,
+            )
+        )
+    return questions
+
+
+@pytest.mark.parametrize(("complete", "splits"), [(True, True), (False, False)])
+def test_tree_model_on_positive_only_labels_learns_from_an_imports_unlisted_answers(
+    collection, complete, splits
+):
+    """Rated candidates alone are all 3 stars: LambdaMART learns single leaves of 0. On questions an
+    imported ground truth judges, its unlisted candidates are 0 stars (as the learner reads them), and
+    the trees split on the feature that tells the listed ones apart."""
+    names = ["original", "bm25_title", "bm25_text", "phrase_title", "phrase_text"]
+
+    fitted = _fitted(_positive_only(complete=complete), names, collection)
+
+    used = {tree.get("feature") for tree in fitted["trees"]} - {None}
+    assert (bool(used), 1 in used) == (splits, splits)
+    assert fitted["weights"][1] > 0  # the linear model learns from positive-only labels either way

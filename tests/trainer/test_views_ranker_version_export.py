@@ -105,3 +105,101 @@ def test_version_export_download_of_another_format_is_404(client, exported, trai
     client.force_login(trainer)
 
     assert client.get(_download(exported, fmt)).status_code == 404
+
+
+def _with(version, details: dict | None = None, **figures) -> None:
+    model = opensearch_model()
+    version.details = {**(details or {}), "export": {**model, "figures": {**model["figures"], **figures}}}
+    version.save(update_fields=["details"])
+
+
+def test_version_page_does_not_offer_a_tree_model_below_the_engine(client, exported, trainer):
+    _with(exported, ndcg_trees_app=0.3)
+    client.force_login(trainer)
+
+    body = client.get(_page(exported)).content.decode()
+
+    assert _testid(body, "export-not-offered") == (
+        "The exported tree model scores 0.3000 NDCG@10 on rated answers on the 57 test questions, below the "
+        "engine alone (0.3281): it would rank worse than the engine does, so it is not offered."
+    )
+    assert "(the Learning to Rank plugin: a linear model)" in body
+    assert f'href="{_download(exported, "opensearch-ltr")}"' in body
+
+
+def test_version_page_and_download_refuse_a_linear_model_below_the_engine(client, exported, trainer):
+    _with(exported, ndcg_export_app=0.3)
+    client.force_login(trainer)
+
+    body = client.get(_page(exported)).content.decode()
+    response = client.get(_download(exported, "opensearch-rescore"))
+
+    why = (
+        "The exported linear model scores 0.3000 NDCG@10 on rated answers on the 57 test questions, below the "
+        "engine alone (0.3281): it would rank worse than the engine does, so it is not offered."
+    )
+    assert _testid(body, "export-not-offered") == why
+    assert (
+        _testid(body, "export-opensearch-rescore-not-offered"),
+        _testid(body, "export-opensearch-ltr-not-offered"),
+    ) == (
+        "opensearch-rescore: not offered",
+        "opensearch-ltr: not offered",
+    )
+    assert (
+        "ranker-version-export" not in body
+        and f'href="{_download(exported, "opensearch-rescore")}"' not in body
+    )
+    assert response.status_code == 409 and response["Content-Type"] == "application/json"
+    assert "Content-Disposition" not in response
+    assert json.loads(response.content) == {
+        "detail": why,
+        "format": "opensearch-rescore",
+        "offered": False,
+        "why": why,
+    }
+
+
+# A training whose every learned candidate scored the engine's own cross-validated figure, as
+# positive-only labels give.
+LEARNED_NOTHING = {
+    "first_stage": "engine",
+    "candidates": [
+        {"name": "engine", "trained": False, "cv_ndcg": 0.8123, "chosen": True},
+        {"name": "fusion", "trained": False, "cv_ndcg": 0.79, "chosen": False},
+        {"name": "learned-fusion", "trained": True, "cv_ndcg": 0.8123, "chosen": False},
+        {"name": "lambdamart", "trained": True, "cv_ndcg": 0.8123, "chosen": False},
+    ],
+}
+
+
+def test_version_that_learned_nothing_offers_no_export(client, exported, trainer):
+    _with(exported, LEARNED_NOTHING)
+    client.force_login(trainer)
+
+    body = client.get(_page(exported)).content.decode()
+    response = client.get(_download(exported, "opensearch-ltr"))
+
+    why = (
+        "Version v1 learned nothing: every candidate that learns from ratings scored exactly the "
+        "cross-validated NDCG@10 of the engine's own order (0.8123), as when every rated answer is relevant "
+        "and none is known to be bad. It ranks in the engine's own order; there is no model to export."
+    )
+    assert _testid(body, "export-not-offered") == why
+    assert f'href="{_download(exported, "opensearch-rescore")}"' not in body
+    assert (response.status_code, json.loads(response.content)["why"]) == (409, why)
+
+
+def test_version_that_kept_the_untrained_fusion_offers_no_export(client, exported, trainer):
+    rows = [{**row, "chosen": row["name"] == "fusion"} for row in LEARNED_NOTHING["candidates"]]
+    rows[2]["cv_ndcg"] = 0.8
+    _with(exported, {**LEARNED_NOTHING, "candidates": rows})
+    client.force_login(trainer)
+
+    body = client.get(_page(exported)).content.decode()
+
+    assert _testid(body, "export-not-offered") == (
+        "Version v1 learned nothing: its training kept the untrained fusion (its first stage's score with "
+        "semantic similarity, fixed weights), which needs no ratings; there is no learned model to export."
+    )
+    assert 'data-testid="export-opensearch-rescore"' not in body

@@ -7,10 +7,15 @@ import re
 from django.urls import reverse
 from django.utils import timezone
 
+from corpus.formats.records import AnswerRecord, QuestionRecord
+from corpus.models import Answer, Question, Split
+from corpus.services import answers_upsert, questions_upsert
 from evaluation.models import EvaluationRun, RunStatus
 from rankers.fusion import UNTRAINED_FUSION_WEIGHTS
 from rankers.models import RankerVersion
 from rankers.services import ranker_create, version_promote
+from ratings.models import RatingSource
+from ratings.services import rating_record
 from tests.trainer.rankers_views_support import *  # noqa: F403 - fixtures
 from tests.trainer.rankers_views_support import assert_authz
 from trainer.models import Training, TrainingPhase, TrainingStatus
@@ -367,3 +372,65 @@ def test_rankers_page_evaluate_a_version_never_evaluated_comes_back_with_its_run
     )
     run = EvaluationRun.objects.get(ranker_version=rankers.v2)
     assert (run.status, run.ranker_id) == (RunStatus.PENDING, rankers.ranker.pk)
+
+
+def _relevant_training_labels(collection, rater, *, source: str = RatingSource.WEB) -> None:
+    """Ten training questions, each with one answer rated 3 stars (``source``) and nothing else: at least
+    9 of each one's top 10 are unrated."""
+    answers_upsert(collection=collection, records=[AnswerRecord("a1", "Boundary layer", "A flat plate.")])
+    questions_upsert(
+        collection=collection,
+        records=[QuestionRecord(f"t{i}", f"boundary layer {i}", Split.TRAIN) for i in range(10)],
+    )
+    answer = Answer.objects.get(collection=collection, external_id="a1")
+    for question in Question.objects.filter(collection=collection, split=Split.TRAIN):
+        rating_record(rater=rater, question=question, answer=answer, stars=3, source=source)
+
+
+def _readiness(client, rankers) -> str:
+    body = client.get(_url(rankers)).content.decode()
+    return re.search(rf'id="readiness-{rankers.ranker.pk}">(.*?)</p>', body, re.S).group(1)
+
+
+def test_rankers_page_readiness_says_positive_only_labels_teach_nothing_and_the_two_ways_out(
+    client, rankers, rater, trainer
+):
+    _relevant_training_labels(rankers.collection, rater)
+    client.force_login(trainer)
+
+    assert _readiness(client, rankers) == (
+        "10 training questions have a relevant rated answer: enough to train. Every rated answer of the "
+        "training questions is relevant (1 star or more) and none comes from an imported ground truth, so "
+        "the learners cannot tell good answers from bad ones: a training would learn nothing. Two ways out: "
+        '<a href="/c/tiny/rate/?mode=unsure">rate the unrated answers of the training questions&#x27; top 10 '
+        "(at least 90: the queue asks raters for them)</a>, or "
+        '<a href="/c/tiny/manage/#import-heading">import the judgments as a ground truth</a>, whose unlisted '
+        "answers count as 0 stars."
+    )
+
+
+def test_rankers_page_readiness_with_a_zero_star_training_label_says_only_enough(
+    client, rankers, rater, trainer
+):
+    _relevant_training_labels(rankers.collection, rater)
+    question = Question.objects.get(collection=rankers.collection, external_id="t0")
+    answers_upsert(collection=rankers.collection, records=[AnswerRecord("a2", "Shock", "Shock waves.")])
+    answer = Answer.objects.get(collection=rankers.collection, external_id="a2")
+    rating_record(rater=rater, question=question, answer=answer, stars=0)
+    client.force_login(trainer)
+
+    assert (
+        _readiness(client, rankers) == "10 training questions have a relevant rated answer: enough to train."
+    )
+
+
+def test_rankers_page_readiness_with_an_imported_ground_truth_says_only_enough(
+    client, rankers, rater, trainer
+):
+    # An imported ground truth's unlisted answers count as 0 stars: the learners see bad answers.
+    _relevant_training_labels(rankers.collection, rater, source=RatingSource.IMPORT)
+    client.force_login(trainer)
+
+    assert (
+        _readiness(client, rankers) == "10 training questions have a relevant rated answer: enough to train."
+    )
