@@ -9,6 +9,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from evaluation.selectors import latest_runs_by_version
 from rankers.models import RankerVersion
 from trainer.selectors import same_models
 
@@ -51,7 +52,7 @@ COMPARISON_SCHEMA = {
             "type": "object",
             "description": "The same comparison counting the unrated answers in either version's top k, their "
             "stars predicted from the ratings so far (the certainty page's figures at the decision; the test "
-            "above scores them 0). Kept by decisions since this field exists.",
+            "above leaves them out). Kept by decisions since this field exists.",
             "properties": {
                 "probability": {
                     "type": "number",
@@ -144,12 +145,11 @@ class RankerVersionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def _latest_run(self, version: RankerVersion) -> Any:
-        # The same run the Rankers page reads (evaluation.selectors.latest_runs_by_version): the newest
-        # successful one. Cached per version so both fields cost one query.
-        cache = self.context.setdefault("_latest_runs", {})
-        if version.pk not in cache:
-            cache[version.pk] = version.evaluation_runs.succeeded().order_by("-created_at", "-id").first()
-        return cache[version.pk]
+        # The run the Rankers page reads: one query per ranker per response, however many versions it shows.
+        cache = self.context.setdefault("latest_runs", {}) if isinstance(self.context, dict) else {}
+        if version.ranker_id not in cache:
+            cache[version.ranker_id] = latest_runs_by_version(ranker=version.ranker)
+        return cache[version.ranker_id].get(version.pk)
 
     @extend_schema_field(serializers.FloatField(allow_null=True))
     def get_test_ndcg(self, version: RankerVersion) -> float | None:

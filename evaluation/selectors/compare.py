@@ -17,7 +17,7 @@ from corpus.models import Split
 from evaluation.metrics.pairwise import compare_pairs
 from evaluation.models import EvaluationRun, QuestionResult
 from evaluation.numbers import figure, interval, p_text, percent, signed
-from evaluation.services import STATS_SEED, rated_top, score_rankings
+from evaluation.services import STATS_SEED, rated_share, score_rankings
 from ratings.models import Label
 from ratings.selectors import labels_by_question
 
@@ -209,8 +209,7 @@ def _runs_compare_compute(runs: list[EvaluationRun]) -> dict[str, Any]:
             scored = score_rankings(run=reference, rankings=ranked, labels=known, rated_only=True)
             matrix[[position[q] for q in ids], column] = scored.ndcg
             # The share of rated answers in each ranking's top k, shown beside the comparison's figure.
-            rated = [len(rated_top(r, lab, reference.ndcg_k)) for r, lab in zip(ranked, known, strict=True)]
-            shares[column] = sum(rated) / (reference.ndcg_k * len(ids))
+            shares[column] = rated_share(ranked, known, reference.ndcg_k)
     pairs: list[PairResult] = []
     for pair in compare_pairs(matrix, seed=STATS_SEED):
         a, b, comparison = pair.a, pair.b, pair.comparison

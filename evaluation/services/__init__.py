@@ -42,7 +42,7 @@ from .compare import SIGNIFICANCE, VersionComparison, versions_compare
 from .finalise import FAILURE_LIMIT, STATS_SEED, failure_allowance, failure_text, run_finalise
 from .plan import run_plan
 from .recovery import evaluations_resume, stale_pending_runs
-from .scoring import rated_top, score_rankings
+from .scoring import rated_share, rated_top, score_rankings
 from .start import EvaluationUnavailable, evaluation_start, scheduled_evaluations_start
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "run_finalise",
     "run_plan",
     "scheduled_evaluations_start",
+    "rated_share",
     "rated_top",
     "score_rankings",
     "stale_pending_runs",

@@ -21,7 +21,7 @@ from rankers.models import RankerVersion
 from ratings.selectors import labels_by_question
 
 from .ranking import rank_once
-from .scoring import rated_top, score_rankings
+from .scoring import rated_share, score_rankings
 
 SIGNIFICANCE = 0.05
 
@@ -91,10 +91,8 @@ def _per_question_ndcg(
             f"{len(failed)} of {len(outcomes)} test questions could not be ranked: {failed[0].error}"
         )
     rankings = [o.ranking.ids if o.ranking else [] for o in outcomes]
-    rated = sum(len(rated_top(r, known, run.ndcg_k)) for r, known in zip(rankings, labels, strict=True))
-    share = rated / (run.ndcg_k * len(rankings)) if rankings else math.nan
     scored = score_rankings(run=run, rankings=rankings, labels=labels, rated_only=True)
-    return np.asarray(scored.ndcg, dtype=float), share
+    return np.asarray(scored.ndcg, dtype=float), rated_share(rankings, labels, run.ndcg_k)
 
 
 def versions_compare(*, challenger: RankerVersion, champion: RankerVersion) -> VersionComparison:

@@ -16,6 +16,16 @@ def rated_top(ranking: Sequence[str], labels: dict[str, int], k: int) -> list[st
     return [a for a in ranking[:k] if a in labels]
 
 
+def rated_share(rankings: Sequence[Sequence[str]], labels: Sequence[dict[str, int]], k: int) -> float:
+    """The share of the rankings' top-k places holding a rated answer, over all of them (judged@k, as
+    evaluation runs store it as ``judged_mean``); NaN for no ranking. Shown beside NDCG@k on rated
+    answers: how much of what a comparison ranked is known."""
+    if not rankings:
+        return float("nan")
+    rated = sum(len(rated_top(r, known, k)) for r, known in zip(rankings, labels, strict=True))
+    return rated / (k * len(rankings))
+
+
 def score_rankings(
     *,
     run: EvaluationRun,
