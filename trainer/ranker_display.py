@@ -133,8 +133,8 @@ def method_text(method: str, kind: str) -> str:
 class Predicted:
     """The same comparison counting the unrated answers in either version's top k, their stars predicted
     from the ratings so far (``RankerVersion.comparison["predicted"]``, from
-    :func:`evaluation.certainty.comparison_json`). The plain comparison scores an unrated answer 0, which
-    favours a version trained on the ratings: it ranks rated answers first."""
+    :func:`evaluation.certainty.comparison_json`). The plain comparison leaves unrated answers out (NDCG@k
+    on rated answers); this one says what they would likely add (estimated NDCG@k)."""
 
     probability: float | None
     expected_difference: float | None
