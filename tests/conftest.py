@@ -77,6 +77,7 @@ GROUPS = {
     # The files with tests on the real OpenSearch and Solr nodes (tests/rankers/real_engines.py).
     "real engines": (
         "tests/rankers/test_export_real_engines.py",
+        "tests/rankers/test_export_solr_ltr.py",
         "tests/rankers/test_ranker_server_engine.py",
         "tests/rankers/test_real_engine_reranker.py",
         "tests/rankers/test_real_opensearch.py",
@@ -230,6 +231,7 @@ PROCESS_FIXTURES = {
     "celery_worker_process",
     "opensearch",
     "solr",
+    "solr_ltr",
     "served",
     "judge_server_factory",
 }

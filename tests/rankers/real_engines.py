@@ -13,6 +13,10 @@ loads them: id, title, body as ``text``) through its own HTTP API, and killed wh
 - Solr: core ``cranfield`` (configset ``engines/solr/configsets/answers``: the same fields, English
   stop words and stems), and Solr's own ``security.json``: BasicAuthPlugin with user ``SOLR_USER``,
   not blocking unknown users, so Solr checks an ``Authorization`` header when one comes.
+- Solr with Learning to Rank (``solr_ltr``, started only by the test that asks for it): Solr 8.11.4 with
+  its LTR module (``engines/solr-ltr``: the one solr-ltr that Maven Central serves here, which does not
+  load in Solr 9), core ``cranfield`` from that module's configset (the same fields and analysis, the ltr
+  query parser and the features transformer on), no security.json.
 """
 
 from __future__ import annotations
@@ -227,6 +231,23 @@ def opensearch(tmp_path_factory) -> Iterator[OpenSearch]:
     try:
         opensearch_index_cranfield(node.url, "cranfield")
         yield OpenSearch(node)
+    finally:
+        node.stop()
+
+
+@pytest.fixture(scope="session")
+def solr_ltr(tmp_path_factory) -> Iterator[Solr]:
+    """A real Solr 8.11.4 node with Solr's LTR module and the Cranfield answers in core ``cranfield``."""
+    home = tmp_path_factory.mktemp("engines") / "solr-ltr"
+    configsets = ENGINES / "solr-ltr" / "configsets"
+    node = start_node(
+        "Solr LTR",
+        home,
+        java_command("solr-ltr", "SolrLtrNode", str(free_port()), str(home), str(configsets)),
+    )
+    try:
+        solr_index_cranfield(node.url, "cranfield")
+        yield Solr(node)
     finally:
         node.stop()
 
