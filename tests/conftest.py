@@ -55,6 +55,7 @@ SLOW_FILES = {
     "tests/trainer/test_learner.py": 25,
     "tests/browser/test_csp.py": 8,
     "tests/rankers/test_export_real_engines.py": 22,
+    "tests/rankers/test_export_solr_ltr.py": 15,
     "tests/browser/test_rating_page.py": 21,
     "tests/rankers/test_ranker_server_engine.py": 19,
     "tests/evaluation/test_views.py": 18,

@@ -7,7 +7,7 @@ computes (the rescore export's parity, ``rankings_differing`` in trainer.engine_
 One rule differs: answers the model scores equally keep the engine's order in the app, and go in index
 order in Solr (Lucene's rescorer breaks ties by document id). A linear model over BM25 scores all but
 never ties; the tree model's scores are sums of leaf values, so answers that fall in the same leaves tie,
-and on 42 of the 57 test questions that changes the top 10 (docs/rankers.md, "Learning to Rank live")."""
+and on 42 of the 57 test questions that changes the top 10 (docs/rankers.md, "Learning to Rank, live")."""
 
 from __future__ import annotations
 
@@ -34,7 +34,12 @@ pytestmark = pytest.mark.django_db
 
 K = 10
 # The demo's figures on this node are those of the tests' Solr 9.10 node (test_export_real_engines.py).
-FIGURES = {"ndcg_engine": 0.4239, "ndcg_export_app": 0.426, "ndcg_export_engine": 0.426, "ndcg_trees_app": 0.4202}
+FIGURES = {
+    "ndcg_engine": 0.4239,
+    "ndcg_export_app": 0.426,
+    "ndcg_export_engine": 0.426,
+    "ndcg_trees_app": 0.4202,
+}
 
 
 def _top(ids: list[str], scores: np.ndarray, tie: list[int]) -> list[str]:
@@ -57,9 +62,12 @@ def test_solr_ltr_export_ranks_in_solr_as_in_the_app(solr_ltr):
     validated = validate_engine_config(config)
     fetcher = EngineFeatures(config=validated, features=model["features"])
     searches = {
-        name: EngineBackend(config=search_config(validated, request)) for name, request in rendered["search"].items()
+        name: EngineBackend(config=search_config(validated, request))
+        for name, request in rendered["search"].items()
     }
-    test = labels_for_collection(collection=collection, split=Split.TEST).values_list("question_id", flat=True)
+    test = labels_for_collection(collection=collection, split=Split.TEST).values_list(
+        "question_id", flat=True
+    )
     questions = list(Question.objects.filter(id__in=set(test)).order_by("id"))
     differing: dict[str, list[str]] = {"linear": [], "trees": []}
     ties_reordered = {"linear": 0, "trees": 0}
