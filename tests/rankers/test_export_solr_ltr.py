@@ -2,7 +2,8 @@
 ``solr_ltr`` node of tests/rankers/real_engines.py, holding the Cranfield demo) takes the rendered feature
 store, LinearModel and MultipleAdditiveTreesModel, and its ``{!ltr}`` rerank ranks every test question's
 top 10 as the app ranks the same model over the same node's feature values, with the scores the app
-computes (the rescore export's parity, ``rankings_differing`` in trainer.engine_export).
+computes (the rescore export's parity, ``rankings_differing`` in trainer.engine_export), and its
+features transformer logs the feature values the app fetched.
 
 One rule differs: answers the model scores equally keep the engine's order in the app, and go in index
 order in Solr (Lucene's rescorer breaks ties by document id). A linear model over BM25 scores all but
@@ -15,10 +16,9 @@ import numpy as np
 import pytest
 
 from corpus.models import Question, Split
-from rankers.base import RankQuery
-from rankers.engine import EngineBackend
+from rankers.engine import EngineBackend, map_hits, prepare
 from rankers.engine_config import validate_engine_config
-from rankers.export.fetch import EngineFeatures
+from rankers.export.fetch import EngineFeatures, as_float32
 from rankers.export.linear import linear_scores
 from rankers.export.model import search_config
 from rankers.export.render import render
@@ -61,15 +61,18 @@ def test_solr_ltr_export_ranks_in_solr_as_in_the_app(solr_ltr):
 
     validated = validate_engine_config(config)
     fetcher = EngineFeatures(config=validated, features=model["features"])
-    searches = {
-        name: EngineBackend(config=search_config(validated, request))
-        for name, request in rendered["search"].items()
-    }
+    # Each rendered search as sent, with the features transformer's log of the model's features added.
+    searches = {}
+    for name, request in rendered["search"].items():
+        logged = search_config(validated, request)
+        logged["request"]["params"]["fl"] += ",[features]"
+        searches[name] = EngineBackend(config=logged)
     test = labels_for_collection(collection=collection, split=Split.TEST).values_list(
         "question_id", flat=True
     )
     questions = list(Question.objects.filter(id__in=set(test)).order_by("id"))
     differing: dict[str, list[str]] = {"linear": [], "trees": []}
+    features_differing: list[str] = []
     ties_reordered = {"linear": 0, "trees": 0}
     largest_gap = 0.0
     try:
@@ -80,13 +83,20 @@ def test_solr_ltr_export_ranks_in_solr_as_in_the_app(solr_ltr):
                 "trees": predict_trees(model["trees"]["trees"], candidates.values),
             }
             for name, backend in searches.items():
-                ranking = backend.rank(RankQuery(external_id=question.external_id, text=question.text), K)
+                payload = backend.fetch(prepare(backend.config, question=question.text, rows=K))
+                ranking = map_hits(payload, backend.mapping, k=K, known_ids=None)
                 scores = app_scores[name]
                 app = _top(candidates.ids, scores, [index_order[a] for a in candidates.ids])
                 if ranking.ids != app:
                     differing[name].append(question.external_id)
                 ties_reordered[name] += app != _top(candidates.ids, scores, list(range(len(candidates.ids))))
                 row = {a: i for i, a in enumerate(candidates.ids)}
+                names = [feature["name"] for feature in model["features"]]
+                for doc in payload["response"]["docs"]:
+                    pairs = dict(pair.split("=") for pair in doc["[features]"].split(","))
+                    values = as_float32([float(pairs[n]) for n in names])
+                    if values.tolist() != candidates.values[row[doc["id"]]].tolist():
+                        features_differing.append(f"{question.external_id} {doc['id']}")
                 app_top = np.array([scores[row[a]] for a in ranking.ids])
                 engine_top = np.array([score for _, score in ranking.answers])
                 largest_gap = max(largest_gap, float(np.max(np.abs(engine_top - app_top))))
@@ -97,6 +107,8 @@ def test_solr_ltr_export_ranks_in_solr_as_in_the_app(solr_ltr):
 
     assert len(questions) == 57
     assert differing == {"linear": [], "trees": []}
+    # The feature store computes each feature as the app fetched it (its query() pseudo-fields).
+    assert features_differing == []
     # Solr sums in float32: the scores agree to float32's precision (scores up to about 20).
     assert largest_gap < 1e-5, largest_gap
     assert ties_reordered == {"linear": 0, "trees": 42}
