@@ -14,7 +14,7 @@ loads them: id, title, body as ``text``) through its own HTTP API, and killed wh
   stop words and stems), and Solr's own ``security.json``: BasicAuthPlugin with user ``SOLR_USER``,
   not blocking unknown users, so Solr checks an ``Authorization`` header when one comes.
 - Solr with Learning to Rank (``solr_ltr``, started only by the test that asks for it): Solr 8.11.4 with
-  its LTR module (``engines/solr-ltr``: the one solr-ltr that Maven Central serves here, which does not
+  its LTR module (``engines/solr-ltr``: Maven Central serves solr-ltr only at 8.x here, and it does not
   load in Solr 9), core ``cranfield`` from that module's configset (the same fields and analysis, the ltr
   query parser and the features transformer on), no security.json.
 """

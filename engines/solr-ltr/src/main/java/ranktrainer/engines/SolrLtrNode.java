@@ -8,12 +8,12 @@ import org.apache.solr.client.solrj.embedded.JettyConfig;
 import org.apache.solr.client.solrj.embedded.JettySolrRunner;
 
 /**
- * A real Solr node (solr-core in Jetty, standalone mode) for the tests:
- * {@code SolrNode PORT SOLR_HOME CONFIGSETS_DIR}. Cores are made with the CoreAdmin API from the
- * configsets in CONFIGSETS_DIR ({@code /solr/admin/cores?action=CREATE&name=answers&configSet=answers}).
- * A {@code security.json} put in SOLR_HOME before the start (BasicAuthPlugin, rule-based authorization)
- * is Solr's own. Prints {@code READY http://127.0.0.1:PORT/solr} once Solr answers, runs until killed (or,
- * with {@code -Dranktrainer.exitWithStdin=true}, until its standard input closes: see {@link EngineMain}).
+ * A real Solr 8.11 node with Solr's Learning to Rank module on its classpath (solr-core in Jetty,
+ * standalone mode), as engines/solr's SolrNode with Solr 8's package of the embedded Jetty:
+ * {@code SolrLtrNode PORT SOLR_HOME CONFIGSETS_DIR}. Cores are made with the CoreAdmin API from the
+ * configsets in CONFIGSETS_DIR ({@code /solr/admin/cores?action=CREATE&name=cranfield&configSet=answers}).
+ * Prints {@code READY http://127.0.0.1:PORT/solr} once Solr answers, runs until killed (or, with
+ * {@code -Dranktrainer.exitWithStdin=true}, until its standard input closes: see {@link EngineMain}).
  */
 public final class SolrLtrNode {
     private SolrLtrNode() {}
