@@ -87,8 +87,9 @@ def collection_import(
     Judgments become ratings by the named import rater (source "import"), so they flow into labels like
     human ratings do. An import with judgments is kept (``GroundTruthImport``: ``files``, the trainer who
     ``created_by`` it, the questions it judged) with ``unlisted_incorrect``: whether the learner reads an
-    answer it does not list for a judged question as 0 stars (on, as trec_eval reads qrels) or unknown. A judgment naming an unknown question or answer raises FormatError with its file
-    and line, and the transaction leaves the database as it was.
+    answer it does not list for a judged question as 0 stars (on, as trec_eval reads qrels) or unknown.
+    A judgment naming an unknown question or answer raises FormatError with its file and line, and the
+    transaction leaves the database as it was.
     """
     summary = ImportSummary()
     progress(f"writing {len(answers)} answers")
