@@ -288,6 +288,29 @@ def _demo_training(rankers):
     return v3
 
 
+def test_rankers_page_explanation_names_the_import_that_made_unlisted_answers_0_stars(
+    client, rankers, trainer
+):
+    v3 = _demo_training(rankers)
+    v3.details = {
+        **v3.details,
+        "complete_questions": 93,
+        "unlisted_incorrect": [{"id": 7, "name": "import 7 (cranfield-gt.csv)", "questions": 93}],
+    }
+    v3.save(update_fields=["details"])
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    said = re.search(r'data-testid="explained-unlisted">(.*?)</p>', body, re.S).group(1)
+    assert _text(said) == (
+        "The training read the answers not listed for 93 training questions as 0 stars, because import 7 "
+        "(cranfield-gt.csv) says that answers not listed for a judged question are incorrect. Change it for "
+        "the next training ."
+    )
+    assert 'href="/c/tiny/manage/#imports-heading">Change it for the next training</a>' in said
+
+
 def test_rankers_page_explains_the_last_training_first(client, rankers, trainer):
     _demo_training(rankers)
     client.force_login(trainer)
