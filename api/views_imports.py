@@ -136,6 +136,7 @@ def _row(collection: Collection, import_id: int) -> ImportRow:
 class CollectionImportView(GenericAPIView):
     parser_classes = [MultiPartParser]
     serializer_class = ImportUploadSerializer
+    pagination_class = None  # a collection has few imports: the list is whole
 
     @extend_schema(
         summary="The collection's imports of judgments, with their option",
