@@ -8,7 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from corpus.formats.common import question_id_from_text
 from corpus.formats.records import AnswerRecord, JudgmentRecord, QuestionRecord
-from corpus.models import Question
+from corpus.models import Question, Split
 from ratings.models import GroundTruthImport, Rating
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 from trainer.services import collection_import
