@@ -61,7 +61,7 @@ def test_collection_import_keeps_the_import_with_its_files_questions_and_option(
     assert set(record.questions.values_list("id", flat=True)) == _ids(collection, "q1", "q3")
     assert record.name == f"import {record.pk} (qrels.txt)"
     assert summary.option_sentence == (
-        f"The training reads answers import {record.pk} (qrels.txt) does not list for its 2 judged questions "
+        f"The training reads the answers that import {record.pk} (qrels.txt) does not list for its 2 judged questions "
         "as 0 stars."
     )
 

@@ -77,7 +77,7 @@ def test_collection_import_upload_keeps_the_option_ticked_or_not(client, collect
     page = client.get(reverse("collection-manage", args=[collection.slug])).content.decode()
     assert (
         f"Imported: answers: 0 new, 0 updated, 2 unchanged; questions: 0 new, 0 updated, 2 unchanged; ratings: "
-        f"0 new, 0 updated, 2 unchanged. Answers import {records[1].pk} (docs.json, gt.csv) does not list for "
+        f"0 new, 0 updated, 2 unchanged. The answers that import {records[1].pk} (docs.json, gt.csv) does not list for "
         "its 2 judged questions stay unknown (not rated)."
     ) in _text(page)
 

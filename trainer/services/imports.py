@@ -52,8 +52,11 @@ class ImportSummary:
             return ""
         questions = f"{self.judged_questions} judged question{'s' if self.judged_questions != 1 else ''}"
         if record.unlisted_incorrect:
-            return f"The training reads answers {record.name} does not list for its {questions} as 0 stars."
-        return f"Answers {record.name} does not list for its {questions} stay unknown (not rated)."
+            return (
+                f"The training reads the answers that {record.name} does not list for its {questions} as "
+                "0 stars."
+            )
+        return f"The answers that {record.name} does not list for its {questions} stay unknown (not rated)."
 
     def __str__(self) -> str:
         def part(name: str, s: UpsertSummary) -> str:
