@@ -89,6 +89,15 @@ def test_ranker_train_cranfield_semantic_candidates_beat_bm25_in_cv(model_dir, d
     # are read, gave 0.522625, and the learners, fitted on the listed answers only, lost to the fusion).
     assert version.cv_ndcg_bm25 == pytest.approx(0.379037, abs=1e-6)
     assert version.details["complete_questions"] == 93
+    # Because the demo's import says its unlisted answers are incorrect (kept so since before imports were).
+    demo_import = GroundTruthImport.objects.get(collection=collection)
+    assert version.details["unlisted_incorrect"] == [
+        {
+            "id": demo_import.pk,
+            "name": f"import {demo_import.pk} (cranfield-data.json, cranfield-gt.csv)",
+            "questions": 93,
+        }
+    ]
     # The learned fusion: on the 75 Cranfield queries the demo does not have, +0.043 NDCG@10 over BM25
     # (the untrained fusion +0.028; bench/bench_demo_generalise.py).
     assert version.method == "learned-fusion"
