@@ -69,8 +69,6 @@ def _imported(collection, *, unlisted_incorrect: bool = False) -> GroundTruthImp
     ("endpoint", "expected"),
     [
         ("upload", (401, 403, 200, 403, 200, 404)),
-        ("list", (401, 403, 200, 403, 200, 404)),
-        ("one", (401, 403, 200, 403, 200, 404)),
         ("change", (401, 403, 200, 403, 200, 404)),
     ],
 )
@@ -81,10 +79,6 @@ def test_api_imports_authz(api_data, caller, endpoint, expected, who):
 
     if endpoint == "upload":
         response = client.post("/api/collections/tiny/imports/", quepid_body(), format="multipart")
-    elif endpoint == "list":
-        response = client.get("/api/collections/tiny/imports/")
-    elif endpoint == "one":
-        response = client.get(url)
     else:
         response = client.patch(url, {"unlisted_incorrect": True}, format="json")
 
@@ -94,6 +88,22 @@ def test_api_imports_authz(api_data, caller, endpoint, expected, who):
     record.refresh_from_db()
     # Only a trainer of the collection changes the option.
     assert record.unlisted_incorrect is (endpoint == "change" and expected[CALLERS.index(who)] == 200)
+
+
+def test_api_imports_reads_are_for_the_collections_trainers(api_data, caller):
+    record = _imported(api_data.collection)
+    urls = ("/api/collections/tiny/imports/", f"/api/collections/tiny/imports/{record.pk}/")
+
+    statuses = {who: [caller(who).get(url).status_code for url in urls] for who in CALLERS}
+
+    assert statuses == {
+        "anonymous": [401, 401],
+        "rater": [403, 403],
+        "trainer": [200, 200],
+        "rater_token": [403, 403],
+        "trainer_token": [200, 200],
+        "other_token": [404, 404],
+    }
 
 
 def test_api_import_of_another_collection_is_404_and_unchanged(api_data, caller, other_collection):
