@@ -172,6 +172,12 @@ class Reranker:
     def semantic(self) -> bool:
         return needs_vectors(self.version)
 
+    def prepare(self, text: str) -> None:
+        """Compute now what scoring ``text``'s candidates needs of the question alone (its vector), so that a
+        server can do it while the engine searches. EmbeddingUnavailable when the model cannot be used."""
+        if self.active and self.semantic:
+            question_vectors([text])
+
     @property
     def active(self) -> bool:
         return (self.model is not None or self.fusion is not None) and not self.degraded

@@ -34,7 +34,8 @@ from django.utils import timezone
 
 from corpus.models import Answer, Collection
 from jobs import job_claim, rows_take_over, stale_since
-from rankers.embedding import DIMENSION, EmbeddingUnavailable, load_encoder, text_hash
+from rankers.candidate_store import CandidateStore, open_store, text_key
+from rankers.embedding import DIMENSION, SINGLE_THREADS, EmbeddingUnavailable, load_encoder, text_hash
 from rankers.index import CollectionIndex
 from rankers.models import BuildStatus, EmbeddingBuild
 
@@ -115,14 +116,17 @@ def answer_vectors(*, index: CollectionIndex) -> np.ndarray | None:
 
 
 def question_vectors(texts: list[str]) -> np.ndarray:
-    """Unit vectors of question texts, from an in-process cache when asked before (~5 ms each otherwise).
+    """Unit vectors of question texts, from an in-process cache when asked before (~8 ms of a core each
+    otherwise). One question (a rerank's) is encoded on one thread (``SINGLE_THREADS``), several (a
+    training's) by the two-thread session: the same vectors.
 
     Raises EmbeddingUnavailable when the model cannot be loaded.
     """
     keys = [text_hash(text) for text in texts]
     missing = [i for i, key in enumerate(keys) if key not in _questions]
     if missing:
-        encoded = load_encoder().encode([texts[i] for i in missing], batch_size=BATCH_SIZE)
+        encoder = load_encoder(threads=SINGLE_THREADS) if len(missing) == 1 else load_encoder()
+        encoded = encoder.encode([texts[i] for i in missing], batch_size=BATCH_SIZE)
         with _questions_lock:
             for i, vector in zip(missing, encoded, strict=True):
                 _questions[keys[i]] = vector
@@ -133,9 +137,11 @@ def question_vectors(texts: list[str]) -> np.ndarray:
 
 
 def forget_vectors() -> None:
+    """Forget what this process holds: the matrices and stores it opened, the vectors it keeps in memory."""
     _vectors.clear()
     _questions.clear()
     _returned.clear()
+    _stores.clear()
 
 
 # ------------------------------------------------------------------ answers an engine returned
@@ -143,6 +149,9 @@ def forget_vectors() -> None:
 RETURNED_CACHE_SIZE = 50_000  # vectors held in memory (1.5 kB each)
 _returned: OrderedDict[str, np.ndarray] = OrderedDict()
 _returned_lock = threading.Lock()
+# The index-ordered candidate stores (rankers.candidate_store) opened, by (directory, fingerprint).
+_stores: dict[tuple[str, str], CandidateStore | None] = {}
+_stores_lock = threading.Lock()
 
 
 def answer_texts(*, index: CollectionIndex) -> list[str]:
@@ -175,9 +184,11 @@ class CandidateVectors:
 
     Only answers an engine actually returns are encoded, when first met, and kept by text hash in
     memory and as one file each under ``EMBEDDINGS_DIR/returned/`` (so a million-answer index needs
-    only the vectors of what questions retrieve, and a restarted server finds them again). When the
-    collection's full matrix is built, its rows are used; a text that another built matrix holds is
-    taken from there. Safe to share between threads.
+    only the vectors of what questions retrieve, and a restarted server finds them again), and in the
+    collection state's index-ordered store (``rankers.candidate_store``), where the 50 candidates of a
+    rerank are one read, in any process, after a restart too. When the collection's full matrix is
+    built, its rows are used; a text that another built matrix holds is taken from there. Safe to share
+    between threads.
     """
 
     def __init__(self, *, index: CollectionIndex, texts: list[str]) -> None:
@@ -212,30 +223,59 @@ class CandidateVectors:
             while len(_returned) > RETURNED_CACHE_SIZE:
                 _returned.popitem(last=False)
 
-    def cached(self, positions: np.ndarray) -> np.ndarray | None:
-        """The candidates' vectors if every one is known already, else None (nothing is encoded)."""
+    def _store(self) -> CandidateStore | None:
+        directory = embeddings_dir(collection_id=self.index.collection_id)
+        key = (str(directory), self.index.fingerprint)
+        if key not in _stores:
+            with _stores_lock:
+                if key not in _stores:
+                    _stores[key] = open_store(directory, self.index.fingerprint, self.index.size)
+        return _stores[key]
+
+    def _vectors(self, positions: np.ndarray, *, encode: bool) -> np.ndarray | None:
+        """The candidates' vectors: the index-ordered store's rows (one read for all of them), then for the
+        rest the memory cache, the per-text files, a built matrix and (``encode``) the model, in that
+        order; what the store lacked is written to it. None when one is missing and ``encode`` is False."""
         full = answer_vectors(index=self.index)
         if full is not None:
             return np.asarray(full[positions])
-        vectors = []
-        for p in positions:
-            vector = self._lookup(self._key(int(p)))
-            if vector is None:
-                return None
-            vectors.append(vector)
-        return np.vstack(vectors) if vectors else np.zeros((0, DIMENSION), np.float32)
+        if not len(positions):
+            return np.zeros((0, DIMENSION), np.float32)
+        keys = [self._key(int(p)) for p in positions]
+        expected = np.array([text_key(key) for key in keys], dtype=np.uint64)
+        store = self._store()
+        if store is not None:
+            rows, found = store.read(positions, expected)
+        else:
+            rows, found = np.zeros((len(positions), DIMENSION), np.float32), np.zeros(len(positions), bool)
+        if found.all():
+            return rows
+        rest = np.flatnonzero(~found)
+        vectors = self._elsewhere(positions[rest], [keys[i] for i in rest], encode=encode)
+        if vectors is None:
+            return None
+        rows[rest] = vectors
+        if store is not None:
+            store.write(positions[rest], expected[rest], vectors)
+        return rows
+
+    def cached(self, positions: np.ndarray) -> np.ndarray | None:
+        """The candidates' vectors if every one is known already, else None (nothing is encoded)."""
+        return self._vectors(positions, encode=False)
 
     def of(self, positions: np.ndarray) -> np.ndarray:
         """The candidates' vectors, encoding (and keeping) the ones met for the first time.
 
         Raises EmbeddingUnavailable when the model cannot be loaded.
         """
-        full = answer_vectors(index=self.index)
-        if full is not None:
-            return np.asarray(full[positions])
-        keys = [self._key(int(p)) for p in positions]
+        return cast(np.ndarray, self._vectors(positions, encode=True))
+
+    def _elsewhere(self, positions: np.ndarray, keys: list[str], *, encode: bool) -> np.ndarray | None:
+        """The vectors of texts the store lacks: memory, per-text files, built matrices, then the model."""
         found: dict[str, np.ndarray | None] = {key: self._lookup(key) for key in dict.fromkeys(keys)}
         missing = [key for key, vector in found.items() if vector is None]
+        if missing and not encode:
+            return None
         if missing and self._built is None:
             # Texts some collection's built matrix already holds (the same text, the same vector).
             self._built = _previous(self.index.collection_id, self.index.fingerprint)
@@ -246,14 +286,12 @@ class CandidateVectors:
                 found[key] = vector
         missing = [key for key, vector in found.items() if vector is None]
         if missing:
-            text_of = {self._key(int(p)): self.texts[int(p)] for p in positions}
+            text_of = {key: self.texts[int(p)] for key, p in zip(keys, positions, strict=True)}
             encoded = load_encoder().encode([text_of[key] for key in missing], batch_size=BATCH_SIZE)
             for key, vector in zip(missing, encoded, strict=True):
                 _save(_returned_file(key), vector)
                 self._keep(key, vector)
                 found[key] = vector
-        if not keys:
-            return np.zeros((0, DIMENSION), np.float32)
         return np.vstack([cast(np.ndarray, found[key]) for key in keys])
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import suppress
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
@@ -101,6 +102,8 @@ class RerankingService:
         self.faults = faults
         self.broken = broken
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rerank")
+        # Its own threads: a rerank waits for its question's prepare, which must never queue behind reranks.
+        self.prepare_pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prepare")
 
     @property
     def active(self) -> bool:
@@ -116,14 +119,17 @@ class RerankingService:
 
     def search(self, query: RankQuery, rows: int) -> Answered:
         """POST /: the service's answers to ``query``, reranked within the budget. UpstreamError when the
-        service fails."""
+        service fails. The question's vector is computed while the engine searches (``prepare``)."""
+        prepared = None
+        if self.reranking is not None and self.active:
+            prepared = self.prepare_pool.submit(self.reranking.reranker.prepare, query.text)
         started = time.perf_counter()
         try:
             ranking = self.first.rank(query, max(rows, self.depth) if self.active else rows)
         except RankerError as exc:
             raise UpstreamError(str(exc)) from exc
         engine_ms = (time.perf_counter() - started) * 1000
-        answered = self.rerank(query, ranking, rows)
+        answered = self.rerank(query, ranking, rows, prepared=prepared)
         answered.engine_ms = engine_ms
         return answered
 
@@ -139,16 +145,18 @@ class RerankingService:
             )
         return answered
 
-    def rerank(self, query: RankQuery, ranking: Ranking, rows: int) -> Answered:
+    def rerank(
+        self, query: RankQuery, ranking: Ranking, rows: int, *, prepared: Future[None] | None = None
+    ) -> Answered:
         """``ranking`` (the service's, best first) reranked if that takes at most the budget, else its
-        own order with the reason."""
+        own order with the reason. ``prepared``: the question's ``prepare`` under way, awaited first."""
         own = Ranking(answers=ranking.answers[:rows], unknown_ids=ranking.unknown_ids)
         if self.reranking is None:
             return Answered(ranking=own, reranked=False, fallback=self.broken)
         if not ranking.answers:
             return Answered(ranking=own, reranked=False, fallback="there are no answers to rerank")
         started = time.perf_counter()
-        future = self.pool.submit(self._rerank, query, ranking, rows)
+        future = self.pool.submit(self._rerank, query, ranking, rows, prepared)
         try:
             reranked, why = future.result(timeout=self.budget_ms / 1000)
         except FutureTimeout:
@@ -160,8 +168,14 @@ class RerankingService:
         elapsed = (time.perf_counter() - started) * 1000
         return Answered(ranking=reranked, reranked=not why, fallback=why, rerank_ms=elapsed)
 
-    def _rerank(self, query: RankQuery, ranking: Ranking, rows: int) -> tuple[Ranking, str]:
+    def _rerank(
+        self, query: RankQuery, ranking: Ranking, rows: int, prepared: Future[None] | None
+    ) -> tuple[Ranking, str]:
         assert self.reranking is not None
+        if prepared is not None:
+            # Its failure (the model unusable) is the rerank's to report: it meets the same one.
+            with suppress(Exception):
+                prepared.result()
         if self.faults.rerank_delay:
             time.sleep(self.faults.rerank_delay)
         if self.faults.rerank_fail:
