@@ -1,10 +1,15 @@
 """rankers.embedding: the int8 all-MiniLM-L6-v2 encoder, its hash check and its failure modes."""
 
+import csv
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from rankers import embedding
 from rankers.embedding import DIMENSION, EmbeddingUnavailable, load_encoder, text_hash
+
+DEMO_QUESTIONS = Path(__file__).resolve().parents[2] / "trainer" / "demo_data" / "cranfield-gt.csv"
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +93,15 @@ def test_namespace_package_without_files_is_reported(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(EmbeddingUnavailable, match="no files"):
         load_encoder(package="empty_model_ns")
+
+
+def test_one_thread_session_gives_the_two_thread_vectors_bit_for_bit(encoder):
+    """A rerank's question is encoded by the one-thread session (issue 35 §4); a rerank must rank as before,
+    so its vectors are the two-thread session's exactly, on the Cranfield demo's questions."""
+    with open(DEMO_QUESTIONS, newline="") as handle:
+        questions = [row[0] for row in csv.reader(handle)][:40]
+    single = load_encoder(threads=embedding.SINGLE_THREADS)
+    assert single is not encoder and single is load_encoder(threads=1)
+    one = np.vstack([single.encode([q]) for q in questions])
+    assert np.array_equal(one, np.vstack([encoder.encode([q]) for q in questions]))
+    assert np.array_equal(one, encoder.encode(questions))
