@@ -43,6 +43,8 @@ from rankers.signals import SEMANTIC, RatedQuestions, candidate_signals
 from rankers.text import tokenize
 
 RERANKING_METHODS = ("fusion", "learned-fusion", "lambdamart")
+#: Why ``rerank_why(..., encode=False)`` kept the first stage's order: an answer met for the first time.
+VECTORS_MISSING = "the answers' vectors are not computed yet"
 
 
 class RerankModel:
@@ -289,7 +291,7 @@ class RerankingBackend:
         )
         if predicted is None:
             why = (
-                "the answers' vectors are not computed yet"
+                VECTORS_MISSING
                 if not encode
                 else "the embedding model cannot be used: " + (model_unavailable_reason() or "unknown reason")
             )

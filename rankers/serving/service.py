@@ -19,13 +19,17 @@ from rankers.config import validate_ranker_config
 from rankers.engine_config import rerank_settings
 from rankers.http import HttpBackend
 from rankers.models import Ranker, RankerVersion
-from rankers.reranking import RerankingBackend, reranks
+from rankers.reranking import VECTORS_MISSING, RerankingBackend, reranks
 from rankers.selectors import ranking_version
 from rankers.serving.protocol import RankRequest
 
 logger = logging.getLogger(__name__)
 
 RERANK_WORKERS = 4
+ENCODING_ELSEWHERE = (
+    "some answers are met for the first time and another rerank is computing answers' vectors: "
+    "they are computed when a later request meets them"
+)
 
 
 class ServeError(Exception):
@@ -104,6 +108,7 @@ class RerankingService:
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rerank")
         # Its own threads: a rerank waits for its question's prepare, which must never queue behind reranks.
         self.prepare_pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prepare")
+        self.encoding = threading.Lock()  # held by the one rerank that encodes answers
 
     @property
     def active(self) -> bool:
@@ -180,7 +185,19 @@ class RerankingService:
             time.sleep(self.faults.rerank_delay)
         if self.faults.rerank_fail:
             raise RuntimeError("injected failure (--rerank-fail)")
-        return self.reranking.rerank_why(query, ranking, rows)
+        reranked, why = self.reranking.rerank_why(query, ranking, rows, encode=False)
+        if why != VECTORS_MISSING:
+            return reranked, why
+        # Answers met for the first time: their vectors are encoded (in batches of 16, the top `depth` at
+        # most) by one rerank at a time, so that encodings (~25 ms of both cores per answer) never hold
+        # every worker and the reranks of known answers behind them. Past the budget the caller has the
+        # engine's order and the encoding goes on, for the next request.
+        if not self.encoding.acquire(blocking=False):
+            return reranked, ENCODING_ELSEWHERE
+        try:
+            return self.reranking.rerank_why(query, ranking, rows)
+        finally:
+            self.encoding.release()
 
 
 def reranking_service(
