@@ -55,6 +55,13 @@ def test_candidate_store_rows_come_back_only_under_their_text_key(tmp_path):
     assert text_key("0" * 64) == 1  # never 0, the key of a row never written
 
 
+def test_candidate_store_of_a_new_state_removes_the_other_states_stores(tmp_path):
+    assert open_store(tmp_path, "aaaa", 3) is not None
+    assert open_store(tmp_path, "bbbb", 4) is not None
+
+    assert [p.name for p in tmp_path.iterdir()] == ["candidates-bbbb.npy"]
+
+
 def test_candidate_store_is_none_where_its_directory_cannot_be_made(tmp_path):
     (tmp_path / "file").write_text("not a directory")
     assert open_store(tmp_path / "file" / "collection-1", "f1", 3) is None
