@@ -15,7 +15,7 @@ Then, over the test questions:
 * **the engine alone**: ``EngineBackend.rank(question, 50)``, what the server's POST / sends it;
 * **the rerank alone**: ``RerankingBackend.rerank(question, engine's top 50, 10)`` in this process, with
   the question's vector **cold** (``rankers.semantic.forget_vectors()`` before each question, as a fresh
-  process: the question is encoded, on the one-thread session, and the answers' vectors, all already
+  process: the question is encoded on one thread, as ``ranker_server`` does, and the answers' vectors, all already
   computed, are read from the collection state's index-ordered store, ``rankers.candidate_store``;
   ``--cold-passes`` passes), beside **the path before** issue 35 §4 (``cold_path``: the two-thread
   session, the answers' vectors read from their per-text files under ``EMBEDDINGS_DIR/returned``), each
@@ -107,14 +107,14 @@ def cold_path(*, threads: int, store: bool) -> Iterator[None]:
     """The cold path with the question encoded by a session of ``threads`` threads and the answers'
     vectors read from the index-ordered store or (``store`` False) from their per-text files. Before
     issue 35 §4 it was two threads, no store."""
-    single, opener = semantic.SINGLE_THREADS, semantic.open_store
-    semantic.SINGLE_THREADS = threads
+    single, opener = semantic._encode_threads, semantic.open_store
+    semantic._encode_threads = threads
     if not store:
         semantic.open_store = lambda *args: None  # type: ignore[assignment]
     try:
         yield
     finally:
-        semantic.SINGLE_THREADS, semantic.open_store = single, opener
+        semantic._encode_threads, semantic.open_store = single, opener
         forget_vectors()
 
 
@@ -262,6 +262,7 @@ def run(args: argparse.Namespace, search_url: str) -> None:
     reranking = get_backend(ranker)
     assert isinstance(reranking, RerankingBackend)
 
+    semantic.encode_on_one_thread()  # as ranker_server does
     # First sight: the answers' vectors the test questions' candidates need, encoded once (and kept).
     tops = {q.external_id: engine.rank(q, K) for q in queries}
     began = time.perf_counter()

@@ -52,9 +52,7 @@ MAX_TOKENS = 128
 DIMENSION = 384
 #: onnxruntime threads per session: the app shares 2 cores with the web and worker processes.
 INTRA_OP_THREADS = 2
-#: Threads of the session that encodes one question while a rerank waits (``load_encoder(threads=1)``): one
-#: question's ~25 tokens is ~8 ms of one core either way, and a second thread only adds the hand-offs
-#: between them, which on busy cores are waits (the vectors are the same, bit for bit: tests/rankers).
+#: Threads of the session a serving process encodes with (``rankers.semantic.encode_on_one_thread``).
 SINGLE_THREADS = 1
 
 
@@ -203,7 +201,7 @@ def load_encoder(
     ``max_tokens``: texts are truncated to this many word pieces (the model was trained with up to 256;
     128 keeps memory and time low and covers a question or an abstract's first ~100 words).
     ``threads``: onnxruntime's intra-op threads; each value is its own session (the model's weights
-    loaded once more, ~25 MB), giving the same vectors.
+    loaded once more: ~110 MB, its MatMuls run in float32), giving the same vectors.
     Raises :class:`EmbeddingUnavailable` when the model package is not installed, its file is missing or
     its SHA-256 is not ``sha256``. A failure is not cached: a later call tries again.
     """

@@ -35,7 +35,15 @@ from django.utils import timezone
 from corpus.models import Answer, Collection
 from jobs import job_claim, rows_take_over, stale_since
 from rankers.candidate_store import CandidateStore, open_store, text_key
-from rankers.embedding import DIMENSION, SINGLE_THREADS, EmbeddingUnavailable, load_encoder, text_hash
+from rankers.embedding import (
+    DIMENSION,
+    INTRA_OP_THREADS,
+    SINGLE_THREADS,
+    EmbeddingUnavailable,
+    Encoder,
+    load_encoder,
+    text_hash,
+)
 from rankers.index import CollectionIndex
 from rankers.models import BuildStatus, EmbeddingBuild
 
@@ -115,18 +123,35 @@ def answer_vectors(*, index: CollectionIndex) -> np.ndarray | None:
     return matrix
 
 
+# The onnxruntime threads this process encodes questions and an engine's candidates with (the builds'
+# parts always use the default two).
+_encode_threads = INTRA_OP_THREADS
+
+
+def encode_on_one_thread() -> None:
+    """Make this process encode questions and an engine's candidates on one thread (``ranker_server``, issue
+    35 §4): a question's ~25 tokens are ~8 ms of one core either way; on one thread the encoding has no
+    hand-offs between threads to wait for, and leaves the other core to the engine and the other requests.
+    The vectors are the same bit for bit (tests/rankers/test_embedding.py). The process then loads that
+    session alone (each session holds the model's weights, ~110 MB once loaded)."""
+    global _encode_threads
+    _encode_threads = SINGLE_THREADS
+
+
+def _encoder() -> Encoder:
+    return load_encoder(threads=_encode_threads)
+
+
 def question_vectors(texts: list[str]) -> np.ndarray:
     """Unit vectors of question texts, from an in-process cache when asked before (~8 ms of a core each
-    otherwise). One question (a rerank's) is encoded on one thread (``SINGLE_THREADS``), several (a
-    training's) by the two-thread session: the same vectors.
+    otherwise; on the threads ``encode_on_one_thread`` may have set).
 
     Raises EmbeddingUnavailable when the model cannot be loaded.
     """
     keys = [text_hash(text) for text in texts]
     missing = [i for i, key in enumerate(keys) if key not in _questions]
     if missing:
-        encoder = load_encoder(threads=SINGLE_THREADS) if len(missing) == 1 else load_encoder()
-        encoded = encoder.encode([texts[i] for i in missing], batch_size=BATCH_SIZE)
+        encoded = _encoder().encode([texts[i] for i in missing], batch_size=BATCH_SIZE)
         with _questions_lock:
             for i, vector in zip(missing, encoded, strict=True):
                 _questions[keys[i]] = vector
@@ -287,7 +312,7 @@ class CandidateVectors:
         missing = [key for key, vector in found.items() if vector is None]
         if missing:
             text_of = {key: self.texts[int(p)] for key, p in zip(keys, positions, strict=True)}
-            encoded = load_encoder().encode([text_of[key] for key in missing], batch_size=BATCH_SIZE)
+            encoded = _encoder().encode([text_of[key] for key in missing], batch_size=BATCH_SIZE)
             for key, vector in zip(missing, encoded, strict=True):
                 _save(_returned_file(key), vector)
                 self._keep(key, vector)

@@ -11,7 +11,7 @@ from corpus.models import Question, Split
 from rankers import semantic
 from rankers.backends import get_backend
 from rankers.base import Ranking, RankQuery
-from rankers.embedding import INTRA_OP_THREADS
+from rankers.embedding import INTRA_OP_THREADS, SINGLE_THREADS
 from rankers.engine import EngineUnavailable
 from rankers.reranking import RerankingBackend
 from rankers.semantic import forget_vectors
@@ -123,12 +123,14 @@ def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(request, engine, d
         assert set(reranked.ids) <= set(top50.ids)
         assert backend.rerank(query, Ranking(answers=top50.answers), 10).answers == reranked.answers
         moved += reranked.ids != top50.ids[:10]
-        # Cold (issue 35 §4): the question on the one-thread session, the answers' vectors from the
-        # index-ordered store, rank exactly as the path before (two threads, the per-text files).
-        forget_vectors()
-        assert backend.rerank(query, Ranking(answers=top50.answers), 10).answers == reranked.answers
+        # Cold (issue 35 §4): the question on one thread (as ranker_server encodes), the answers' vectors
+        # from the index-ordered store, rank exactly as the path before (two threads, the per-text files).
+        with monkeypatch.context() as now:
+            now.setattr(semantic, "_encode_threads", SINGLE_THREADS)
+            forget_vectors()
+            assert backend.rerank(query, Ranking(answers=top50.answers), 10).answers == reranked.answers
         with monkeypatch.context() as before:
-            before.setattr(semantic, "SINGLE_THREADS", INTRA_OP_THREADS)
+            before.setattr(semantic, "_encode_threads", INTRA_OP_THREADS)
             before.setattr(semantic, "open_store", lambda *args: None)
             forget_vectors()
             assert backend.rerank(query, Ranking(answers=top50.answers), 10).answers == reranked.answers
