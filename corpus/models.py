@@ -60,6 +60,10 @@ class Collection(models.Model):
         help_text="Ratings the rating queue asks for per question (new answers × raters per answer).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Change markers: one higher at every write of the collection's answers (questions), so the rating
+    # queue tells its candidate table is out of date from this row alone, not by scanning every answer.
+    answers_version = models.PositiveBigIntegerField(default=0, db_default=0)
+    questions_version = models.PositiveBigIntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["name"]

@@ -27,12 +27,10 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 
-from corpus.models import Answer, Collection, Question, Split
-from evaluation.models import EvaluationRun, QuestionResult
-from rankers.selectors import default_ranker
+from corpus.models import Collection, Question, Split
 from raters.next_task.budget import budgeted, is_overlap_question
 from raters.next_task.judge_reads import judge_disputed_pairs, judge_uncertain_pairs
-from raters.next_task.pool import MAX_TOP_K, candidate_table, top_k
+from raters.next_task.pool import top_k
 from raters.next_task.reasons import (
     REASON_ALL_RATED,
     REASON_NOT_NEEDED,
@@ -55,7 +53,18 @@ from raters.next_task.task import (
     Task,
     shuffled,
 )
+from raters.next_task.table import latest_run, served
 from ratings.models import Label, Rating, Skip
+
+__all__ = [
+    "Overview",
+    "latest_run",
+    "next_task",
+    "queue_pairs",
+    "queue_pairs_with_reasons",
+    "rater_overview",
+    "task_for_question",
+]
 
 
 @dataclass
@@ -108,26 +117,29 @@ class _State:
         return self.target(question_id) > self.collection.target_raters
 
 
-def latest_run(*, collection: Collection):
-    """The latest successful evaluation of the collection's default ranker, or None."""
-    ranker = default_ranker(collection=collection)
-    if ranker is None:
-        return None
-    return (
-        EvaluationRun.objects.succeeded()
-        .filter(collection=collection, ranker=ranker)
-        .order_by("-finished_at", "-created_at", "-id")
-        .first()
-    )
+# Per process: collection id -> ((collection, its questions' change marker), {id: (external id, split)}).
+_QUESTIONS: dict[int, tuple[tuple, dict[int, tuple[str, str]]]] = {}
+
+
+def _questions(collection: Collection, version: int) -> dict[int, tuple[str, str]]:
+    """{question id: (external id, split)}, read again only when the questions' change marker moved."""
+    key = (collection.pk, collection.slug, collection.created_at, version)
+    cached = _QUESTIONS.get(collection.pk)
+    if cached is None or cached[0] != key:
+        questions = {
+            q: (external_id, split)
+            for q, external_id, split in Question.objects.filter(collection=collection).values_list(
+                "id", "external_id", "split"
+            )
+        }
+        cached = (key, questions)
+        _QUESTIONS[collection.pk] = cached
+    return cached[1]
 
 
 def _load(collection: Collection, rater: User) -> _State:
-    questions = {
-        q: (external_id, split)
-        for q, external_id, split in Question.objects.filter(collection=collection).values_list(
-            "id", "external_id", "split"
-        )
-    }
+    table = served(collection=collection)
+    questions = _questions(collection, table.questions_version)
     labels: dict[int, dict[int, tuple[int, int]]] = defaultdict(dict)
     for q, a, count, spread in Label.objects.filter(question__collection=collection).values_list(
         "question_id", "answer_id", "rater_count", "disagreement"
@@ -149,22 +161,18 @@ def _load(collection: Collection, rater: User) -> _State:
         rater_id=rater.pk,
         k=k,
         questions=questions,
-        candidates=candidate_table(collection=collection),
+        candidates=table.table,
         labels=labels,
         mine=mine,
         skipped=skipped,
     )
     state.judge_disputed = judge_disputed_pairs(collection=collection)
     state.judge_uncertain = judge_uncertain_pairs(collection=collection)
-    run = latest_run(collection=collection)
-    if run is not None:
-        ids_by_external = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
-        run_k = max(1, min(run.ndcg_k, MAX_TOP_K))
-        for q, ranked, ndcg in QuestionResult.objects.filter(run=run).values_list(
-            "question_id", "ranked_answer_ids", "ndcg"
-        ):
-            top = [ids_by_external[a] for a in (ranked or [])[:run_k] if a in ids_by_external]
-            state.run[q] = _RunResult(top=top, ndcg=ndcg)
+    # The latest evaluation's top k, as answer ids: resolved by the table's job, not here (that needed a map
+    # of every answer's external id on every call).
+    state.run = {
+        q: _RunResult(top=top, ndcg=ndcg) for q, (top, ndcg) in table.run_top.items() if q in questions
+    }
     return state
 
 
