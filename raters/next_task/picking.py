@@ -273,6 +273,78 @@ def _ranked(
     return ranked
 
 
+# Per process: collection id -> (its queue settings, {question id: (inputs, priority, sort key without the
+# rater's spread, reason, answers to show)}), the assessment of a question as any rater who never rated
+# nor skipped it sees it, kept while its inputs (labels, pool, evaluation result, judges' pairs) stay equal.
+_UNTOUCHED: dict[int, tuple[tuple, dict[int, tuple]]] = {}
+
+
+def _untouched_assessments(state: _State) -> dict[int, tuple]:
+    c = state.collection
+    key = (c.pk, c.slug, c.created_at, c.rating_budget, c.target_raters, c.overlap_target_raters,
+           c.overlap_fraction, state.k)  # fmt: skip
+    cached = _UNTOUCHED.get(c.pk)
+    if cached is None or cached[0] != key:
+        cached = (key, {})
+        _UNTOUCHED[c.pk] = cached
+    return cached[1]
+
+
+def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, str, list[int]] | None:
+    """``_ranked(state, exclude, split)[0]`` without assessing every question again on every call.
+
+    A question the rater never rated nor skipped is assessed as it is for any such rater, except the
+    rater's own spread key, the last part of every sort key: that assessment is kept per process while the
+    question's inputs are equal (``_untouched_assessments``). The rater's own questions are assessed
+    afresh. The pick is the least (priority, sort key): the least (priority, key without the spread) first,
+    then the spread computed only among the questions tied there."""
+    excluded = set(exclude)
+    touched = {q for q, _ in state.mine}
+    free = _State(**{**state.__dict__, "mine": set()})
+    cache = _untouched_assessments(state)
+    best: tuple | None = None
+    group: list[tuple[int, str, list[int], bytes | None]] = []
+    for question_id, (_, question_split) in state.questions.items():
+        if question_id in state.skipped or question_id in excluded:
+            continue
+        if split and question_split != split:
+            continue
+        spread: bytes | None = None
+        if question_id in touched:
+            priority, key, reason, to_show = _assess(state, question_id)
+            if priority is None or not to_show:
+                continue
+            prefix, spread = key[:-1], key[-1]
+        else:
+            run = state.run.get(question_id)
+            inputs = (
+                state.labels.get(question_id),
+                state.candidates.get(question_id),
+                (run.top, run.ndcg) if run else None,
+                state.judge_disputed.get(question_id),
+                state.judge_uncertain.get(question_id),
+            )
+            hit = cache.get(question_id)
+            if hit is None or hit[0] != inputs:
+                priority, key, reason, to_show = _assess(free, question_id)
+                hit = (inputs, priority, key[:-1], reason, to_show)
+                cache[question_id] = hit
+            _, priority, prefix, reason, to_show = hit
+            if priority is None or not to_show:
+                continue
+        rank = (priority, prefix)
+        if best is None or rank < best:
+            best, group = rank, [(question_id, reason, to_show, spread)]
+        elif rank == best:
+            group.append((question_id, reason, to_show, spread))
+    if best is None:
+        return None
+    question_id, reason, to_show, _ = min(
+        group, key=lambda item: item[3] if item[3] is not None else _spread_key(state.rater_id, item[0])
+    )
+    return best[0], question_id, reason, to_show
+
+
 def next_task(
     *, collection: Collection, rater: User, exclude: Iterable[int] = (), split: str = ""
 ) -> Task | None:
@@ -281,11 +353,10 @@ def next_task(
     ``exclude`` skips questions for this pick only (the rater pressed "next question"); ``split``
     ("train" or "test") keeps to one split, e.g. when a trainer needs more training labels to train.
     """
-    state = _load(collection, rater)
-    ranked = _ranked(state, exclude, split)
-    if not ranked:
+    picked = _pick(_load(collection, rater), exclude, split)
+    if picked is None:
         return None
-    priority, _, question_id, reason, to_show = ranked[0]
+    priority, question_id, reason, to_show = picked
     return Task(question_id, priority, reason, shuffled(to_show, rater_id=rater.pk, question_id=question_id))
 
 
