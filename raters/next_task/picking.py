@@ -42,6 +42,7 @@ from raters.next_task.reasons import (
     reason_low_ndcg,
     reason_unlabelled,
 )
+from raters.next_task.table import latest_run, served
 from raters.next_task.task import (
     DISPUTED_SPREAD,
     PRIORITY_DISAGREEMENT,
@@ -53,7 +54,6 @@ from raters.next_task.task import (
     Task,
     shuffled,
 )
-from raters.next_task.table import latest_run, served
 from ratings.models import Label, Rating, Skip
 
 __all__ = [

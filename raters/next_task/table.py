@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -32,7 +32,6 @@ from rankers.models import Ranker
 from rankers.selectors import default_ranker
 from raters.models import CandidateTable, TableStatus
 from raters.next_task.pool import MAX_TOP_K, pooled_rankings, rank_state, top_k
-from raters.next_task.term_overlap import term_overlap_ranking
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +113,7 @@ def table_build(*, collection: Collection, state: dict, previous: CandidateTable
     since = parts.get("questions_at")
     same_rank = parts.get("rank") == state["rank"] and previous.reachable and previous.built_at is not None
     if same_rank and since:
-        since_at = timezone.datetime.fromisoformat(since)
+        since_at = datetime.fromisoformat(since)
         table = {
             str(q): previous.table[str(q)]
             for q, _, _, updated in questions
