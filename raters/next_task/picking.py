@@ -105,6 +105,7 @@ class _State:
     judge_disputed: dict[int, list[int]] = field(default_factory=dict)
     # question -> answers among each judge's UNCERTAIN_REVIEWED least certain judgments no person rated
     judge_uncertain: dict[int, list[int]] = field(default_factory=dict)
+    table_key: tuple = ()  # the served table's key (``table.Served.key``)
 
     def target(self, question_id: int) -> int:
         external_id, _ = self.questions[question_id]
@@ -162,6 +163,7 @@ def _load(collection: Collection, rater: User) -> _State:
         k=k,
         questions=questions,
         candidates=table.table,
+        table_key=table.key,
         labels=labels,
         mine=mine,
         skipped=skipped,
@@ -273,16 +275,18 @@ def _ranked(
     return ranked
 
 
-# Per process: collection id -> (its queue settings, {question id: (inputs, priority, sort key without the
-# rater's spread, reason, answers to show)}), the assessment of a question as any rater who never rated
-# nor skipped it sees it, kept while its inputs (labels, pool, evaluation result, judges' pairs) stay equal.
+# Per process: collection id -> (its queue settings, table and judges' pairs, {question id: (its labels,
+# priority, sort key without the rater's spread, reason, answers to show)}): the assessment of a question
+# as any rater who never rated it sees it, kept while its labels and the rest stay equal.
 _UNTOUCHED: dict[int, tuple[tuple, dict[int, tuple]]] = {}
 
 
 def _untouched_assessments(state: _State) -> dict[int, tuple]:
+    """This process's kept assessments of the collection's questions, emptied when anything but the labels
+    changed: the queue's settings, the table (pools and the evaluation's top k), the judges' pairs."""
     c = state.collection
     key = (c.pk, c.slug, c.created_at, c.rating_budget, c.target_raters, c.overlap_target_raters,
-           c.overlap_fraction, state.k)  # fmt: skip
+           c.overlap_fraction, state.k, state.table_key, state.judge_disputed, state.judge_uncertain)  # fmt: skip
     cached = _UNTOUCHED.get(c.pk)
     if cached is None or cached[0] != key:
         cached = (key, {})
@@ -316,14 +320,7 @@ def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, 
                 continue
             prefix, spread = key[:-1], key[-1]
         else:
-            run = state.run.get(question_id)
-            inputs = (
-                state.labels.get(question_id),
-                state.candidates.get(question_id),
-                (run.top, run.ndcg) if run else None,
-                state.judge_disputed.get(question_id),
-                state.judge_uncertain.get(question_id),
-            )
+            inputs = state.labels.get(question_id)  # the rest is the same for every kept assessment
             hit = cache.get(question_id)
             if hit is None or hit[0] != inputs:
                 priority, key, reason, to_show = _assess(free, question_id)

@@ -202,6 +202,7 @@ class Served:
     questions_version: int
     note: str = ""
     state: dict = field(default_factory=dict)
+    key: tuple = ()  # the table's (row, version, built at): equal keys, equal table and run tops
 
 
 # Per process: collection id -> ((row id, version, built at), table, run tops), read again when it changes.
@@ -259,6 +260,7 @@ def served(*, collection: Collection) -> Served:
         questions_version=state["questions"],
         note=_note(freshness, row.source),
         state=state,
+        key=key,
     )
 
 
