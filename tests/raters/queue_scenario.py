@@ -24,7 +24,7 @@ from ratings.services import rating_record
 from trainer.services import collection_import, demo_collection_load
 
 OUTSIDE_ADI = Path(__file__).resolve().parent.parent / "data" / "outside" / "adi"
-TURNS = 45
+TURNS = 36
 WORKER = "queue-scenario"
 
 
@@ -37,8 +37,15 @@ def _read_tsv(path: Path) -> list[list[str]]:
 
 
 def demo() -> Collection:
+    """The Cranfield demo (1,400 answers, its judgments as ratings), 40 of its questions kept (a hash
+    picks them) so the session stays a few seconds."""
     collection = demo_collection_load(slug="queue-demo")
     assert collection is not None
+    ids = sorted(
+        Question.objects.filter(collection=collection).values_list("external_id", flat=True),
+        key=lambda e: _hash("keep", e),
+    )
+    Question.objects.filter(collection=collection, external_id__in=ids[40:]).delete()
     return collection
 
 
