@@ -238,7 +238,7 @@ def main() -> None:
         profile.enable()
         session(collection, raters[:1], 20)
         profile.disable()
-        pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
+        pstats.Stats(profile).sort_stats("tottime").print_stats(30)
         return
     figures("one rater", session(collection, raters[:1], args.calls))
     figures(f"{args.raters} raters taking turns", session(collection, raters, args.calls))

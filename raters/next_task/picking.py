@@ -138,6 +138,10 @@ def _questions(collection: Collection, version: int) -> dict[int, tuple[str, str
     return cached[1]
 
 
+# Per process: collection id -> ((table key, questions), {question id: _RunResult}) of the served table.
+_RUNS: dict[int, tuple[tuple, dict[int, _RunResult]]] = {}
+
+
 def _load(collection: Collection, rater: User) -> _State:
     table = served(collection=collection)
     questions = _questions(collection, table.questions_version)
@@ -172,9 +176,13 @@ def _load(collection: Collection, rater: User) -> _State:
     state.judge_uncertain = judge_uncertain_pairs(collection=collection)
     # The latest evaluation's top k, as answer ids: resolved by the table's job, not here (that needed a map
     # of every answer's external id on every call).
-    state.run = {
-        q: _RunResult(top=top, ndcg=ndcg) for q, (top, ndcg) in table.run_top.items() if q in questions
-    }
+    cached = _RUNS.get(collection.pk)
+    if cached is None or cached[0] != (table.key, table.questions_version):
+        runs = {
+            q: _RunResult(top=top, ndcg=ndcg) for q, (top, ndcg) in table.run_top.items() if q in questions
+        }
+        cached = _RUNS[collection.pk] = ((table.key, table.questions_version), runs)
+    state.run = cached[1]
     return state
 
 
@@ -281,6 +289,11 @@ def _ranked(
 _UNTOUCHED: dict[int, tuple[tuple, dict[int, tuple]]] = {}
 
 
+# Per process: rater id -> {question id: ``_spread_key``}, a pure function kept (at most this many a rater).
+_SPREADS: dict[int, dict[int, bytes]] = {}
+_SPREADS_KEPT = 200_000
+
+
 def _untouched_assessments(state: _State) -> dict[int, tuple]:
     """This process's kept assessments of the collection's questions, emptied when anything but the labels
     changed: the queue's settings, the table (pools and the evaluation's top k), the judges' pairs."""
@@ -336,9 +349,19 @@ def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, 
             group.append((question_id, reason, to_show, spread))
     if best is None:
         return None
-    question_id, reason, to_show, _ = min(
-        group, key=lambda item: item[3] if item[3] is not None else _spread_key(state.rater_id, item[0])
-    )
+    spreads = _SPREADS.setdefault(state.rater_id, {})
+    if len(spreads) > _SPREADS_KEPT:
+        spreads.clear()
+
+    def spread_of(item: tuple[int, str, list[int], bytes | None]) -> bytes:
+        if item[3] is not None:
+            return item[3]
+        spread = spreads.get(item[0])
+        if spread is None:
+            spread = spreads[item[0]] = _spread_key(state.rater_id, item[0])
+        return spread
+
+    question_id, reason, to_show, _ = min(group, key=spread_of)
     return best[0], question_id, reason, to_show
 
 

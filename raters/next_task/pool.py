@@ -14,13 +14,12 @@ job and kept in the database (:mod:`.table`, :mod:`.refresh`).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 
 from corpus.models import Answer, Collection
 from rankers.backends import RankerError, RankerUnavailable, RankQuery, get_backend
 from rankers.builtin import method_of
-from rankers.models import EmbeddingBuild, Ranker, RankerKind, RankerVersion
+from rankers.models import Ranker, RankerKind, RankerVersion
 from rankers.reranking import reranks
 from rankers.selectors import default_ranker, ranking_version
 from raters.next_task.term_overlap import term_overlap_ranking
@@ -165,33 +164,3 @@ def pooled_rankings(
         ]
         table.update(term_overlap_ranking(questions=missing, answers=answers, k=k))
     return table, reachable, source
-
-
-def rank_state(*, collection: Collection, ranker: Ranker | None, ndcg_k: int, answers_version: int) -> str:
-    """What decides every question's pool, as a digest: the collection's k and answers (its change
-    marker, not a scan of them), the default ranker, its latest and its pooled versions, the latest
-    embeddings build (a version using embeddings ranks as BM25 until they are built). A few indexed
-    single-row reads: the same cost at any number of answers."""
-    versions = pooled_versions(ranker=ranker) if ranker is not None else []
-    latest = (
-        RankerVersion.objects.filter(ranker=ranker)
-        .order_by("-created_at", "-id")
-        .values_list("id", flat=True)
-        .first()
-        if ranker
-        else None
-    )
-    embeddings = (
-        EmbeddingBuild.objects.succeeded()
-        .filter(collection=collection)
-        .order_by("-id")
-        .values_list("id", flat=True)
-        .first()
-    )
-    pooled = ",".join(str(v.pk) if v else "-" for v in versions)
-    state = (
-        f"{collection.pk}:{ndcg_k}:{answers_version}:"
-        f"{ranker.pk if ranker else '-'}:{ranker.kind if ranker else '-'}:{ranker.config if ranker else '-'}:"
-        f"{latest}:{pooled}:{embeddings}"
-    )
-    return hashlib.sha256(state.encode()).hexdigest()

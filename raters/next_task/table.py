@@ -16,22 +16,23 @@ finished.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import Count, F, IntegerField, Subquery, Value
 from django.utils import timezone
 
 from corpus.models import Answer, Collection, Question
 from evaluation.models import EvaluationRun, QuestionResult
 from jobs import enqueue_after_commit
-from rankers.models import Ranker
+from rankers.models import EmbeddingBuild, Ranker, RankerVersion
 from rankers.selectors import default_ranker
 from raters.models import CandidateTable, TableStatus
-from raters.next_task.pool import MAX_TOP_K, pooled_rankings, rank_state, top_k
+from raters.next_task.pool import MAX_TOP_K, pooled_rankings, top_k
 
 logger = logging.getLogger(__name__)
 
@@ -57,21 +58,50 @@ def latest_run(*, collection: Collection, ranker: Ranker | None | bool = True):
 
 
 def table_state(*, collection: Collection) -> dict:
-    """The collection's state a table is built for: {"rank": what decides the pools (``pool.rank_state``),
-    "questions": the questions' change marker, "run": the latest evaluation's id}."""
-    ndcg_k, answers_version, questions_version = (
+    """The collection's state a table is built for: {"rank": what decides the pools, as a digest,
+    "questions": the questions' change marker, "run": the latest evaluation's id}.
+
+    What decides the pools: the collection's k and answers (their change marker, not a scan of them), the
+    default ranker (kind, config, champion), its versions (the latest and how many: the pooled ones follow
+    from them), the latest embeddings build (a version using embeddings ranks as BM25 until they are built).
+    Two queries, the same cost at any number of answers."""
+    ranker = default_ranker(collection=collection)
+    none = Value(None, output_field=IntegerField())
+    versions = RankerVersion.objects.filter(ranker=ranker)
+    ndcg_k, answers_version, questions_version, latest, count, embeddings, run = (
         Collection.objects.filter(pk=collection.pk)
-        .values_list("ndcg_k", "answers_version", "questions_version")
+        .annotate(
+            latest=Subquery(versions.order_by("-created_at", "-id").values("id")[:1]) if ranker else none,
+            count=Subquery(versions.values("ranker").annotate(n=Count("id")).values("n")[:1])
+            if ranker
+            else none,
+            embeddings=Subquery(
+                EmbeddingBuild.objects.succeeded()
+                .filter(collection=collection)
+                .order_by("-id")
+                .values("id")[:1]
+            ),
+            run=Subquery(
+                EvaluationRun.objects.succeeded()
+                .filter(collection=collection, ranker=ranker)
+                .order_by("-finished_at", "-created_at", "-id")
+                .values("id")[:1]
+            )
+            if ranker
+            else none,
+        )
+        .values_list("ndcg_k", "answers_version", "questions_version", "latest", "count", "embeddings", "run")
         .get()
     )
-    ranker = default_ranker(collection=collection)
-    run = latest_run(collection=collection, ranker=ranker)
+    described = (
+        f"{collection.pk}:{ndcg_k}:{answers_version}:"
+        f"{ranker.pk if ranker else '-'}:{ranker.kind if ranker else '-'}:{ranker.config if ranker else '-'}:"
+        f"{ranker.champion_id if ranker else '-'}:{latest}:{count}:{embeddings}"
+    )
     return {
-        "rank": rank_state(
-            collection=collection, ranker=ranker, ndcg_k=ndcg_k, answers_version=answers_version
-        ),
+        "rank": hashlib.sha256(described.encode()).hexdigest(),
         "questions": questions_version,
-        "run": run.pk if run is not None else None,
+        "run": run,
     }
 
 
