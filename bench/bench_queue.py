@@ -195,16 +195,20 @@ def figures(label: str, times: list[float]) -> None:
     )
 
 
-def session(collection: Collection, raters: list[User], calls: int) -> list[float]:
-    questions = {q.pk: q for q in Question.objects.filter(collection=collection)}
+def session(collection: Collection, raters: list[User], calls: int) -> tuple[list[float], list[float]]:
+    """Wall times and this process's CPU times of ``calls`` calls of next_task (the CPU time leaves out the
+    other sessions' load on the shared machine, and PostgreSQL's own work; with SQLite it has the queries)."""
+    questions = {q.pk: q for q in Question.objects.filter(collection=collection).only("id", "split")}
     times: list[float] = []
+    cpu: list[float] = []
     last: dict[int, int] = {}
     while len(times) < calls:
         for rater in raters:
             exclude = [last[rater.pk]] if rater.pk in last else []
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             task = next_task(collection=collection, rater=rater, exclude=exclude)
             times.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - started_cpu)
             if task is None:
                 continue
             answers = {a.pk: a for a in Answer.objects.filter(pk__in=task.answer_ids)}
@@ -215,14 +219,18 @@ def session(collection: Collection, raters: list[User], calls: int) -> list[floa
             last[rater.pk] = task.question_id
             if len(times) >= calls:
                 break
-    return times
+    return times, cpu
 
 
 def main() -> None:
     args = parse_args()
     call_command("migrate", verbosity=0)
     settings.QUEUE_INLINE_MAX_ANSWERS = 0
-    print(f"database: {connection.vendor}; Q = {args.questions:,}, N = {args.answers:,}", flush=True)
+    print(
+        f"database: {connection.vendor}; Q = {args.questions:,}, N = {args.answers:,}; load average "
+        f"{os.getloadavg()[0]:.1f} (2 cores)",
+        flush=True,
+    )
     collection = build(args)
     User.objects.filter(username__startswith="bench-queue-").delete()
     raters = [User.objects.create_user(f"bench-queue-{i}") for i in range(args.raters)]
@@ -240,8 +248,11 @@ def main() -> None:
         profile.disable()
         pstats.Stats(profile).sort_stats("tottime").print_stats(30)
         return
-    figures("one rater", session(collection, raters[:1], args.calls))
-    figures(f"{args.raters} raters taking turns", session(collection, raters, args.calls))
+    for label, group in (("one rater", raters[:1]), (f"{args.raters} raters taking turns", raters)):
+        wall, cpu = session(collection, group, args.calls)
+        figures(f"{label}, wall", wall)
+        figures(f"{label}, CPU of this process", cpu)
+    print(f"load average after: {os.getloadavg()[0]:.1f} (2 cores)")
     collection_changed(collection_id=collection.pk, answers=True)
     started = time.perf_counter()
     next_task(collection=collection, rater=raters[1])
