@@ -105,7 +105,7 @@ class _State:
     judge_disputed: dict[int, list[int]] = field(default_factory=dict)
     # question -> answers among each judge's UNCERTAIN_REVIEWED least certain judgments no person rated
     judge_uncertain: dict[int, list[int]] = field(default_factory=dict)
-    table_key: tuple = ()  # the served table's key (``table.Served.key``)
+    table_key: tuple = ()  # the served table's key (``table.Served.key``) and the questions' marker
 
     def target(self, question_id: int) -> int:
         external_id, _ = self.questions[question_id]
@@ -167,7 +167,7 @@ def _load(collection: Collection, rater: User) -> _State:
         k=k,
         questions=questions,
         candidates=table.table,
-        table_key=table.key,
+        table_key=(table.key, table.questions_version),
         labels=labels,
         mine=mine,
         skipped=skipped,

@@ -189,9 +189,11 @@ def refresh_request(*, row: CandidateTable, state: dict) -> bool:
     """Ask for the table of ``state``: the job is queued when none is queued or running (one
     conditional UPDATE, so of many requests seeing the change one queues it); a running job sees the
     new ``wanted`` state when it finishes and builds again. True when this call queued the job."""
-    queued = CandidateTable.objects.filter(
-        pk=row.pk, status__in=[TableStatus.READY, TableStatus.FAILED]
-    ).update(
+    # A refresh that failed for this very state is not queued again by every request (the next change
+    # queues it; the previous table serves meanwhile); one that failed for an older state is.
+    idle = [TableStatus.READY] if row.status == TableStatus.FAILED and row.wanted == state else [
+        TableStatus.READY, TableStatus.FAILED]  # fmt: skip
+    queued = CandidateTable.objects.filter(pk=row.pk, status__in=idle).update(
         status=TableStatus.QUEUED, wanted=state, asked=F("asked") + 1, created_at=timezone.now(), error=""
     )
     if not queued:
