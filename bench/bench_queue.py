@@ -47,6 +47,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from config.warmup import web_worker_warm_up  # noqa: E402
 from corpus.models import Answer, Collection, Question, Split  # noqa: E402
 from corpus.services import collection_changed, collection_create  # noqa: E402
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus  # noqa: E402
@@ -238,6 +239,9 @@ def main() -> None:
     started = time.perf_counter()
     next_task(collection=collection, rater=raters[0])
     print(f"first call of the process (reads the table): {(time.perf_counter() - started) * 1000:.0f} ms")
+    # As a web worker before its first request (gunicorn's post_worker_init): what lives as long as the
+    # process is moved out of the garbage collector's full collections.
+    web_worker_warm_up()
     if args.profile:
         import cProfile
         import pstats
