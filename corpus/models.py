@@ -86,6 +86,17 @@ class Collection(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def save(self, *args, **kwargs) -> None:
+        """A save of a collection read before an import leaves the change markers alone: only
+        ``corpus.services.collection_changed`` moves them on, by an UPDATE of their own."""
+        if not self._state.adding and not args and kwargs.get("update_fields") is None:
+            kwargs["update_fields"] = [
+                f.name
+                for f in self._meta.concrete_fields
+                if not f.primary_key and f.name not in ("answers_version", "questions_version")
+            ]
+        super().save(*args, **kwargs)
+
 
 class Role(models.TextChoices):
     RATER = "rater", "Rater"

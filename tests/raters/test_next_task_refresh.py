@@ -122,3 +122,15 @@ def test_candidate_table_without_ranker_says_term_overlap(corpus):
 
     assert (table.freshness, table.source) == ("fresh", "term overlap")
     assert "term overlap" in table.note
+
+
+def test_collection_save_read_before_an_import_leaves_the_markers_alone(corpus):
+    stale = Collection.objects.get(pk=corpus.collection.pk)
+    answers_upsert(collection=corpus.collection, records=[AnswerRecord("new-1", "t", "b")])
+    moved = _markers(corpus.collection)
+
+    stale.name = "Renamed"
+    stale.save()
+
+    assert _markers(corpus.collection) == moved
+    assert Collection.objects.get(pk=corpus.collection.pk).name == "Renamed"

@@ -31,4 +31,6 @@ def test_worker_builds_the_candidate_table_a_request_queued(celery_worker_proces
     assert (row.status, row.attempts, row.source) == ("ready", 1, "term overlap"), celery_worker_process.log()
     table = served(collection=collection)
     assert table.freshness == "fresh"
-    assert set(table.table) == set(Question.objects.filter(collection=collection).values_list("pk", flat=True))
+    assert set(table.table) == set(
+        Question.objects.filter(collection=collection).values_list("pk", flat=True)
+    )
