@@ -114,6 +114,7 @@ GROUPS = {
         "tests/evaluation/test_end_to_end.py",
         "tests/evaluation/test_tasks.py",
         "tests/judges/test_tasks_judging.py",
+        "tests/raters/test_tasks_candidates.py",
         "tests/trainer/test_command_train_ranker.py",
         "tests/trainer/test_tasks_training.py",
         "tests/trainer/test_worker.py",
