@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from evaluation.online import sequential_p_values
+from evaluation.online import KEEP_GOING, Tally, online_verdict, sequential_p_values
 
 ALPHA = 0.05
 Z = 1.959963984540054
@@ -86,17 +86,51 @@ def scenario(args, *, effect: float, mixture: float, heterogeneous: bool = False
     }
 
 
+def calibration(args, *, effect: float, checkpoint: int, horizon: int, seed: int = 7) -> dict:
+    """How often "keep going: about N more queries" is right: of the tests still going at
+    ``checkpoint`` queries, the share significant (in the true direction) by checkpoint + N."""
+    rng = np.random.default_rng(seed)
+    x = _streams(rng, args.calibration_tests, horizon, effect, False)
+    p = sequential_p_values(x)
+    running = np.cumsum(x, axis=1, dtype=np.int64)
+    estimates, right = [], 0
+    for row in range(x.shape[0]):
+        head = x[row, :checkpoint]
+        counts = Tally(
+            impressions=checkpoint,
+            queries_with_clicks=checkpoint,
+            wins=int((head == 1).sum()),
+            losses=int((head == -1).sum()),
+            ties=int((head == 0).sum()),
+        )
+        verdict = online_verdict(counts, p_floor=float(p[row, checkpoint - 1]))
+        if verdict.verdict != KEEP_GOING or verdict.more_queries is None:
+            continue
+        estimates.append(verdict.more_queries)
+        by = min(checkpoint + verdict.more_queries, horizon) - 1
+        crossed = np.flatnonzero(p[row, : by + 1] <= ALPHA)
+        right += bool(crossed.size) and running[row, crossed[0]] > 0
+    return {
+        "going": len(estimates),
+        "median": int(np.median(estimates)),
+        "right": right / max(len(estimates), 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=2000, help="simulated tests per scenario")
     parser.add_argument("--queries", type=int, default=5000, help="queries (that took part) per test")
     parser.add_argument("--every", type=int, default=10, help="look at the page after this many queries")
-    parser.add_argument("--mixtures", type=float, nargs="+", default=[10.0, 100.0, 1000.0])
+    parser.add_argument("--mixtures", type=float, nargs="+", default=[10.0, 30.0, 100.0, 300.0, 1000.0])
+    parser.add_argument("--calibration-tests", type=int, default=400, help="tests for the N-more estimate")
     args = parser.parse_args()
     se = math.sqrt(ALPHA * (1 - ALPHA) / args.tests)
     print(f"{args.tests:,} tests x {args.queries:,} queries, looked at every {args.every}; α = {ALPHA}")
     print(f"(binomial standard error of a 5% rate over {args.tests:,} tests: {se:.2%})\n")
-    print("mixture a | scenario | significant, looks | any query | z-test at end | z-test peeked | median queries")
+    print(
+        "mixture a | scenario | significant, looks | any query | z-test at end | z-test peeked | median queries"
+    )
     for mixture in args.mixtures:
         for name, effect, hetero in [
             ("A/A", 0.0, False),
@@ -106,13 +140,21 @@ def main() -> None:
             ("Δ = 0.05", 0.05, False),
         ]:
             started = time.perf_counter()
-            r = scenario(args, effect=effect, mixture=mixture, heterogeneous=hetero, seed=int(effect * 1000) + hetero)
+            r = scenario(
+                args, effect=effect, mixture=mixture, heterogeneous=hetero, seed=int(effect * 1000) + hetero
+            )
             print(
                 f"{mixture:g} | {name} | {r['looks']:.2%} | {r['every']:.2%} | {r['z_end']:.2%} | "
                 f"{r['z_peek']:.2%} | {r['median'] if r['median'] is not None else '–'} "
                 f"({time.perf_counter() - started:.1f} s)",
                 flush=True,
             )
+
+    print('\n"keep going: about N more queries" (the app\'s mixture), tests still going at the checkpoint:')
+    print("true Δ | checkpoint | still going | median N | significant by checkpoint + N")
+    for effect, checkpoint in [(0.02, 500), (0.02, 1500), (0.05, 200)]:
+        r = calibration(args, effect=effect, checkpoint=checkpoint, horizon=40_000)
+        print(f"{effect} | {checkpoint:,} | {r['going']} | {r['median']:,} | {r['right']:.0%}", flush=True)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,11 @@ Django.
 * :mod:`.stars` – COEC and attractiveness mapped to 0–3 stars, with the thresholds.
 """
 
+from .click_model import PositionBasedModel, fit_position_based_model
+from .coec import NO_RANK, Coec, coec, expected_ctr
 from .credit import Credit, Tally, credit_clicks, tally
 from .interleaving import CHALLENGER, CHAMPION, NO_TEAM, Interleaving, coin_flips, team_draft_interleave
+from .stars import ATTRACTIVENESS_THRESHOLDS, COEC_THRESHOLDS, NO_STARS, to_stars
 from .verdict import (
     ALPHA,
     BETTER,
@@ -30,6 +33,16 @@ from .verdict import (
 
 __all__ = [
     "ALPHA",
+    "ATTRACTIVENESS_THRESHOLDS",
+    "COEC_THRESHOLDS",
+    "NO_RANK",
+    "NO_STARS",
+    "Coec",
+    "PositionBasedModel",
+    "coec",
+    "expected_ctr",
+    "fit_position_based_model",
+    "to_stars",
     "BETTER",
     "CHALLENGER",
     "CHAMPION",

@@ -84,9 +84,14 @@ def fit_position_based_model(
         examined = k + not_clicked * t * (1.0 - g) / denominator
         attracted = k + not_clicked * (1.0 - t) * g / denominator
         new_theta = np.divide(
-            np.bincount(slot, weights=examined, minlength=ranks.size), shown_at_rank, out=theta.copy(), where=shown_at_rank > 0
+            np.bincount(slot, weights=examined, minlength=ranks.size),
+            shown_at_rank,
+            out=theta.copy(),
+            where=shown_at_rank > 0,
         )
-        new_gamma = np.divide(np.bincount(j, weights=attracted, minlength=n_pairs), shown, out=gamma.copy(), where=shown > 0)
+        new_gamma = np.divide(
+            np.bincount(j, weights=attracted, minlength=n_pairs), shown, out=gamma.copy(), where=shown > 0
+        )
         change = max(np.abs(new_theta - theta).max(initial=0.0), np.abs(new_gamma - gamma).max(initial=0.0))
         theta, gamma = new_theta, new_gamma
         iterations += 1

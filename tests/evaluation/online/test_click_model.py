@@ -19,7 +19,12 @@ def test_fit_position_based_model_by_hand_on_a_saturated_example():
     # Pair 0 clicked 50/100 at rank 1 and 25/100 at rank 2; pair 1 10/100 at rank 2. With θ_1 = 1 the
     # products fit exactly: γ_0 = 0.5, θ_2 = 0.25 / 0.5 = 0.5, γ_1 = 0.1 / 0.5 = 0.2.
     model = fit_position_based_model(
-        rank=[1, 2, 2], pair=[0, 0, 1], clicks=[50, 25, 10], impressions=[100, 100, 100], tolerance=1e-12, max_iterations=20_000
+        rank=[1, 2, 2],
+        pair=[0, 0, 1],
+        clicks=[50, 25, 10],
+        impressions=[100, 100, 100],
+        tolerance=1e-12,
+        max_iterations=20_000,
     )
 
     assert model.ranks.tolist() == [1, 2]

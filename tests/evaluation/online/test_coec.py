@@ -12,7 +12,12 @@ from evaluation.online.coec import NO_RANK, coec
 
 def _events(rows):
     action, ordinal, query, obj = zip(*rows, strict=True)
-    return {"action": list(action), "ordinal": list(ordinal), "user_query": list(query), "object_id": list(obj)}
+    return {
+        "action": list(action),
+        "ordinal": list(ordinal),
+        "user_query": list(query),
+        "object_id": list(obj),
+    }
 
 
 # Two searches for "laptop" and one for "phone", ordinals from 0 as in SRW's sample data; max_rank = 3.
@@ -105,7 +110,9 @@ def test_coec_date_range_includes_both_whole_days_in_utc():
     )
     events = _events(rows)
 
-    result = coec(**events, max_rank=1, timestamp=stamps, start_date=dt.date(2026, 11, 2), end_date=dt.date(2026, 11, 5))
+    result = coec(
+        **events, max_rank=1, timestamp=stamps, start_date=dt.date(2026, 11, 2), end_date=dt.date(2026, 11, 5)
+    )
 
     # Kept: indices 2-5 = impression, click, impression, click.
     assert (result.clicks.tolist(), result.impressions.tolist()) == ([2], [2])
@@ -114,7 +121,12 @@ def test_coec_date_range_includes_both_whole_days_in_utc():
 
 
 def test_coec_skips_events_without_a_user_query_but_counts_them_in_the_rank_ctr():
-    rows = [("impression", 0, None, "a"), ("click", 0, None, "a"), ("impression", 0, "q", "b"), ("impression", 0, "q", "b")]
+    rows = [
+        ("impression", 0, None, "a"),
+        ("click", 0, None, "a"),
+        ("impression", 0, "q", "b"),
+        ("impression", 0, "q", "b"),
+    ]
 
     result = coec(**_events(rows), max_rank=1)
 

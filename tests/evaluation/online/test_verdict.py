@@ -104,7 +104,9 @@ def test_online_verdict_is_within_noise_when_the_budget_is_spent_or_the_interval
 
 def test_online_verdict_before_any_click_and_with_a_floor_from_an_earlier_look():
     nothing = online_verdict(Tally(impressions=30, queries_with_clicks=0, wins=0, losses=0, ties=0))
-    floored = online_verdict(Tally(impressions=40, queries_with_clicks=20, wins=10, losses=10, ties=0), p_floor=0.01)
+    floored = online_verdict(
+        Tally(impressions=40, queries_with_clicks=20, wins=10, losses=10, ties=0), p_floor=0.01
+    )
 
     assert math.isnan(nothing.delta) and nothing.verdict == KEEP_GOING and nothing.more_queries is None
     assert floored.p_value == 0.01 and floored.verdict == WITHIN_NOISE  # significant once, but level now
