@@ -40,8 +40,9 @@ more precisely than the difference p − ½).
 "within noise" when the stop rule's budget of served queries is spent, or when the whole interval lies
 within ±``negligible``; otherwise "keep going" with about N more queries: the served queries until the
 test would be significant with probability ``power`` if the true Δ were θ = max(|Δ̂|, ``negligible``),
-counting only the test's state at that point (so N errs high: it ignores crossing earlier), with the
-binomial tail in its normal approximation::
+counting only the test's state at that point (so N errs high if Δ̂ is right: it ignores crossing
+earlier; early on Δ̂ is noisy, and the bench finds 78% of tests significant by then instead of 80%), with
+the binomial tail in its normal approximation::
 
     P( W + Binomial(k, ½ + θ / d̂) ≥ w*(W + L + k) ) ≥ power,   w*(m) = min{x : Λ(x, m − x) ≥ 1/α}
     N = k / (d̂ · c),   c = n / impressions  (the share of served queries that took part)
