@@ -3,7 +3,7 @@
 Source followed: ``CoecClickModel.java`` and ``ClickthroughRate.java`` of opensearch-project/
 search-relevance (``src/main/java/org/opensearch/searchrelevance/judgments/clickmodel/coec/`` and
 ``.../model/``; the version with the date range, ``CoecClickModelParameters(maxRank, startDate, endDate,
-ubiEventsIndex)``). On the UBI events kept (``position.ordinal ≤ maxRank`` and, when given, the
+ubiEventsIndex)``, commit 1134d5668edf). On the UBI events kept (``position.ordinal ≤ maxRank`` and, when given, the
 timestamp's UTC day within [start_date, end_date]):
 
 1. Expected CTR per rank over every query: ``ctr(r) = clicks at r / impressions at r`` for the ranks
@@ -92,7 +92,8 @@ def _top_ordinals(ordinals: NDArray[np.int64], size: int) -> tuple[NDArray[np.in
 def expected_ctr(
     action: NDArray[np.str_], ordinal: NDArray[np.int64], *, max_rank: int, first_ordinal: int = 0
 ) -> NDArray[np.float64]:
-    """``ctr(r)`` for r = first_ordinal … first_ordinal + max_rank − 1 from the events kept (step 1)."""
+    """``ctr(r)`` for r = first_ordinal … first_ordinal + max_rank − 1 from the events kept (step 1);
+    ``action`` in lower case."""
     ranks = np.arange(first_ordinal, first_ordinal + max_rank)
     per_rank = []
     for name in ("click", "impression"):
