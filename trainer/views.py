@@ -17,6 +17,7 @@ from corpus.formats.common import FormatError
 from corpus.models import Collection, Membership
 from corpus.permissions import can_create_collections, page_collection
 from corpus.services import ImportFiles, collection_create, membership_set, parse_import_files
+from rankers import limits
 from trainer.forms import IMPORT_FILE_FIELDS, CollectionForm, ImportForm, MemberForm
 from trainer.services import collection_import
 
@@ -77,6 +78,7 @@ def collection_manage(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _context(collection: Collection, **forms: object) -> dict:
+    answers = collection.answers.count()
     return {
         "collection": collection,
         "settings_form": forms.get("settings_form") or CollectionForm(instance=collection),
@@ -86,8 +88,10 @@ def _context(collection: Collection, **forms: object) -> dict:
         .select_related("user")
         .order_by("user__username"),
         "rankers": collection.rankers.all(),
+        "builtin_limit": limits.BUILTIN_ANSWERS_LIMIT,
+        "engine_advised": limits.builtin_outgrown(answers=answers),
         "counts": {
-            "answers": collection.answers.count(),
+            "answers": answers,
             "questions": collection.questions.count(),
             "test_questions": collection.questions.filter(split="test").count(),
         },
