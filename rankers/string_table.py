@@ -74,7 +74,8 @@ class StringTable(Sequence[str]):
         return bytes(self.blob[self.offsets[position] : self.offsets[position + 1]]).decode()
 
     def __iter__(self) -> Iterator[str]:
-        return (self[i] for i in range(len(self)))
+        data, offsets = bytes(self.blob), self.offsets.tolist()  # one copy, not one per string
+        return (data[offsets[i] : offsets[i + 1]].decode() for i in range(len(self)))
 
     def __contains__(self, value: object) -> bool:
         return isinstance(value, str) and self.find(value) is not None
