@@ -146,3 +146,19 @@ def test_embeddings_resume_assembles_a_build_whose_last_part_died_before_countin
     build.refresh_from_db()
     assert (pending, build.status, build.parts_done) == ([(build.pk, 0)], BuildStatus.SUCCEEDED, 3)
     assert semantic.answer_vectors(index=index).shape == (5, 384)
+
+
+def test_embeddings_part_looks_its_answers_up_by_external_id_without_an_order(small):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    index = load_index(collection=small)
+    build, _ = semantic.embeddings_build_for(index=index)
+    semantic.embeddings_plan(build_id=build.pk, index=index)
+
+    with CaptureQueriesContext(connection) as queries:
+        semantic.embeddings_part(build_id=build.pk, part=0)
+
+    # an ORDER BY (the model's default: collection, id) makes SQLite walk every answer of the collection
+    answers = [q["sql"] for q in queries.captured_queries if 'FROM "corpus_answer"' in q["sql"]]
+    assert [("ORDER BY" in sql, '"external_id" IN' in sql) for sql in answers] == [(False, True)]
