@@ -24,6 +24,7 @@ private, memory after loading the index and ranking 20 questions, less before). 
   rank every test question with the index and are scored.
 
     .venv/bin/python bench/bench_scale.py [--sizes 10000 200000] [--questions 1000] [--real-model-max 10000]
+        [--old-embeddings-max 200000]
 """
 
 from __future__ import annotations
@@ -402,7 +403,7 @@ def parent(args) -> None:
                 "embeddings", env, "--embeddings-dir", str(work / "emb-new"), *(["--real"] if real else [])
             )
             note = ""
-            if not real or args.old_embeddings_with_model:
+            if (not real or args.old_embeddings_with_model) and n <= args.old_embeddings_max:
                 emb_old = run("embeddings", env, "--old", "--embeddings-dir", str(work / "emb-old"),
                               *(["--real"] if real else []))  # fmt: skip
                 note = f"old pipeline {emb_old['wall']:.2f} s ({emb_old['wall'] / emb_new['wall']:.1f}×)"
@@ -424,6 +425,8 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=1_000)
     parser.add_argument("--real-model-max", type=int, default=10_000)
     parser.add_argument("--old-embeddings-with-model", action="store_true")
+    # The old pipeline grows like N^1.75: about half an hour at 1M.
+    parser.add_argument("--old-embeddings-max", type=int, default=200_000)
     parser.add_argument("--step")
     parser.add_argument("--n", type=int, default=0)
     parser.add_argument("--old", action="store_true")
