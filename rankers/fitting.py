@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,7 @@ def model_file_write(
     return str(relative)
 
 
-def rated_file_write(*, ranker_id: int, label: str, rated: RatedQuestions, answer_ids: list[str]) -> str:
+def rated_file_write(*, ranker_id: int, label: str, rated: RatedQuestions, answer_ids: Sequence[str]) -> str:
     """Store the rated training questions a version propagates from; returns the path under MODEL_DIR.
 
     The name carries a hash of the content, as a model file's does: a process that cached one file by

@@ -10,10 +10,17 @@ deleting or editing an answer through the services (which stamp ``updated_at``) 
 ``load_index`` builds a fresh index; one aggregate query checks it, however many answers there are. The
 index on disk is written to a temporary directory and renamed into place, so a process never reads a
 half-written index and two processes building at once both end up with a complete one.
+
+Every process maps the saved index from disk rather than holding its own copy (issue 37: 0.7 GiB per
+million answers in each web worker, Celery worker and ``ranker_server``): the BM25 score matrices, the
+terms arrays, the IDF and the answer ids and vocabulary (``rankers.string_table``) are ``.npy`` files
+opened with ``mmap_mode="r"``, so the processes share the page cache. One process builds a version (a
+file lock per collection); the others wait for it and map what it saved, and so does the builder.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -22,6 +29,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,13 +40,17 @@ from django.db.models import Count, Max, Min, Sum
 from scipy import sparse
 
 from corpus.models import Answer, Collection
+from rankers.string_table import Positions, StringTable, load_array
 from rankers.text import TOKENIZER_VERSION, tokenize
 
 logger = logging.getLogger(__name__)
 # bm25s logs every index build at INFO; ours says it once, with the collection and the time taken.
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
-INDEX_FORMAT = "3"  # 3: doc_terms keep their order (2 saved them sorted and de-duplicated)
+# 4: every part an .npy file mapped from disk, ids and terms as string tables (3 kept ids in meta.json);
+# 3: doc_terms keep their order (2 saved them sorted and de-duplicated)
+INDEX_FORMAT = "4"
+ARRAYS = ("doc_offsets", "doc_terms", "title_offsets", "title_terms", "idf")
 # Classic Okapi parameters; Lucene's IDF (never negative).
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -54,11 +66,17 @@ def _flatten(token_lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass
 class CollectionIndex:
-    """Everything ranking needs about a collection's answers, loaded in memory. Read-only once built."""
+    """Everything ranking needs about a collection's answers, mapped from disk once saved. Read-only.
+
+    ``terms`` is the vocabulary shared by the three fields: term ``i`` has id ``i`` in each field's
+    BM25 score matrix (``bm25s`` keeps the ids it is given), so a query is looked up once, here, and the
+    fields' own vocabularies are neither kept nor loaded.
+    """
 
     collection_id: int
     fingerprint: str
-    ids: list[str]
+    ids: Sequence[str]
+    terms: StringTable
     bm25: dict[str, bm25s.BM25 | None]
     # Term ids (in the vocabulary of the title + body index) of each answer, title + body and title only.
     doc_offsets: np.ndarray
@@ -69,9 +87,9 @@ class CollectionIndex:
     build_seconds: float = 0.0
 
     def __post_init__(self) -> None:
-        self.position = {external_id: i for i, external_id in enumerate(self.ids)}
-        both = self.bm25["both"]
-        self.vocab: dict[str, int] = dict(both.vocab_dict) if both is not None else {}
+        table = self.ids if isinstance(self.ids, StringTable) else StringTable.of(self.ids)
+        self.position = Positions(table)
+        self.vocab = Positions(self.terms)
 
     @property
     def size(self) -> int:
@@ -79,15 +97,16 @@ class CollectionIndex:
 
     def term_ids(self, terms: list[str]) -> list[int]:
         """Ids of the terms the collection knows, in order (unknown terms cannot match anything)."""
-        return [self.vocab[t] for t in terms if t in self.vocab]
+        found = (self.terms.find(t) for t in terms)
+        return [i for i in found if i is not None]
 
     def scores(self, field: str, terms: list[str]) -> np.ndarray:
         """BM25 score of every answer for the query terms, in one field."""
         index = self.bm25[field]
-        known = [t for t in terms if t in index.vocab_dict] if index is not None else []
+        known = self.term_ids(terms) if index is not None else []
         if index is None or not known:
             return np.zeros(self.size, dtype=np.float32)
-        return np.asarray(index.get_scores(known))
+        return np.asarray(index.get_scores_from_ids(known))
 
     def doc(self, position: int) -> np.ndarray:
         return self.doc_terms[self.doc_offsets[position] : self.doc_offsets[position + 1]]
@@ -162,7 +181,8 @@ def build_index(*, collection: Collection, fingerprint: str | None = None) -> Co
     return CollectionIndex(
         collection_id=collection.pk,
         fingerprint=fingerprint,
-        ids=ids,
+        ids=StringTable.of(ids),
+        terms=StringTable.of(vocab),  # in id order: a dict keeps its insertion order
         bm25=bm25,
         doc_offsets=doc_offsets,
         doc_terms=doc_terms,
@@ -182,21 +202,17 @@ def save_index(index: CollectionIndex) -> Path:
         return final
     tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=root))
     try:
-        (tmp / "meta.json").write_text(
-            json.dumps({"fingerprint": index.fingerprint, "ids": index.ids, "format": INDEX_FORMAT})
-        )
-        np.savez(
-            tmp / "arrays.npz",
-            doc_offsets=index.doc_offsets,
-            doc_terms=index.doc_terms,
-            title_offsets=index.title_offsets,
-            title_terms=index.title_terms,
-            idf=index.idf,
-        )
+        ids = index.ids if isinstance(index.ids, StringTable) else StringTable.of(index.ids)
+        ids.save(tmp, "ids")
+        index.terms.save(tmp, "terms")
+        for name in ARRAYS:
+            np.save(tmp / f"{name}.npy", getattr(index, name))
         for field in FIELDS:
             field_index = index.bm25[field]
             if field_index is not None:
                 field_index.save(str(tmp / field))
+        # written last: its presence says the rest is there
+        (tmp / "meta.json").write_text(json.dumps({"fingerprint": index.fingerprint, "format": INDEX_FORMAT}))
         try:
             os.rename(tmp, final)
         except OSError:
@@ -208,28 +224,40 @@ def save_index(index: CollectionIndex) -> Path:
             shutil.rmtree(tmp, ignore_errors=True)
     # Older fingerprints are stale. Processes that use them hold them in memory, not on disk.
     for other in root.iterdir():
-        if other.name != index.fingerprint and not other.name.startswith("."):
+        if other.name != index.fingerprint and not other.name.startswith(".") and other.is_dir():
             shutil.rmtree(other, ignore_errors=True)
     return final
 
 
 def read_index(*, collection_id: int, path: Path) -> CollectionIndex:
+    """The saved index, mapped from disk (nothing of its size is copied into this process)."""
     meta = json.loads((path / "meta.json").read_text())
-    arrays = np.load(path / "arrays.npz")
+    if meta.get("format") != INDEX_FORMAT:
+        raise ValueError(f"index format {meta.get('format')}, expected {INDEX_FORMAT}")
     bm25 = {
-        field: bm25s.BM25.load(str(path / field)) if (path / field).exists() else None for field in FIELDS
+        field: bm25s.BM25.load(str(path / field), mmap=True, load_vocab=False)
+        if (path / field).exists()
+        else None
+        for field in FIELDS
     }
     return CollectionIndex(
         collection_id=collection_id,
         fingerprint=meta["fingerprint"],
-        ids=meta["ids"],
+        ids=StringTable.load(path, "ids"),
+        terms=StringTable.load(path, "terms"),
         bm25=bm25,
-        doc_offsets=arrays["doc_offsets"],
-        doc_terms=arrays["doc_terms"],
-        title_offsets=arrays["title_offsets"],
-        title_terms=arrays["title_terms"],
-        idf=arrays["idf"],
+        **{name: load_array(path / f"{name}.npy") for name in ARRAYS},  # type: ignore[arg-type]
     )
+
+
+def _read(collection_id: int, path: Path) -> CollectionIndex | None:
+    if not (path / "meta.json").exists():
+        return None
+    try:
+        return read_index(collection_id=collection_id, path=path)
+    except (OSError, ValueError, KeyError) as exc:
+        logger.warning("index %s unreadable (%s); rebuilding", path, exc)
+        return None
 
 
 _cache: dict[int, CollectionIndex] = {}
@@ -249,22 +277,30 @@ def load_index(*, collection: Collection) -> CollectionIndex:
         cached = _cache.get(collection.pk)
         if cached is not None and cached.fingerprint == fingerprint:
             return cached
-        path = index_root(collection_id=collection.pk) / fingerprint
-        index = None
-        if (path / "meta.json").exists():
-            try:
-                index = read_index(collection_id=collection.pk, path=path)
-            except (OSError, ValueError, KeyError) as exc:
-                logger.warning("index %s unreadable (%s); rebuilding", path, exc)
+        root = index_root(collection_id=collection.pk)
+        path = root / fingerprint
+        index = _read(collection.pk, path)
         if index is None:
-            index = build_index(collection=collection, fingerprint=fingerprint)
-            save_index(index)
-            logger.info(
-                "built BM25 index of %s (%d answers) in %.2f s",
-                collection.slug,
-                index.size,
-                index.build_seconds,
-            )
+            root.mkdir(parents=True, exist_ok=True)
+            # One process builds a version; the others wait here, then map what it saved.
+            with open(root / ".lock", "w") as lock_file:
+                fcntl.flock(lock_file, fcntl.LOCK_EX)
+                index = _read(collection.pk, path)
+                if index is None:
+                    built = build_index(collection=collection, fingerprint=fingerprint)
+                    if path.exists():
+                        shutil.rmtree(path, ignore_errors=True)  # unreadable (an older format)
+                    save_index(built)
+                    logger.info(
+                        "built BM25 index of %s (%d answers) in %.2f s",
+                        collection.slug,
+                        built.size,
+                        built.build_seconds,
+                    )
+                    seconds = built.build_seconds
+                    del built  # map the saved one: this process keeps no copy either
+                    index = read_index(collection_id=collection.pk, path=path)
+                    index.build_seconds = seconds
         _cache[collection.pk] = index
         return index
 

@@ -19,6 +19,7 @@ from corpus.formats.common import FormatError
 from corpus.models import Collection, Membership
 from corpus.permissions import can_create_collections, page_collection
 from corpus.services import ImportFiles, collection_create, membership_set, parse_import_files
+from rankers import limits
 from ratings.models import GroundTruthImport
 from ratings.selectors import ground_truth_imports
 from ratings.services import ground_truth_import_set
@@ -82,6 +83,7 @@ def collection_manage(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _context(collection: Collection, **forms: object) -> dict:
+    answers = collection.answers.count()
     return {
         "collection": collection,
         "settings_form": forms.get("settings_form") or CollectionForm(instance=collection),
@@ -92,8 +94,10 @@ def _context(collection: Collection, **forms: object) -> dict:
         .order_by("user__username"),
         "rankers": collection.rankers.all(),
         "imports": ground_truth_imports(collection=collection),
+        "builtin_limit": limits.BUILTIN_ANSWERS_LIMIT,
+        "engine_advised": limits.builtin_outgrown(answers=answers),
         "counts": {
-            "answers": collection.answers.count(),
+            "answers": answers,
             "questions": collection.questions.count(),
             "test_questions": collection.questions.filter(split="test").count(),
         },

@@ -109,3 +109,56 @@ def test_embeddings_finished_build_whose_file_is_gone_is_built_again(small, sett
 
     assert vectors.shape == (5, 384)
     assert (tmp_path / "moved" / f"collection-{small.pk}" / f"vectors-{index.fingerprint}.npy").exists()
+
+
+def test_embeddings_part_counts_itself_once_without_looking_at_other_parts(small):
+    index = load_index(collection=small)
+    build, _ = semantic.embeddings_build_for(index=index)
+    semantic.embeddings_plan(build_id=build.pk, index=index)
+    semantic.embeddings_part(build_id=build.pk, part=2)
+    semantic.embeddings_part(build_id=build.pk, part=2)  # a redelivered message: counted once
+    # each part reads its own slice of the todo file, in part order
+    todo = np.load(semantic._todo_file(small.pk, build.fingerprint))
+
+    build.refresh_from_db()
+    assert (build.status, build.parts_done, list(todo)) == (
+        BuildStatus.RUNNING,
+        1,
+        ["a0", "a1", "a2", "a3", "a4"],
+    )
+
+
+def test_embeddings_resume_assembles_a_build_whose_last_part_died_before_counting(small):
+    index = load_index(collection=small)
+    build, _ = semantic.embeddings_build_for(index=index)
+    semantic.embeddings_plan(build_id=build.pk, index=index)
+    semantic.embeddings_part(build_id=build.pk, part=0)
+    semantic.embeddings_part(build_id=build.pk, part=1)
+    # the last part's worker wrote its file, then died before counting it
+    last = semantic.load_encoder().encode([semantic.answer_text(ANSWERS[4].title, ANSWERS[4].body)])
+    semantic._save_first(semantic._part_file(small.pk, build.fingerprint, 2), last)
+    EmbeddingBuild.objects.filter(pk=build.pk).update(heartbeat_at=None)
+
+    pending = semantic.embeddings_resume(stale_seconds=60)
+    for build_id, part in pending:
+        semantic.embeddings_part(build_id=build_id, part=part)
+
+    build.refresh_from_db()
+    assert (pending, build.status, build.parts_done) == ([(build.pk, 0)], BuildStatus.SUCCEEDED, 3)
+    assert semantic.answer_vectors(index=index).shape == (5, 384)
+
+
+def test_embeddings_part_looks_its_answers_up_by_external_id_without_an_order(small):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    index = load_index(collection=small)
+    build, _ = semantic.embeddings_build_for(index=index)
+    semantic.embeddings_plan(build_id=build.pk, index=index)
+
+    with CaptureQueriesContext(connection) as queries:
+        semantic.embeddings_part(build_id=build.pk, part=0)
+
+    # an ORDER BY (the model's default: collection, id) makes SQLite walk every answer of the collection
+    answers = [q["sql"] for q in queries.captured_queries if 'FROM "corpus_answer"' in q["sql"]]
+    assert [("ORDER BY" in sql, '"external_id" IN' in sql) for sql in answers] == [(False, True)]

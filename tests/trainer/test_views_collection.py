@@ -212,3 +212,23 @@ def test_collection_manage_import_file_inputs_accept_their_formats(client, colle
         "quepid_csv": ".csv,text/csv",
         "rre_json": ".json,application/json",
     }
+
+
+def test_collection_manage_advises_an_engine_ranker_from_the_builtin_limit(
+    client, collection, trainer, monkeypatch
+):
+    from rankers import limits
+
+    monkeypatch.setattr(limits, "BUILTIN_ANSWERS_LIMIT", 2)
+    url = reverse("collection-manage", args=[collection.slug])
+    client.force_login(trainer)
+    Answer.objects.create(collection=collection, external_id="a1", title="Lift", body="wing lift")
+    below = client.get(url).content.decode()
+    Answer.objects.create(collection=collection, external_id="a2", title="Drag", body="drag")
+
+    advice = re.search(r'data-testid="engine-advice">(.*?)</p>', client.get(url).content.decode(), re.S)
+
+    assert ('data-testid="engine-advice"' in below, " ".join(advice.group(1).split())[:79]) == (
+        False,
+        "At 2 answers this collection is better served by an engine ranker: from about 2",
+    )

@@ -15,7 +15,7 @@ from django.db import transaction
 from corpus.formats.common import FormatError
 from corpus.formats.records import AnswerRecord, JudgmentRecord, QuestionRecord
 from corpus.models import Answer, Collection, Question
-from corpus.services import UpsertSummary, answers_upsert, questions_upsert
+from corpus.services import UpsertSummary, answers_upsert, external_ids_to_ids, questions_upsert
 from ratings.models import GroundTruthImport
 from ratings.services import ground_truth_import_record, ratings_import
 
@@ -103,8 +103,13 @@ def collection_import(
     summary.questions = questions_upsert(collection=collection, records=questions)
     progress(f"writing {len(judgments)} ratings")
     if judgments:
-        answer_ids = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
-        question_ids = dict(Question.objects.filter(collection=collection).values_list("external_id", "id"))
+        # Only the answers and questions the judgments name: not every answer of the collection.
+        answer_ids = external_ids_to_ids(
+            Answer, collection=collection, external_ids=[j.answer_id for j in judgments]
+        )
+        question_ids = external_ids_to_ids(
+            Question, collection=collection, external_ids=[j.question_id for j in judgments]
+        )
         rows: dict[tuple[int, int], int] = {}
         for j in judgments:
             if j.question_id not in question_ids:
