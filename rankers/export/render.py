@@ -40,7 +40,18 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from rankers.engine_config import QUESTION, ROWS
-from rankers.export.spec import ORIGINAL, opensearch_query, solr_query
+from rankers.export.spec import (
+    ORIGINAL,
+    QUESTION_VECTOR,
+    QUESTION_VECTOR_PARAM,
+    VECTOR,
+    VECTOR_FIELD,
+    opensearch_query,
+    query_option,
+    solr_query,
+    vector_text,
+    vector_values,
+)
 from rankers.export.trees import solr_trees, xgboost_trees
 
 FORMATS = {
@@ -112,10 +123,7 @@ def opensearch_rescore_body(model: dict[str, Any]) -> dict[str, Any]:
         if feature["kind"] == ORIGINAL or weight <= 0:
             continue
         query = opensearch_query(feature, body.get("query"), QUESTION)
-        (kind,) = query
-        (field,) = query[kind]
-        query[kind][field]["boost"] = weight
-        should.append(query)
+        should.append(query_option(query, "boost", weight))
     if should:
         body["rescore"] = {
             "window_size": model["window"],
@@ -146,12 +154,60 @@ def solr_rerank_params(model: dict[str, Any]) -> dict[str, Any]:
             continue
         param = f"ef_{feature['name']}"
         params[param] = solr_query(feature, f"v=${name}")
+        if feature["kind"] == VECTOR:
+            params[QUESTION_VECTOR_PARAM] = QUESTION_VECTOR
         terms.append(f"product({_number(weight / original if original > 0 else weight)},query(${param},0))")
     if terms:
         operator = "" if original > 0 else " reRankOperator=replace"
         params["rq"] = f"{{!rerank reRankQuery=$rqq reRankDocs={model['window']} reRankWeight=1{operator}}}"
         params["rqq"] = "{!func}" + (terms[0] if len(terms) == 1 else f"sum({','.join(terms)})")
     return params
+
+
+def uses_vector(model: dict[str, Any]) -> bool:
+    """Whether the linear model weighs the ``vector`` feature (its search needs the question's vector)."""
+    weights = _weights(model)
+    return any(f["kind"] == VECTOR and weights[f["name"]] > 0 for f in model["features"])
+
+
+def _fill_vector_body(value: Any, vector: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _fill_vector_body(item, vector) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fill_vector_body(item, vector) for item in value]
+    return vector_values(vector) if value == QUESTION_VECTOR else value
+
+
+def fill_question_vector(search: dict[str, Any], vector: Any) -> dict[str, Any]:
+    """A rendered search request (``{"method", "url", "body" | "params" | "form"}``) with the question's
+    vector where ``QUESTION_VECTOR`` is: in the body, a JSON string value exactly the placeholder becomes
+    the list of numbers (OpenSearch's ``query_value``); a parameter, the text ``[n1,n2,...]`` (Solr's
+    ``question_vector``)."""
+    out = dict(search)
+    if "body" in search:
+        out["body"] = _fill_vector_body(search["body"], vector)
+    for key in ("params", "form"):
+        if isinstance(search.get(key), dict):
+            out[key] = {n: vector_text(vector) if v == QUESTION_VECTOR else v for n, v in search[key].items()}
+    return out
+
+
+def _vector_notes(model: dict[str, Any]) -> list[str]:
+    if not uses_vector(model):
+        return []
+    where = (
+        f"the script's query_value ({QUESTION_VECTOR}: replace the string by the list of numbers)"
+        if model["engine"] == "opensearch"
+        else f"the parameter {QUESTION_VECTOR_PARAM} ({QUESTION_VECTOR}: replace it by [n1,n2,...])"
+    )
+    return [
+        f"The question's vector goes where {where}: its 384 numbers from the app's embedding model, which "
+        "wrote the answers' vectors into the field " + VECTOR_FIELD + ". Compute it when you send the "
+        'search, with the same model (docs/rankers.md, "The question\'s vector"): the engine cannot compute '
+        "it, it holds the answers' vectors, not the model.",
+        "Answers added to the index after the export have no vector (their vector feature is 0) until the "
+        "export is built again.",
+    ]
 
 
 def _search_request(model: dict[str, Any], *, body: Any = None, params: Any = None) -> dict[str, Any]:
@@ -181,6 +237,7 @@ def render_opensearch_rescore(model: dict[str, Any]) -> dict[str, Any]:
         f"Send it as your search request, with the question where {QUESTION} is and the number of "
         f"answers where {ROWS} is (it is also an engine ranker's request body here).",
         "Features with weight 0 are left out of the rescore query.",
+        *_vector_notes(model),
     ]
     return out
 
@@ -197,6 +254,7 @@ def render_solr_rerank(model: dict[str, Any]) -> dict[str, Any]:
         f"Send these parameters to your select handler, with the question where {QUESTION} is and the "
         f"number of answers where {ROWS} is (they are also an engine ranker's request here).",
         "Features with weight 0 are left out of the rerank query.",
+        *_vector_notes(model),
     ]
     return out
 

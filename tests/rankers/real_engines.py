@@ -66,7 +66,9 @@ def java_command(module: str, main: str, *args: str) -> list[str]:
     if not classpath_file.exists() or not (target / "classes").is_dir():
         pytest.fail(f"{classpath_file} is missing: build the engine launchers with `make engines`")
     java = shutil.which("java") or "java"
-    classpath = f"{target / 'classes'}{os.pathsep}{classpath_file.read_text().strip()}"
+    # A plugin unpacked under target/plugins/<name>/ (the OpenSearch module's k-NN plugin): its jars.
+    plugins = [f"{d}{os.sep}*" for d in sorted((target / "plugins").glob("*")) if d.is_dir()]
+    classpath = os.pathsep.join([str(target / "classes"), classpath_file.read_text().strip(), *plugins])
     return [java, *JAVA_OPTIONS, "-cp", classpath, f"ranktrainer.engines.{main}", *args]
 
 
@@ -237,7 +239,9 @@ def solr(tmp_path_factory) -> Iterator[Solr]:
     home = tmp_path_factory.mktemp("engines") / "solr"
     home.mkdir()
     (home / "security.json").write_text(json.dumps(solr_security_json(SOLR_USER, SOLR_PASSWORD)))
-    configsets = ENGINES / "solr" / "configsets"
+    # A copy: the managed schema is changed through the Schema API (the export adds its vector field).
+    configsets = home.parent / "solr-configsets"
+    shutil.copytree(ENGINES / "solr" / "configsets", configsets)
     node = start_node(
         "Solr", home, java_command("solr", "SolrNode", str(free_port()), str(home), str(configsets))
     )
@@ -246,3 +250,19 @@ def solr(tmp_path_factory) -> Iterator[Solr]:
         yield Solr(node)
     finally:
         node.stop()
+
+
+@pytest.fixture(scope="session")
+def opensearch_vectors(opensearch) -> OpenSearch:
+    """The same node with a second copy of the Cranfield answers, index ``cranfield_vectors``, for the
+    exports that write the answers' vectors into it: the other tests' index keeps its documents' order
+    (an update re-adds a document, which moves it among equal scores)."""
+    opensearch_index_cranfield(opensearch.url, "cranfield_vectors")
+    return OpenSearch(opensearch.node, index="cranfield_vectors")
+
+
+@pytest.fixture(scope="session")
+def solr_vectors(solr) -> Solr:
+    """The same node with a second core of the Cranfield answers, ``cranfield_vectors`` (as above)."""
+    solr_index_cranfield(solr.url, "cranfield_vectors")
+    return Solr(solr.node, core="cranfield_vectors")
