@@ -58,12 +58,11 @@ from rankers.backends import get_backend
 from rankers.base import RankerError, RankQuery
 from rankers.config import validate_ranker_config
 from rankers.embedding import EmbeddingUnavailable
-from rankers.engine import EngineBackend, map_hits, prepare
 from rankers.engine_config import rerank_settings
 from rankers.export.fetch import Candidates, EngineFeatures
 from rankers.export.linear import fit_export_linear, linear_scores
-from rankers.export.model import export_model, export_name, search_config
-from rankers.export.render import fill_question_vector, render, uses_vector
+from rankers.export.model import ExportedSearch, export_model, export_name
+from rankers.export.render import render
 from rankers.export.spec import (
     VECTOR_FIELD,
     ExportEngineDown,
@@ -320,18 +319,7 @@ def _rankings(
     """Each test question's ranking by the engine alone, the linear model as the app ranks, the exported
     request as the engine runs it, the tree model as the app ranks, and the version itself."""
     fmt = "opensearch-rescore" if model["engine"] == "opensearch" else "solr-rerank"
-    search = render(model, fmt)["search"]["linear"]
-    exported = EngineBackend(config=search_config(config, search))
-    with_vector = uses_vector(model)
-
-    def run(q: _Question, query: RankQuery) -> list[str]:
-        if not with_vector:
-            return exported.rank(query, model["window"]).ids
-        # The question's vector where the rendered request has {{question_vector}}, as a user sends it.
-        filled = search_config(config, fill_question_vector(search, q.vector))
-        payload = exported.fetch(prepare(filled, question=q.text, rows=model["window"]))
-        return map_hits(payload, filled["response"], k=model["window"], known_ids=None).ids
-
+    exported = ExportedSearch(config, render(model, fmt)["search"]["linear"])
     own = get_backend(ranker, version) if version is not None else None
     weights, trees = model["linear"]["weights"], model["trees"]["trees"]
     out: dict[str, list[list[str]]] = {name: [] for name in RANKINGS}
@@ -340,7 +328,8 @@ def _rankings(
             query = RankQuery(external_id=q.external_id, text=q.text)
             out["ndcg_engine"].append(q.candidates.ids)
             out["ndcg_export_app"].append(_order(q, linear_scores(q.candidates.values, weights)))
-            out["ndcg_export_engine"].append(run(q, query))
+            # The question's vector where the request has {{question_vector}}, as a user sends it.
+            out["ndcg_export_engine"].append(exported.ids(q.text, model["window"], q.vector))
             out["ndcg_trees_app"].append(_order(q, predict_trees(trees, q.candidates.values)))
             version_ranking = own.rank(query, k) if own is not None else None
             out["ndcg_version"].append(
