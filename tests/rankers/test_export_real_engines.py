@@ -13,10 +13,14 @@ from rankers.engine_config import fill_template, preset_config, validate_engine_
 from rankers.export.fetch import EngineFeatures
 from rankers.export.render import render
 from rankers.export.spec import QUESTION_VECTOR, export_features, opensearch_query, solr_query
+from rankers.export.vectors import VectorsRefused, engine_vectors_write
 from rankers.models import RankerVersion
+from rankers.semantic import question_vectors
 from rankers.services import ranker_create
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (model_dir)
+from tests.rankers.real_engines import HTTP, cranfield_answers
 from tests.trainer.api_support import fill
+from trainer.demo_vectors import DEMO_VECTORS_FILE
 from trainer.engine_export import (
     PARITY_TOLERANCE,
     ExportRefused,
@@ -165,3 +169,47 @@ def test_export_of_a_collection_the_engine_does_not_hold_is_refused(request, eng
     assert str(caught.value) == (
         "only 0 training questions have a relevant answer among the engine's top 50; the export needs at least 10."
     )
+
+
+def test_vectors_into_a_field_of_another_type_are_refused_with_the_reason(opensearch):
+    index = f"{opensearch.url}/taken"
+    mapping = {"mappings": {"properties": {"ranktrainer_vector": {"type": "keyword"}}}}
+    HTTP.put(index, json=mapping, timeout=30).raise_for_status()
+    config = validate_engine_config({"preset": "opensearch", "url": f"{index}/_search", "retries": 0})
+
+    with pytest.raises(VectorsRefused) as caught:
+        engine_vectors_write(config=config, ids=["1"], vectors=np.ones((1, 384), np.float32))
+
+    assert (
+        str(caught.value)
+        == "the index has a field ranktrainer_vector that is not a knn_vector of 384 dimensions"
+    )
+
+
+@pytest.mark.parametrize("engine", ["opensearch", "solr"])
+def test_fetched_vector_feature_is_the_engines_cosine_of_the_apps_vectors(request, engine, model_dir):
+    """(1 + cos) / 2 of the question's and each answer's unit vectors, as float32; 0 for an answer without
+    one. The demo's shipped vectors (trainer/demo_vectors.py), written for the top 10 of 20 candidates."""
+    node = request.getfixturevalue(f"{engine}_vectors")
+    config = validate_engine_config(_config(engine, node))
+    with np.load(DEMO_VECTORS_FILE) as shipped:
+        by_id = dict(zip([a["id"] for a in cranfield_answers()], shipped["vectors"], strict=True))
+    top = EngineFeatures(config=config, features=export_features(config)).candidates(QUESTION, 20).ids
+    assert (
+        engine_vectors_write(config=config, ids=top[:10], vectors=np.array([by_id[a] for a in top[:10]]))
+        == 10
+    )
+    question = question_vectors([QUESTION])[0]
+
+    found = EngineFeatures(config=config, features=export_features(config, vectors=True)).candidates(
+        QUESTION, 20, question
+    )
+
+    # The same answers (an update moves an answer among equal scores).
+    assert sorted(found.ids) == sorted(top)
+    got = dict(zip(found.ids, found.values[:, -1], strict=True))
+    assert np.allclose(
+        [got[a] for a in top[:10]], [(1 + by_id[a] @ question) / 2 for a in top[:10]], atol=1e-6
+    )
+    # The other ten: none here, unless the parity test above wrote one (the session's index).
+    assert all(got[a] == 0 or got[a] > 0.5 for a in top[10:])
