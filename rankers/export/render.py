@@ -203,8 +203,9 @@ def _vector_notes(model: dict[str, Any]) -> list[str]:
     return [
         f"The question's vector goes where {where}: its 384 numbers from the app's embedding model, which "
         "wrote the answers' vectors into the field " + VECTOR_FIELD + ". Compute it when you send the "
-        'search, with the same model (docs/rankers.md, "The question\'s vector"): the engine cannot compute '
-        "it, it holds the answers' vectors, not the model.",
+        'search, with the same model: POST {"text": question} to a ranker server\'s /encode (manage.py '
+        'ranker_server), or see docs/rankers.md, "The question\'s vector". The engine cannot compute it: it '
+        "holds the answers' vectors, not the model.",
         "Answers added to the index after the export have no vector (their vector feature is 0) until the "
         "export is built again.",
     ]
