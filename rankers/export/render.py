@@ -61,6 +61,7 @@ FORMATS = {
     "solr-ltr": "solr",
 }
 KEYWORDS = "{{keywords}}"
+LTR_VECTOR_MARK = "@question_vector@"
 SOLR_LTR_QUERY = "${user_query}"
 
 
@@ -267,6 +268,20 @@ def _opensearch_featureset(model: dict[str, Any]) -> dict[str, Any]:
     original = _replace(model["request"]["body"].get("query"), QUESTION, KEYWORDS)
     features = []
     for feature in model["features"]:
+        if feature["kind"] == VECTOR:
+            # The question's vector is a list: a string template, the list written by mustache's toJson.
+            template = json.dumps(opensearch_query(feature, original, KEYWORDS, LTR_VECTOR_MARK)).replace(
+                json.dumps(LTR_VECTOR_MARK), "{{#toJson}}question_vector{{/toJson}}"
+            )
+            features.append(
+                {
+                    "name": feature["name"],
+                    "params": ["keywords", QUESTION_VECTOR_PARAM],
+                    "template_language": "mustache",
+                    "template": template,
+                }
+            )
+            continue
         features.append(
             {
                 "name": feature["name"],
@@ -278,12 +293,29 @@ def _opensearch_featureset(model: dict[str, Any]) -> dict[str, Any]:
     return {"featureset": {"name": model["name"], "features": features}}
 
 
+def _sltr_params(model: dict[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = {"keywords": QUESTION}
+    if any(f["kind"] == VECTOR for f in model["features"]):
+        params[QUESTION_VECTOR_PARAM] = QUESTION_VECTOR
+    return params
+
+
+def _ltr_vector_notes(model: dict[str, Any]) -> list[str]:
+    if not any(f["kind"] == VECTOR for f in model["features"]):
+        return []
+    return [
+        "The vector feature needs the k-NN plugin too, and the question's vector where "
+        f"{QUESTION_VECTOR} is (as for the plain rescore / rerank). Its LTR feature is not run by the app's "
+        "tests (no LTR plugin on their nodes); the plain rescore / rerank, with the same features, is.",
+    ]
+
+
 def _ltr_search_body(model: dict[str, Any], model_name: str) -> dict[str, Any]:
     body = copy.deepcopy(model["request"]["body"])
     body["rescore"] = {
         "window_size": model["window"],
         "query": {
-            "rescore_query": {"sltr": {"params": {"keywords": QUESTION}, "model": model_name}},
+            "rescore_query": {"sltr": {"params": _sltr_params(model), "model": model_name}},
             "query_weight": 0.0,
             "rescore_query_weight": 1.0,
         },
@@ -355,6 +387,7 @@ def render_opensearch_ltr(model: dict[str, Any]) -> dict[str, Any]:
         "Needs the Learning to Rank plugin (opensearch-learning-to-rank-base), installed from its release zip.",
         f"The featureset's templates take the question as the parameter keywords; the search requests put "
         f"it where {QUESTION} is.",
+        *_ltr_vector_notes(model),
     ]
     return out
 
@@ -424,6 +457,8 @@ def render_solr_ltr(model: dict[str, Any]) -> dict[str, Any]:
     def search(model_name: str) -> dict[str, Any]:
         params = copy.deepcopy(model["request"][where])
         params["rq"] = f"{{!ltr model={model_name} reRankDocs={model['window']} efi.user_query=${question}}}"
+        if any(f["kind"] == VECTOR for f in model["features"]):
+            params[QUESTION_VECTOR_PARAM] = QUESTION_VECTOR
         return _search_request(model, params=params)
 
     searches = {"linear": search(linear_name)}
@@ -450,6 +485,7 @@ def render_solr_ltr(model: dict[str, Any]) -> dict[str, Any]:
         "stores in solrconfig.xml, see the Solr reference guide's Learning To Rank page).",
         f"The features read the question from the efi parameter user_query, which the rq parameter takes "
         f"from the {question} parameter (efi.user_query=${question}).",
+        *_ltr_vector_notes(model),
     ]
     return out
 

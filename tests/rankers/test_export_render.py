@@ -291,3 +291,28 @@ def test_a_vector_feature_of_weight_0_leaves_the_search_without_the_placeholder(
         _with_vector(opensearch_model, 0.0)
     )
     assert not any("question's vector" in note for note in out["notes"])
+
+
+def test_ltr_formats_carry_the_vector_feature_with_the_question_vector_parameter():
+    os_ltr = render(_with_vector(opensearch_model, 3.0), "opensearch-ltr")
+    solr_ltr = render(_with_vector(solr_model, 3.0), "solr-ltr")
+
+    feature = os_ltr["requests"][1]["body"]["featureset"]["features"][-1]
+    assert feature["params"] == ["keywords", "question_vector"]
+    assert json.loads(feature["template"].replace("{{#toJson}}question_vector{{/toJson}}", "[0.5]")) == {
+        "script_score": {
+            "query": {"match_all": {}},
+            "script": {
+                "source": "knn_score",
+                "lang": "knn",
+                "params": {"field": "ranktrainer_vector", "query_value": [0.5], "space_type": "cosinesimil"},
+            },
+        }
+    }
+    sltr = os_ltr["search"]["linear"]["body"]["rescore"]["query"]["rescore_query"]["sltr"]
+    assert sltr["params"] == {"keywords": Q, "question_vector": "{{question_vector}}"}
+    assert solr_ltr["requests"][0]["body"][-1]["params"] == {
+        "q": "{!func}vectorSimilarity(FLOAT32,COSINE,ranktrainer_vector,$question_vector)"
+    }
+    assert solr_ltr["search"]["linear"]["params"]["question_vector"] == "{{question_vector}}"
+    assert all(any("not run by the app's tests" in n for n in out["notes"]) for out in (os_ltr, solr_ltr))
