@@ -10,6 +10,8 @@ So the app ranks an export model with exactly the engine's numbers, never its ow
 - Solr: one request, the ranker's own with ``fl=id,score,ef_<name>:query($ef_<name>,0)...`` and each
   feature's query as parameter ``ef_<name>`` (``v=$q``: the question from the ranker's own parameter):
   function-query pseudo-fields, 0 where the feature does not match.
+- The ``vector`` feature (``spec.py``) the same way, with the question's vector given: the k-NN
+  ``knn_score`` script as a named query (OpenSearch), the parameter ``question_vector`` (Solr).
 
 Values are returned as the engine's float32 numbers (the JSON's shortest decimal read back as float32),
 so a model evaluated here compares exactly what the engine compares.

@@ -1,7 +1,8 @@
 """Real OpenSearch and Solr nodes for the engine-ranker tests, started once per test session.
 
 ``make engines`` builds the launchers in ``engines/`` (``engines/opensearch``: the OpenSearch 2.19 server
-jar with its netty4 HTTP transport and analysis-common, security off; ``engines/solr``: Solr 9.10's
+jar with its netty4 HTTP transport, analysis-common and the k-NN plugin 2.19.1.0 (jars only: the Lucene
+engine and the ``knn_score`` script), security off; ``engines/solr``: Solr 9.10's
 solr-core in Jetty, standalone) and writes each one's classpath to ``engines/*/target/classpath.txt``.
 Here each node is started on a free port with its data under the session's tmp dir, waited for (its
 ``READY <url>`` line), given the Cranfield demo answers (``trainer/demo_data``, as ``bootstrap_demo``
@@ -10,9 +11,11 @@ loads them: id, title, body as ``text``) through its own HTTP API, and killed wh
 - OpenSearch: index ``cranfield`` (one shard, ``english`` analyzer on ``title`` and ``text``). The
   launcher appends each REST request's method, path and ``Authorization`` header to
   ``<home>/requests.log``: with security off, that is how a test sees what reached the node.
-- Solr: core ``cranfield`` (configset ``engines/solr/configsets/answers``: the same fields, English
-  stop words and stems), and Solr's own ``security.json``: BasicAuthPlugin with user ``SOLR_USER``,
+- Solr: core ``cranfield`` (configset ``engines/solr/configsets/answers``, copied per session: the same
+  fields, English stop words and stems, a managed schema and an update log), and Solr's own ``security.json``: BasicAuthPlugin with user ``SOLR_USER``,
   not blocking unknown users, so Solr checks an ``Authorization`` header when one comes.
+- ``opensearch_vectors`` / ``solr_vectors``: a second copy of the answers on the same node (index / core
+  ``cranfield_vectors``) for the exports that write the answers' vectors into it.
 """
 
 from __future__ import annotations
