@@ -19,7 +19,7 @@ TRAINING labels, measure it on the TEST questions, and store it on a version.
   reranker, or the engine as it is) and ``cost`` = ndcg_version − ndcg_export_app: what staying inside
   the engine costs (negative: the export ranks better);
 - ``left_out``: the features of the version's reranker that the engine cannot compute, each with why;
-- ``vectors``: ``{"field", "answers", "error"}``: the field the answers' vectors were written into, how
+- ``vectors``: ``{"field", "answers", "error", "seconds"}``: the field the answers' vectors were written into, how
   many answers the engine holds got one, and why none when it could not take them (the engine's words:
   no k-NN plugin, a schema that cannot change...), in which case the export has no ``vector`` feature.
 
@@ -235,9 +235,10 @@ def left_out_features(
 
 def _engine_vectors(config: dict[str, Any], collection: Collection) -> dict[str, Any]:
     """Write the collection's answer vectors into the ranker's engine (``rankers.export.vectors``):
-    ``{"field", "answers": how many the engine holds got one, "error": why none}``. Never raises: an
+    ``{"field", "answers": how many the engine holds got one, "error": why none, "seconds"}``. Never raises: an
     export without vectors is still an export (the engine failing altogether is found by the fetch)."""
     out: dict[str, Any] = {"field": VECTOR_FIELD, "answers": 0, "error": ""}
+    began = time.perf_counter()
     try:
         ids, vectors = collection_vectors(collection=collection)
         out["answers"] = engine_vectors_write(config=config, ids=ids, vectors=vectors)
@@ -247,6 +248,7 @@ def _engine_vectors(config: dict[str, Any], collection: Collection) -> dict[str,
         out["error"] = f"the app's embedding model is unavailable: {exc}"
     except (VectorsRefused, RankerError) as exc:
         out["error"] = str(exc)
+    out["seconds"] = round(time.perf_counter() - began, 3)
     return out
 
 

@@ -8,11 +8,12 @@ model of ``rankers.embedding``), of the answers the app knows; the engine gets t
   missing (an index with ``index.knn`` true: an HNSW graph of the Lucene engine, ``cosinesimil``; without
   it, the plugin keeps the vectors for exact scoring only, which is all the ``knn_score`` script needs;
   ``index.knn`` cannot change on an open index), then ``_bulk`` partial updates of the answers the index
-  holds, then a merge that drops the replaced copies (``_forcemerge?only_expunge_deletes``: the engine's
-  BM25 statistics, and so its scores, stay what they were) and ``_refresh``.
+  holds, then a merge into one segment that drops the replaced copies (``_forcemerge?max_num_segments=1``:
+  the engine's BM25 statistics, and so its scores, stay what they were, and equal scores keep one order)
+  and ``_refresh``.
 - Solr: a ``solr.DenseVectorField`` type (384, cosine) and the field, added with the Schema API when
   missing (a managed schema, Solr's default), then atomic updates (``set``; they need the update log, as
-  in Solr's default configset) of the answers the core holds, then a commit with ``expungeDeletes``.
+  in Solr's default configset) of the answers the core holds, then an optimize to one segment (as above).
 
 An answer the engine does not hold is not written (Solr would create it), and one the app does not know
 keeps no vector: its ``vector`` feature is 0. ``VectorsRefused`` says why the engine cannot hold them
@@ -33,6 +34,7 @@ from rankers.index import load_index
 from rankers.semantic import CandidateVectors, answer_texts
 
 CHUNK = 200  # answers per write request (~1.5 MB of numbers)
+WRITE_TIMEOUT = 120.0  # seconds a write request may take
 SOLR_TYPE = f"ranktrainer_vector_{DIMENSION}"
 
 
@@ -118,9 +120,10 @@ def _opensearch(engine: EngineBackend, config: dict[str, Any], ids: list[str], v
             elif outcome.get("status") != 404:  # an answer the index does not hold
                 reason = (outcome.get("error") or {}).get("reason", "")
                 raise VectorsRefused(f"the engine refused an answer's vector: {reason}"[:300])
-    # An update is a delete and an add: merge the deleted copies away, so BM25's statistics (and the
-    # engine's own scores) are what they were before the vectors came.
-    engine.fetch(_request("POST", f"{index}/_forcemerge", params=[("only_expunge_deletes", "true")]))
+    # An update is a delete and an add: merge into one segment, so the deleted copies go (BM25's statistics,
+    # and the engine's own scores, are what they were before the vectors came) and answers with equal
+    # scores keep one order (the segment's, the order written here) however the merges went.
+    engine.fetch(_request("POST", f"{index}/_forcemerge", params=[("max_num_segments", "1")]))
     engine.fetch(_request("POST", f"{index}/_refresh"))
     return written
 
@@ -203,7 +206,7 @@ def _solr(engine: EngineBackend, config: dict[str, Any], ids: list[str], vectors
             except EngineError as exc:
                 raise VectorsRefused(f"Solr did not take the answers' vectors: {exc}") from None
         written += len(docs)
-    engine.fetch(_request("POST", f"{core}/update", {"commit": {"expungeDeletes": True}}))
+    engine.fetch(_request("POST", f"{core}/update", {"optimize": {"maxSegments": 1}}))  # as above
     return written
 
 
@@ -211,7 +214,9 @@ def engine_vectors_write(*, config: dict[str, Any], ids: list[str], vectors: np.
     """Write ``vectors`` (rows: ``ids``' answers) into the engine of a validated engine ranker ``config``
     (module docstring); returns how many answers the engine holds and got one. VectorsRefused when the
     engine cannot hold them; ``rankers.base.RankerError`` when it fails."""
-    engine = EngineBackend(config=config)
+    # A write takes longer than a search (Solr's atomic update reads each answer back, then indexes it):
+    # the ranker's search timeout would fail a write the engine completes.
+    engine = EngineBackend(config={**config, "timeout": max(float(config["timeout"]), WRITE_TIMEOUT)})
     try:
         if engine_family(config) == "opensearch":
             return _opensearch(engine, config, ids, vectors)
