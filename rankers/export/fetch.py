@@ -151,6 +151,11 @@ class EngineFeatures:
             if feature["kind"] == VECTOR and vector is not None:
                 extra[QUESTION_VECTOR_PARAM] = vector_text(vector)
         config["request"][where] = {**config["request"][where], "fl": ",".join(fields), **extra}
+        if QUESTION_VECTOR_PARAM in extra and where == "params":
+            # The vector's 384 numbers and a long question pass Jetty's URI limit: a POST form instead.
+            request = config["request"]
+            request["form"] = {**request.get("form", {}), **request.pop("params")}
+            request["method"] = "POST"
         prepared = prepare(config, question=question, rows=k)
         payload = self.backend.fetch(prepared)
         ranking = map_hits(payload, mapping, k=k, known_ids=None)

@@ -244,6 +244,17 @@ def render_opensearch_rescore(model: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _solr_vector_post(model: dict[str, Any], search: dict[str, Any]) -> dict[str, Any]:
+    """A Solr search carrying the question's vector as a POST form, not in the URL: 384 numbers and a long
+    question pass Jetty's URI limit (a CISI question answered 414 URI Too Long)."""
+    if not any(f["kind"] == VECTOR for f in model["features"]) or "params" not in search:
+        return search
+    out = {k: v for k, v in search.items() if k != "params"}
+    out["method"] = "POST"
+    out["form"] = {**search.get("form", {}), **search["params"]}
+    return out
+
+
 def render_solr_rerank(model: dict[str, Any]) -> dict[str, Any]:
     out = _header(
         model,
@@ -251,7 +262,9 @@ def render_solr_rerank(model: dict[str, Any]) -> dict[str, Any]:
         f"The select request with the model as {{!rerank}} of the top {model['window']} answers; no plugin.",
     )
     out["requests"] = []
-    out["search"] = {"linear": _search_request(model, params=solr_rerank_params(model))}
+    out["search"] = {
+        "linear": _solr_vector_post(model, _search_request(model, params=solr_rerank_params(model)))
+    }
     out["notes"] = [
         f"Send these parameters to your select handler, with the question where {QUESTION} is and the "
         f"number of answers where {ROWS} is (they are also an engine ranker's request here).",
@@ -459,7 +472,7 @@ def render_solr_ltr(model: dict[str, Any]) -> dict[str, Any]:
         params["rq"] = f"{{!ltr model={model_name} reRankDocs={model['window']} efi.user_query=${question}}}"
         if any(f["kind"] == VECTOR for f in model["features"]):
             params[QUESTION_VECTOR_PARAM] = QUESTION_VECTOR
-        return _search_request(model, params=params)
+        return _solr_vector_post(model, _search_request(model, params=params))
 
     searches = {"linear": search(linear_name)}
     if model.get("trees"):

@@ -206,9 +206,8 @@ def test_fetched_vector_feature_is_the_engines_cosine_of_the_apps_vectors(reques
     )
     question = question_vectors([QUESTION])[0]
 
-    found = EngineFeatures(config=config, features=export_features(config, vectors=True)).candidates(
-        QUESTION, 20, question
-    )
+    features = export_features(config, vectors=True)
+    found = EngineFeatures(config=config, features=features).candidates(QUESTION, 20, question)
 
     # The same answers (an update moves an answer among equal scores).
     assert sorted(found.ids) == sorted(top)
@@ -218,3 +217,6 @@ def test_fetched_vector_feature_is_the_engines_cosine_of_the_apps_vectors(reques
     )
     # The other ten: none here, unless the parity test above wrote one (the session's index).
     assert all(got[a] == 0 or got[a] > 0.5 for a in top[10:])
+    # A long question and the vector's 384 numbers: over Jetty's URI limit in a Solr URL (414), so a form.
+    long = " ".join([QUESTION] * 80)
+    assert len(EngineFeatures(config=config, features=features).candidates(long, 5, question).ids) == 5

@@ -271,17 +271,18 @@ def test_the_vector_feature_renders_with_the_question_vector_placeholder_and_is_
             "boost": 3.0,
         }
     }
-    assert solr_search["params"]["ef_vector"] == (
+    assert solr_search["method"] == "POST" and "params" not in solr_search  # the vector: not in the URL
+    assert solr_search["form"]["ef_vector"] == (
         "{!func}vectorSimilarity(FLOAT32,COSINE,ranktrainer_vector,$question_vector)"
     )
-    assert solr_search["params"]["question_vector"] == "{{question_vector}}"
-    assert solr_search["params"]["rqq"].endswith(",product(3.0,query($ef_vector,0)))")
+    assert solr_search["form"]["question_vector"] == "{{question_vector}}"
+    assert solr_search["form"]["rqq"].endswith(",product(3.0,query($ef_vector,0)))")
     # The sender's part: the float32 numbers, shortest decimals; 1/3 as float32 is 0.33333334.
     filled = fill_question_vector(os_search, [0.5, 1 / 3])
     assert filled["body"]["rescore"]["query"]["rescore_query"]["bool"]["should"][-1]["script_score"][
         "script"
     ]["params"]["query_value"] == [0.5, 0.33333334]
-    assert fill_question_vector(solr_search, [0.5, 1 / 3])["params"]["question_vector"] == "[0.5,0.33333334]"
+    assert fill_question_vector(solr_search, [0.5, 1 / 3])["form"]["question_vector"] == "[0.5,0.33333334]"
 
 
 def test_a_vector_feature_of_weight_0_leaves_the_search_without_the_placeholder():
@@ -314,5 +315,5 @@ def test_ltr_formats_carry_the_vector_feature_with_the_question_vector_parameter
     assert solr_ltr["requests"][0]["body"][-1]["params"] == {
         "q": "{!func}vectorSimilarity(FLOAT32,COSINE,ranktrainer_vector,$question_vector)"
     }
-    assert solr_ltr["search"]["linear"]["params"]["question_vector"] == "{{question_vector}}"
+    assert solr_ltr["search"]["linear"]["form"]["question_vector"] == "{{question_vector}}"
     assert all(any("not run by the app's tests" in n for n in out["notes"]) for out in (os_ltr, solr_ltr))
