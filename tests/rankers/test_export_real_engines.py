@@ -209,14 +209,14 @@ def test_fetched_vector_feature_is_the_engines_cosine_of_the_apps_vectors(reques
     features = export_features(config, vectors=True)
     found = EngineFeatures(config=config, features=features).candidates(QUESTION, 20, question)
 
-    # The same answers (an update moves an answer among equal scores).
-    assert sorted(found.ids) == sorted(top)
+    # The written ten are still among the top 20 (an update moves an answer among equal scores only).
+    assert set(top[:10]) <= set(found.ids)
     got = dict(zip(found.ids, found.values[:, -1], strict=True))
     assert np.allclose(
         [got[a] for a in top[:10]], [(1 + by_id[a] @ question) / 2 for a in top[:10]], atol=1e-6
     )
     # The other ten: none here, unless the parity test above wrote one (the session's index).
-    assert all(got[a] == 0 or got[a] > 0.5 for a in top[10:])
+    assert all(v == 0 or v > 0.5 for a, v in got.items() if a not in top[:10])
     # A long question and the vector's 384 numbers: over Jetty's URI limit in a Solr URL (414), so a form.
     long = " ".join([QUESTION] * 80)
     assert len(EngineFeatures(config=config, features=features).candidates(long, 5, question).ids) == 5
