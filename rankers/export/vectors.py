@@ -8,12 +8,17 @@ model of ``rankers.embedding``), of the answers the app knows; the engine gets t
   missing (an index with ``index.knn`` true: an HNSW graph of the Lucene engine, ``cosinesimil``; without
   it, the plugin keeps the vectors for exact scoring only, which is all the ``knn_score`` script needs;
   ``index.knn`` cannot change on an open index), then ``_bulk`` partial updates of the answers the index
-  holds, then a merge into one segment that drops the replaced copies (``_forcemerge?max_num_segments=1``:
-  the engine's BM25 statistics, and so its scores, stay what they were, and equal scores keep one order)
-  and ``_refresh``.
+  holds, in its own document order (``_doc``), then a merge into one segment that drops the replaced
+  copies (``_forcemerge?max_num_segments=1``: BM25's statistics, and so the engine's scores, stay what
+  they were) and ``_refresh``.
 - Solr: a ``solr.DenseVectorField`` type (384, cosine) and the field, added with the Schema API when
   missing (a managed schema, Solr's default), then atomic updates (``set``; they need the update log, as
-  in Solr's default configset) of the answers the core holds, then an optimize to one segment (as above).
+  in Solr's default configset) of the answers the core holds, in its document order (``[docid]``), then
+  an optimize to one segment (as above).
+
+Written in the engine's own order, the answers keep their order among equal scores, as long as no
+periodic refresh cuts the writes into segments that the merge then orders by size (OpenSearch's
+``refresh_interval``, 1 s by default: the engine alone then moved by 0.0014 NDCG@10 on the demo).
 
 An answer the engine does not hold is not written (Solr would create it), and one the app does not know
 keeps no vector: its ``vector`` feature is 0. ``VectorsRefused`` says why the engine cannot hold them
@@ -72,6 +77,17 @@ def _chunks(ids: list[str], vectors: np.ndarray):
         yield ids[start : start + CHUNK], vectors[start : start + CHUNK]
 
 
+def _in_order(
+    held: list[tuple[Any, str]], ids: list[str], vectors: np.ndarray
+) -> tuple[list[str], np.ndarray]:
+    """The held answers' ids and vectors in the engine's document order (``held``: (its doc number, id)),
+    so that re-added they keep their order among equal scores."""
+    row = {answer_id: i for i, answer_id in enumerate(ids)}
+    ordered = [answer_id for _, answer_id in sorted(held, key=lambda pair: pair[0]) if answer_id in row]
+    rows = [row[a] for a in ordered]
+    return ordered, vectors[rows] if rows else vectors[:0]
+
+
 def _floats(vector: np.ndarray) -> list[float]:
     return [float(x) for x in np.asarray(vector, dtype=np.float32)]
 
@@ -107,8 +123,20 @@ def _opensearch(engine: EngineBackend, config: dict[str, Any], ids: list[str], v
                 f"the engine did not add the knn_vector field {VECTOR_FIELD} (is the k-NN plugin "
                 f"installed?): {exc}"
             ) from None
+    # The answers the index holds, in its own order (``_doc``): written in that order, they keep it.
+    held: list[tuple[Any, str]] = []
+    for chunk_ids, _ in _chunks(ids, vectors):
+        body = {
+            "query": {"ids": {"values": chunk_ids}},
+            "sort": ["_doc"],
+            "size": len(chunk_ids),
+            "_source": False,
+        }
+        found = engine.fetch(_request("POST", f"{index}/_search", body))
+        held += [(hit["sort"][0], str(hit["_id"])) for hit in lookup(found, "hits.hits", "response")]
+    ordered, ordered_vectors = _in_order(held, ids, vectors)
     written = 0
-    for chunk_ids, chunk in _chunks(ids, vectors):
+    for chunk_ids, chunk in _chunks(ordered, ordered_vectors):
         lines: list[Any] = []
         for answer_id, vector in zip(chunk_ids, chunk, strict=True):
             lines += [{"update": {"_id": answer_id}}, {"doc": {VECTOR_FIELD: _floats(vector)}}]
@@ -117,7 +145,7 @@ def _opensearch(engine: EngineBackend, config: dict[str, Any], ids: list[str], v
             outcome = item.get("update", {})
             if outcome.get("status") in (200, 201):
                 written += 1
-            elif outcome.get("status") != 404:  # an answer the index does not hold
+            elif outcome.get("status") != 404:  # gone since
                 reason = (outcome.get("error") or {}).get("reason", "")
                 raise VectorsRefused(f"the engine refused an answer's vector: {reason}"[:300])
     # An update is a delete and an add: merge into one segment, so the deleted copies go (BM25's statistics,
@@ -179,26 +207,29 @@ def _solr(engine: EngineBackend, config: dict[str, Any], ids: list[str], vectors
             raise VectorsRefused(
                 f"the core has a field {VECTOR_FIELD} that is not a DenseVectorField of {DIMENSION} dimensions"
             )
-    written = 0
-    for chunk_ids, chunk in _chunks(ids, vectors):
-        # Only the answers the core holds: an atomic update of another would create it.
-        held = engine.fetch(
+    # Only the answers the core holds (an atomic update of another would create it), in its own order
+    # (``[docid]``): written in that order, they keep it.
+    held: list[tuple[Any, str]] = []
+    for chunk_ids, _ in _chunks(ids, vectors):
+        found = engine.fetch(
             _request(
                 "POST",
                 f"{core}/select",
                 {
                     "query": "{!terms f=" + key + " v=$ids}",
                     "params": {"ids": ",".join(chunk_ids)},
-                    "fields": key,
+                    "fields": f"{key},[docid]",
                     "limit": len(chunk_ids),
                 },
             )
         )
-        have = {str(d[key]) for d in lookup(held, "response.docs", "response")}
+        held += [(d["[docid]"], str(d[key])) for d in lookup(found, "response.docs", "response")]
+    ordered, ordered_vectors = _in_order(held, ids, vectors)
+    written = 0
+    for chunk_ids, chunk in _chunks(ordered, ordered_vectors):
         docs = [
             {key: answer_id, VECTOR_FIELD: {"set": _floats(vector)}}
             for answer_id, vector in zip(chunk_ids, chunk, strict=True)
-            if answer_id in have
         ]
         if docs:
             try:
