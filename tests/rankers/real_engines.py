@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -274,3 +275,22 @@ def solr_vectors(solr) -> Solr:
     """The same node with a second core of the Cranfield answers, ``cranfield_vectors`` (as above)."""
     solr_index_cranfield(solr.url, "cranfield_vectors")
     return Solr(solr.node, core="cranfield_vectors")
+
+
+_copies = itertools.count(1)
+
+
+def opensearch_copy(opensearch: OpenSearch) -> OpenSearch:
+    """A fresh index of the Cranfield answers on the same node, for a test that trains an engine ranker:
+    its export writes the answers' vectors into the index, which re-adds them (their order among equal
+    scores may change), so no other test's figures depend on what it wrote (~1 s)."""
+    name = f"cranfield_train_{next(_copies)}"
+    opensearch_index_cranfield(opensearch.url, name, refresh_interval="-1")
+    return OpenSearch(opensearch.node, index=name)
+
+
+def solr_copy(solr: Solr) -> Solr:
+    """The same for Solr: a fresh core of the Cranfield answers."""
+    name = f"cranfield_train_{next(_copies)}"
+    solr_index_cranfield(solr.url, name)
+    return Solr(solr.node, core=name)
