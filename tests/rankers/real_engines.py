@@ -231,8 +231,7 @@ def opensearch(tmp_path_factory) -> Iterator[OpenSearch]:
         "OpenSearch", home, java_command("opensearch", "OpenSearchNode", str(free_port()), str(home))
     )
     try:
-        # No periodic refresh (see opensearch_vectors): a training's export rewrites the answers with their
-        # vectors, in the index's order, and they keep it only if no refresh cuts them into segments.
+        # No periodic refresh (see opensearch_vectors). Tests that train write into a copy (opensearch_copy).
         opensearch_index_cranfield(node.url, "cranfield", refresh_interval="-1")
         yield OpenSearch(node)
     finally:
