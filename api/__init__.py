@@ -20,7 +20,8 @@ browsable at ``/api/docs/``).
 * :mod:`.views_ratings` – rating answers, one or a list, as the caller.
 * :mod:`.views_ground_truth` – the labels to train on, as JSON or a file.
 * :mod:`.views_queue` – the next pairs the rating queue wants from the caller.
-* :mod:`.views_files` – imports, a run's files, the ratings with their notes.
+* :mod:`.views_imports` – importing files, and the imports of judgments with their option: list, one, change.
+* :mod:`.views_files` – a run's files, the ratings with their notes.
 * :mod:`.views_rankers` – rankers: list, create, one.
 * :mod:`.views_engines` – a ranker's config changed, and a ranker tried on one question.
 * :mod:`.views_versions` – a ranker's versions: list, announce a deployed model, promote one.

@@ -8,6 +8,7 @@ from api import (
     views_evaluations,
     views_files,
     views_ground_truth,
+    views_imports,
     views_judges,
     views_questions,
     views_queue,
@@ -29,8 +30,13 @@ urlpatterns = [
     path("collections/<slug:slug>/ratings/", views_ratings.RatingCreateView.as_view(), name="api-ratings"),
     path(
         "collections/<slug:slug>/imports/",
-        views_files.CollectionImportView.as_view(),
+        views_imports.CollectionImportView.as_view(),
         name="api-collection-import",
+    ),
+    path(
+        "collections/<slug:slug>/imports/<int:import_id>/",
+        views_imports.ImportDetailView.as_view(),
+        name="api-collection-import-detail",
     ),
     path(
         "collections/<slug:slug>/compare/", views_compare.RunsCompareView.as_view(), name="api-runs-compare"

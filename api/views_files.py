@@ -1,130 +1,25 @@
-"""Files through the API: import ratings and collections (the same parsers and all-or-nothing service as
-``manage.py import_collection`` and the manage page), an evaluation run's files, and the ratings with
-their notes."""
+"""Files through the API: an evaluation run's files, and the ratings with their notes (imports are in
+:mod:`api.views_imports`)."""
 
 from __future__ import annotations
 
 import io
-import tempfile
-from pathlib import Path
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
-from rest_framework.response import Response
 
 from api.access import caller_role, collection_for
 from api.negotiation import IgnoreFormatParameter
 from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
-from corpus.formats.common import FormatError
 from corpus.models import Role, Split
-from corpus.services import ImportFiles, parse_import_files
 from evaluation.exports import RUN_EXPORTS, write_run_export
 from evaluation.selectors import run_detail, run_export_rows
 from ratings.exports import RATING_EXPORTS, ratings_file
-from trainer.forms import ImportForm
-from trainer.services import collection_import
-from trainer.views import uploads_save
-
-
-class ImportCountsSerializer(serializers.Serializer):
-    created = serializers.IntegerField()
-    updated = serializers.IntegerField()
-    unchanged = serializers.IntegerField()
-
-
-class ImportSummarySerializer(serializers.Serializer):
-    answers = ImportCountsSerializer()
-    questions = ImportCountsSerializer()
-    ratings = ImportCountsSerializer()
-    summary = serializers.CharField(help_text="The same in words, as the manage page says it.")
-
-
-class ImportUploadSerializer(serializers.Serializer):
-    """The files of one import (any subset, at least one) and the grade map, as multipart form data."""
-
-    rnr_documents = serializers.FileField(required=False, help_text="R&R documents (Solr bulk-add JSON)")
-    rnr_ground_truth = serializers.FileField(required=False, help_text="R&R ground truth (CSV)")
-    corpus = serializers.FileField(required=False, help_text="TREC corpus (JSONL: id, title, text)")
-    topics = serializers.FileField(required=False, help_text="TREC topics (TSV: qid, text[, train|test])")
-    qrels = serializers.FileField(required=False, help_text="TREC qrels (qid 0 docid grade)")
-    quepid_csv = serializers.FileField(
-        required=False, help_text="Quepid ratings of a case or a snapshot (CSV: query,docid,rating)"
-    )
-    rre_json = serializers.FileField(required=False, help_text="Rated Ranking Evaluator ratings (JSON)")
-    grade_map = serializers.CharField(
-        required=False,
-        help_text='"rnr", "identity" or pairs like "4:3,3:2,2:1,1:0,0:0"; empty: "rnr" for R&R CSV, '
-        '"identity" for qrels, Quepid and RRE.',
-    )
-
-
-def _counts(summary) -> dict[str, int]:
-    return {"created": summary.created, "updated": summary.updated, "unchanged": summary.unchanged}
-
-
-class CollectionImportView(GenericAPIView):
-    parser_classes = [MultiPartParser]
-    serializer_class = ImportUploadSerializer
-
-    @extend_schema(
-        summary="Import files into a collection (all or nothing)",
-        description="Answers, questions and judgments from R&R, TREC, Quepid or Rated Ranking Evaluator "
-        "files. Judgments become ratings by the import rater `ground-truth`. Every file is parsed before "
-        "anything is written: a bad file is a 400 naming the form field, the file, the line and the "
-        "problem, and nothing is imported.",
-        request={"multipart/form-data": ImportUploadSerializer},
-        responses={200: ImportSummarySerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
-    )
-    def post(self, request: Request, slug: str) -> Response:
-        collection, _ = collection_for(request, slug, need=Role.TRAINER)
-        form = ImportForm(request.data, request.FILES)
-        if not form.is_valid():
-            raise ValidationError(
-                {
-                    ("non_field_errors" if field == "__all__" else field): list(errors)
-                    for field, errors in form.errors.items()
-                }
-            )
-        with tempfile.TemporaryDirectory() as folder:
-            paths = uploads_save(form.cleaned_data, Path(folder))
-            field_of = {path.name: field for field, path in paths.items()}
-            try:
-                answers, questions, judgments = parse_import_files(
-                    ImportFiles(**paths, grade_map=form.cleaned_data["grade_map"] or None)
-                )
-                summary = collection_import(
-                    collection=collection, answers=answers, questions=questions, judgments=judgments
-                )
-            except FormatError as exc:
-                raise ValidationError(
-                    {field_of.get(exc.file, "non_field_errors"): [f"{exc}. Nothing was imported."]}
-                ) from None
-            except ValueError as exc:  # a bad grade map
-                raise ValidationError({"grade_map": [f"{exc}. Nothing was imported."]}) from None
-            except DjangoValidationError as exc:
-                raise ValidationError(
-                    {"non_field_errors": [f"{'; '.join(exc.messages)}. Nothing was imported."]}
-                ) from None
-        return Response(
-            {
-                "answers": _counts(summary.answers),
-                "questions": _counts(summary.questions),
-                "ratings": {
-                    "created": summary.ratings_created,
-                    "updated": summary.ratings_updated,
-                    "unchanged": summary.ratings_unchanged,
-                },
-                "summary": str(summary),
-            }
-        )
 
 
 def _file_response(text: str, content_type: str, filename: str) -> HttpResponse:

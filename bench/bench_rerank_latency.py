@@ -1,5 +1,5 @@
-"""What reranking an engine's top 50 adds to its latency (issue 25 §2; see bench/README.md, "Reranking an
-engine's answers: added latency").
+"""What reranking an engine's top 50 adds to its latency, cold and warm (issue 25 §2, issue 35 §4; see
+bench/README.md, "Reranking an engine's answers: added latency").
 
     make engines && .venv/bin/python bench/bench_rerank_latency.py
 
@@ -14,15 +14,19 @@ Then, over the test questions:
 
 * **the engine alone**: ``EngineBackend.rank(question, 50)``, what the server's POST / sends it;
 * **the rerank alone**: ``RerankingBackend.rerank(question, engine's top 50, 10)`` in this process, with
-  the question's vector **cold** (``rankers.semantic.forget_vectors()`` before each question: the question
-  is encoded, and the answers' vectors, all already computed, are read from their files under
-  ``EMBEDDINGS_DIR/returned``; and the question's vector alone forgotten), and **warm** (the next
-  ``--repeats`` passes: both in memory; also the thread's CPU time, the work without waiting for a core),
-  after ``gc.freeze()`` as the server does;
+  the question's vector **cold** (``rankers.semantic.forget_vectors()`` before each question, as a fresh
+  process: the question is encoded on one thread, as ``ranker_server`` does, and the answers' vectors, all already
+  computed, are read from the collection state's index-ordered store, ``rankers.candidate_store``;
+  ``--cold-passes`` passes), beside **the path before** issue 35 §4 (``cold_path``: the two-thread
+  session, the answers' vectors read from their per-text files under ``EMBEDDINGS_DIR/returned``), each
+  question's two reranks one after the other so that both meet the same load, their answers compared;
+  and the question's vector alone forgotten; and **warm** (the next ``--repeats`` passes: both in
+  memory); with the CPU time (cold: the process's, onnxruntime's threads included; warm: the thread's),
+  the work without waiting for a core; after ``gc.freeze()`` as the server does;
 * **end to end**, through ``manage.py ranker_server --ranker ID`` in a subprocess: the client's time of
   POST / minus the engine's time the server reports (``Server-Timing: engine;dur=``): what the server
   adds to the engine (the rerank step, its thread hand-off, the JSON; the server's own part is its
-  ``total`` minus ``engine``), cold = each question's first
+  ``total`` minus ``engine``; the question is encoded while the engine searches), cold = each question's first
   request to a fresh server, warm = the next passes; and POST /rank with the engine's top 50 (all of it
   is added latency). The server runs with ``--budget-ms 10000`` so that the figures are the rerank's
   real times, not the 50 ms budget's fallbacks (their count at 50 ms is shown).
@@ -37,6 +41,7 @@ the end, with MODEL_DIR; the node is stopped at the end.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import gc
 import os
@@ -82,6 +87,7 @@ from rankers import semantic  # noqa: E402
 from rankers.backends import get_backend, service_backend  # noqa: E402
 from rankers.base import RankQuery  # noqa: E402
 from rankers.builtin import clear_ranker_caches  # noqa: E402
+from rankers.embedding import INTRA_OP_THREADS  # noqa: E402
 from rankers.reranking import RerankingBackend  # noqa: E402
 from rankers.semantic import forget_vectors  # noqa: E402
 from rankers.services import ranker_create, version_promote  # noqa: E402
@@ -93,6 +99,23 @@ K = 50
 ROWS = 10
 BUDGET_MS = 50
 GOAL_P99_WARM_MS = 15.0
+GOAL_P99_COLD_MS = 50.0
+
+
+@contextmanager
+def cold_path(*, threads: int, store: bool) -> Iterator[None]:
+    """The cold path with the question encoded by a session of ``threads`` threads and the answers'
+    vectors read from the index-ordered store or (``store`` False) from their per-text files. Before
+    issue 35 §4 it was two threads, no store."""
+    single, opener = semantic._encode_threads, semantic.open_store
+    semantic._encode_threads = threads
+    if not store:
+        semantic.open_store = lambda *args: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        semantic._encode_threads, semantic.open_store = single, opener
+        forget_vectors()
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -177,7 +200,10 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=5, help="warm passes over the test questions")
     parser.add_argument("--embeddings-cache", type=Path, default=DEFAULT_CACHE)
-    parser.add_argument("--profile", action="store_true", help="cProfile the warm rerank")
+    parser.add_argument("--profile", action="store_true", help="cProfile the warm and cold reranks")
+    parser.add_argument(
+        "--cold-passes", type=int, default=2, help="cold passes over the test questions (each path)"
+    )
     parser.add_argument(
         "--method",
         choices=("lambdamart", "learned-fusion", "trained"),
@@ -236,6 +262,7 @@ def run(args: argparse.Namespace, search_url: str) -> None:
     reranking = get_backend(ranker)
     assert isinstance(reranking, RerankingBackend)
 
+    semantic.encode_on_one_thread()  # as ranker_server does
     # First sight: the answers' vectors the test questions' candidates need, encoded once (and kept).
     tops = {q.external_id: engine.rank(q, K) for q in queries}
     began = time.perf_counter()
@@ -258,20 +285,35 @@ def run(args: argparse.Namespace, search_url: str) -> None:
             engine_ms.append((time.perf_counter() - began) * 1000)
     engine_p50 = pct(engine_ms, 50)
 
-    # The rerank alone, in this process.
-    cold: list[float] = []
-    for q in queries:
-        forget_vectors()
-        began = time.perf_counter()
-        reranking.rerank(q, tops[q.external_id], ROWS)
-        cold.append((time.perf_counter() - began) * 1000)
-    question_cold: list[float] = []
-    for q in queries:
-        reranking.rerank(q, tops[q.external_id], ROWS)  # its answers' vectors back in memory
-        semantic._questions.clear()
-        began = time.perf_counter()
-        reranking.rerank(q, tops[q.external_id], ROWS)
-        question_cold.append((time.perf_counter() - began) * 1000)
+    # The rerank alone, in this process: cold, each question with the path of before (issue 35 §4) and the
+    # current one, alternately, so that both meet the same load; each pass over the questions twice.
+    variants = {
+        "now": contextlib.nullcontext,
+        "before": lambda: cold_path(threads=INTRA_OP_THREADS, store=False),
+        "store, 2 threads": lambda: cold_path(threads=INTRA_OP_THREADS, store=True),
+    }
+    cold: dict[str, list[float]] = {name: [] for name in variants}
+    cold_cpu: dict[str, list[float]] = {name: [] for name in variants}
+    question_cold: dict[str, list[float]] = {name: [] for name in variants}
+    orders_differ = 0
+    for n in range(args.cold_passes):
+        for i, q in enumerate(queries):
+            names = list(variants)
+            names = names[(i + n) % len(names) :] + names[: (i + n) % len(names)]  # each first in turn
+            answers = {}
+            for name in names:
+                with variants[name]():
+                    forget_vectors()
+                    began, cpu = time.perf_counter(), time.process_time()
+                    answers[name] = reranking.rerank(q, tops[q.external_id], ROWS).answers
+                    cold[name].append((time.perf_counter() - began) * 1000)
+                    cold_cpu[name].append((time.process_time() - cpu) * 1000)
+                    if n == 0:  # the question's vector alone forgotten, the answers' in memory
+                        semantic._questions.clear()
+                        began = time.perf_counter()
+                        reranking.rerank(q, tops[q.external_id], ROWS)
+                        question_cold[name].append((time.perf_counter() - began) * 1000)
+            orders_differ += any(other != answers["now"] for other in answers.values())
     for q in queries:  # every answer's vector in memory again: the warm passes find everything there
         reranking.rerank(q, tops[q.external_id], ROWS)
     warm: list[float] = []
@@ -285,8 +327,18 @@ def run(args: argparse.Namespace, search_url: str) -> None:
     print(f"\n{len(queries)} test questions, K = {K}, {os.cpu_count()} cores; {load()}")
     print(line("engine alone (OpenSearch, top 50)", engine_ms))
     print("rerank alone (RerankingBackend.rerank, in process):")
-    print(line("cold (question encoded, answers' vectors read)", cold, engine_p50))
-    print(line("cold question vector only", question_cold, engine_p50))
+    print(line("cold (question encoded, answers' vectors read)", cold["now"], engine_p50))
+    print(line("  the path before (2 threads, per-text files)", cold["before"], engine_p50))
+    print(line("  the store, the question on 2 threads", cold["store, 2 threads"], engine_p50))
+    print(
+        f"  {'  cold p50 / p99 now ÷ before':<44} {pct(cold['now'], 50) / pct(cold['before'], 50):5.2f} / "
+        f"{pct(cold['now'], 99) / pct(cold['before'], 99):5.2f}; answers that differ: {orders_differ}"
+    )
+    print(line("cold, CPU time of the process (no waiting)", cold_cpu["now"], engine_p50))
+    print(line("  the path before", cold_cpu["before"], engine_p50))
+    print(line("  the store, the question on 2 threads", cold_cpu["store, 2 threads"], engine_p50))
+    print(line("cold question vector only", question_cold["now"], engine_p50))
+    print(line("  2 threads", question_cold["before"] + question_cold["store, 2 threads"], engine_p50))
     print(line("warm", warm, engine_p50))
     print(line("warm, CPU time of the thread (no waiting)", warm_cpu, engine_p50))
 
@@ -351,6 +403,9 @@ def run(args: argparse.Namespace, search_url: str) -> None:
     print(
         f"goal: p99 added <= {GOAL_P99_WARM_MS:g} ms warm (rerank alone): {pct(warm, 99):.2f} ms, {verdict}; {load()}"
     )
+    for name, samples in (("rerank alone", cold["now"]), ("POST / minus the engine", added_cold)):
+        verdict = "met" if pct(samples, 99) <= GOAL_P99_COLD_MS else "NOT met"
+        print(f"goal: p99 <= {GOAL_P99_COLD_MS:g} ms cold ({name}): {pct(samples, 99):.2f} ms, {verdict}")
 
     if args.profile:
         profile = cProfile.Profile()
@@ -359,6 +414,14 @@ def run(args: argparse.Namespace, search_url: str) -> None:
             for q in queries:
                 reranking.rerank(q, tops[q.external_id], ROWS)
         profile.disable()
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
+        profile = cProfile.Profile()
+        for q in queries:
+            forget_vectors()
+            profile.enable()
+            reranking.rerank(q, tops[q.external_id], ROWS)
+            profile.disable()
+        print("cold reranks:")
         pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
 
 

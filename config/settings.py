@@ -247,6 +247,12 @@ CELERY_BEAT_SCHEDULE["embeddings-sweep"] = {"task": "rankers.embeddings_sweep", 
 # Judging runs whose worker went silent this long are resumed (they skip what was already judged).
 JUDGING_STALE_SECONDS = env_int("JUDGING_STALE_SECONDS", 120, minimum=1)
 CELERY_BEAT_SCHEDULE["judging-sweep"] = {"task": "judges.sweep", "schedule": 60.0}
+# The rating queue's candidate table is refreshed by a job (raters.next_task.refresh): one whose worker has
+# not beaten for this long is taken over by beat's sweep. A collection of at most QUEUE_INLINE_MAX_ANSWERS
+# answers (0: none) has its table built by the request that finds it out of date, as it ranks in a moment.
+CANDIDATES_STALE_SECONDS = env_int("CANDIDATES_STALE_SECONDS", 60, minimum=1)
+QUEUE_INLINE_MAX_ANSWERS = env_int("QUEUE_INLINE_MAX_ANSWERS", 5000, minimum=0)
+CELERY_BEAT_SCHEDULE["candidates-sweep"] = {"task": "raters.candidates_sweep", "schedule": 60.0}
 if EVALUATION_SCHEDULE:
     from celery.schedules import crontab
 

@@ -60,6 +60,10 @@ class Collection(models.Model):
         help_text="Ratings the rating queue asks for per question (new answers × raters per answer).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Change markers: one higher at every write of the collection's answers (questions), so the rating
+    # queue tells its candidate table is out of date from this row alone, not by scanning every answer.
+    answers_version = models.PositiveBigIntegerField(default=0, db_default=0)
+    questions_version = models.PositiveBigIntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["name"]
@@ -81,6 +85,17 @@ class Collection(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        """A save of a collection read before an import leaves the change markers alone: only
+        ``corpus.services.collection_changed`` moves them on, by an UPDATE of their own."""
+        if not self._state.adding and not args and kwargs.get("update_fields") is None:
+            kwargs["update_fields"] = [
+                f.name
+                for f in self._meta.concrete_fields
+                if not f.primary_key and f.name not in ("answers_version", "questions_version")
+            ]
+        super().save(*args, **kwargs)
 
 
 class Role(models.TextChoices):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -52,6 +53,19 @@ def membership_set(*, collection: Collection, user: User, role: str) -> Membersh
     return membership
 
 
+def collection_changed(*, collection_id: int, answers: bool = False, questions: bool = False) -> None:
+    """Move the collection's change markers on (``answers_version``, ``questions_version``): every write
+    of its answers or questions calls this, the bulk imports here once and a single save through
+    ``corpus.signals``, so the rating queue sees a change by reading one row."""
+    changes: dict[str, object] = {}
+    if answers:
+        changes["answers_version"] = F("answers_version") + 1
+    if questions:
+        changes["questions_version"] = F("questions_version") + 1
+    if changes:
+        Collection.objects.filter(pk=collection_id).update(**changes)
+
+
 @dataclass
 class UpsertSummary:
     created: int = 0
@@ -89,6 +103,8 @@ def answers_upsert(*, collection: Collection, records: Sequence[AnswerRecord]) -
             summary.unchanged += 1
     Answer.objects.bulk_create(to_create, batch_size=1000)
     Answer.objects.bulk_update(to_update, ["title", "body", "metadata", "updated_at"], batch_size=1000)
+    if to_create or to_update:
+        collection_changed(collection_id=collection.pk, answers=True)
     summary.created, summary.updated = len(to_create), len(to_update)
     return summary
 
@@ -123,6 +139,8 @@ def questions_upsert(*, collection: Collection, records: Sequence[QuestionRecord
             summary.unchanged += 1
     Question.objects.bulk_create(to_create, batch_size=1000)
     Question.objects.bulk_update(to_update, ["text", "split", "updated_at"], batch_size=1000)
+    if to_create or to_update:
+        collection_changed(collection_id=collection.pk, questions=True)
     summary.created, summary.updated = len(to_create), len(to_update)
     return summary
 

@@ -1,4 +1,5 @@
-"""Background jobs' shared lifecycle (evaluation runs, trainings, judging runs, embeddings builds): each
+"""Background jobs' shared lifecycle (evaluation runs, trainings, judging runs, embeddings builds, the
+rating queue's candidate tables): each
 job keeps only what is its own. One subject per module:
 
 * :mod:`.broker` – whether the Celery broker can be reached now (``broker_check``; ``/healthz`` too).

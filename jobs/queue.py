@@ -35,13 +35,18 @@ def broker_require(unavailable: type[JobUnavailable]) -> None:
 
 
 def enqueue_after_commit(
-    task: str, *, kwargs: Mapping[str, object], failed: Callable[[Exception], object] | None = None
+    task: str,
+    *,
+    kwargs: Mapping[str, object],
+    failed: Callable[[Exception], object] | None = None,
+    robust: bool = False,
 ) -> None:
     """Send the Celery task named ``task`` with ``kwargs`` once the current transaction commits (at
     once outside one), so no worker looks for a row not yet committed.
 
     When the publish fails, ``failed`` (if given) is called with the error, e.g. to mark the job
-    failed and raise its JobUnavailable; otherwise the error propagates.
+    failed and raise its JobUnavailable; otherwise the error propagates. ``robust``: a failed publish is
+    logged, not raised (a job a request queues on the way, which must answer anyway; a sweep retries).
     """
 
     def send() -> None:
@@ -52,4 +57,4 @@ def enqueue_after_commit(
                 failed(exc)
             raise
 
-    transaction.on_commit(send)
+    transaction.on_commit(send, robust=robust)

@@ -18,8 +18,8 @@ from judges.stats.confusion import confusion_matrix
 from judges.stats.kappa import weighted_kappa
 from judges.stats.kendall import kendall_tau_b
 from raters.next_task.budget import is_overlap_question
-from raters.next_task.picking import latest_run, queue_pairs
-from raters.next_task.pool import candidate_table
+from raters.next_task.picking import queue_pairs
+from raters.next_task.table import candidate_table, latest_run
 from ratings.agreement import krippendorff_alpha
 from ratings.models import JudgeAccount, Label, Rating
 from ratings.services import aggregate_stars

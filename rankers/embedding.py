@@ -33,6 +33,7 @@ __all__ = [
     "MODEL_ID",
     "MODEL_PACKAGE",
     "MODEL_SHA256",
+    "SINGLE_THREADS",
     "EmbeddingUnavailable",
     "Encoder",
     "file_sha256",
@@ -51,6 +52,8 @@ MAX_TOKENS = 128
 DIMENSION = 384
 #: onnxruntime threads per session: the app shares 2 cores with the web and worker processes.
 INTRA_OP_THREADS = 2
+#: Threads of the session a serving process encodes with (``rankers.semantic.encode_on_one_thread``).
+SINGLE_THREADS = 1
 
 
 class EmbeddingUnavailable(Exception):
@@ -158,7 +161,9 @@ def _model_file(package: str) -> Path:
     return path
 
 
-def _checked_encoder(package: str, sha256: str, tokenizer_path: Path, max_tokens: int) -> Encoder:
+def _checked_encoder(
+    package: str, sha256: str, tokenizer_path: Path, max_tokens: int, threads: int
+) -> Encoder:
     path = _model_file(package)
     actual = file_sha256(path)
     if actual != sha256:
@@ -174,12 +179,12 @@ def _checked_encoder(package: str, sha256: str, tokenizer_path: Path, max_tokens
     except ImportError as exc:
         raise EmbeddingUnavailable(f"onnxruntime and tokenizers are needed for embeddings: {exc}") from exc
     try:
-        return Encoder(path, tokenizer_path, max_tokens=max_tokens)
+        return Encoder(path, tokenizer_path, max_tokens=max_tokens, threads=threads)
     except Exception as exc:  # onnxruntime and tokenizers raise their own error types
         raise EmbeddingUnavailable(f"The embedding model could not be loaded: {exc}") from exc
 
 
-_encoders: dict[tuple[str, str, str, int], Encoder] = {}
+_encoders: dict[tuple[str, str, str, int, int], Encoder] = {}
 _encoders_lock = threading.Lock()
 
 
@@ -189,24 +194,27 @@ def load_encoder(
     sha256: str = MODEL_SHA256,
     tokenizer_path: Path = TOKENIZER_PATH,
     max_tokens: int = MAX_TOKENS,
+    threads: int = INTRA_OP_THREADS,
 ) -> Encoder:
     """The process's encoder, loaded (and its model file's hash checked) on first use, then cached.
 
     ``max_tokens``: texts are truncated to this many word pieces (the model was trained with up to 256;
     128 keeps memory and time low and covers a question or an abstract's first ~100 words).
+    ``threads``: onnxruntime's intra-op threads; each value is its own session (the model's weights
+    loaded once more: ~110 MB, its MatMuls run in float32), giving the same vectors.
     Raises :class:`EmbeddingUnavailable` when the model package is not installed, its file is missing or
     its SHA-256 is not ``sha256``. A failure is not cached: a later call tries again.
     """
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 2 < max_tokens <= 512:
         raise ValueError(f"max_tokens must be an int in 3..512, got {max_tokens!r}")
-    key = (package, sha256, str(tokenizer_path), max_tokens)
+    key = (package, sha256, str(tokenizer_path), max_tokens, threads)
     encoder = _encoders.get(key)
     if encoder is not None:
         return encoder
     with _encoders_lock:
         encoder = _encoders.get(key)
         if encoder is None:
-            encoder = _encoders[key] = _checked_encoder(package, sha256, tokenizer_path, max_tokens)
+            encoder = _encoders[key] = _checked_encoder(package, sha256, tokenizer_path, max_tokens, threads)
         return encoder
 
 

@@ -43,6 +43,8 @@ from rankers.signals import SEMANTIC, RatedQuestions, candidate_signals
 from rankers.text import tokenize
 
 RERANKING_METHODS = ("fusion", "learned-fusion", "lambdamart")
+#: Why ``rerank_why(..., encode=False)`` kept the first stage's order: an answer met for the first time.
+VECTORS_MISSING = "the answers' vectors are not computed yet"
 
 
 class RerankModel:
@@ -172,6 +174,12 @@ class Reranker:
     def semantic(self) -> bool:
         return needs_vectors(self.version)
 
+    def prepare(self, text: str) -> None:
+        """Compute now what scoring ``text``'s candidates needs of the question alone (its vector), so that a
+        server can do it while the engine searches. EmbeddingUnavailable when the model cannot be used."""
+        if self.active and self.semantic:
+            question_vectors([text])
+
     @property
     def active(self) -> bool:
         return (self.model is not None or self.fusion is not None) and not self.degraded
@@ -283,7 +291,7 @@ class RerankingBackend:
         )
         if predicted is None:
             why = (
-                "the answers' vectors are not computed yet"
+                VECTORS_MISSING
                 if not encode
                 else "the embedding model cannot be used: " + (model_unavailable_reason() or "unknown reason")
             )

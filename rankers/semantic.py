@@ -34,7 +34,16 @@ from django.utils import timezone
 
 from corpus.models import Answer, Collection
 from jobs import job_claim, rows_take_over, stale_since
-from rankers.embedding import DIMENSION, EmbeddingUnavailable, load_encoder, text_hash
+from rankers.candidate_store import CandidateStore, open_store, text_key
+from rankers.embedding import (
+    DIMENSION,
+    INTRA_OP_THREADS,
+    SINGLE_THREADS,
+    EmbeddingUnavailable,
+    Encoder,
+    load_encoder,
+    text_hash,
+)
 from rankers.index import CollectionIndex
 from rankers.models import BuildStatus, EmbeddingBuild
 
@@ -114,15 +123,35 @@ def answer_vectors(*, index: CollectionIndex) -> np.ndarray | None:
     return matrix
 
 
+# The onnxruntime threads this process encodes questions and an engine's candidates with (the builds'
+# parts always use the default two).
+_encode_threads = INTRA_OP_THREADS
+
+
+def encode_on_one_thread() -> None:
+    """Make this process encode questions and an engine's candidates on one thread (``ranker_server``, issue
+    35 §4): a question's ~25 tokens are ~8 ms of one core either way; on one thread the encoding has no
+    hand-offs between threads to wait for, and leaves the other core to the engine and the other requests.
+    The vectors are the same bit for bit (tests/rankers/test_embedding.py). The process then loads that
+    session alone (each session holds the model's weights, ~110 MB once loaded)."""
+    global _encode_threads
+    _encode_threads = SINGLE_THREADS
+
+
+def _encoder() -> Encoder:
+    return load_encoder(threads=_encode_threads)
+
+
 def question_vectors(texts: list[str]) -> np.ndarray:
-    """Unit vectors of question texts, from an in-process cache when asked before (~5 ms each otherwise).
+    """Unit vectors of question texts, from an in-process cache when asked before (~8 ms of a core each
+    otherwise; on the threads ``encode_on_one_thread`` may have set).
 
     Raises EmbeddingUnavailable when the model cannot be loaded.
     """
     keys = [text_hash(text) for text in texts]
     missing = [i for i, key in enumerate(keys) if key not in _questions]
     if missing:
-        encoded = load_encoder().encode([texts[i] for i in missing], batch_size=BATCH_SIZE)
+        encoded = _encoder().encode([texts[i] for i in missing], batch_size=BATCH_SIZE)
         with _questions_lock:
             for i, vector in zip(missing, encoded, strict=True):
                 _questions[keys[i]] = vector
@@ -133,9 +162,11 @@ def question_vectors(texts: list[str]) -> np.ndarray:
 
 
 def forget_vectors() -> None:
+    """Forget what this process holds: the matrices and stores it opened, the vectors it keeps in memory."""
     _vectors.clear()
     _questions.clear()
     _returned.clear()
+    _stores.clear()
 
 
 # ------------------------------------------------------------------ answers an engine returned
@@ -143,6 +174,9 @@ def forget_vectors() -> None:
 RETURNED_CACHE_SIZE = 50_000  # vectors held in memory (1.5 kB each)
 _returned: OrderedDict[str, np.ndarray] = OrderedDict()
 _returned_lock = threading.Lock()
+# The index-ordered candidate stores (rankers.candidate_store) opened, by (directory, fingerprint).
+_stores: dict[tuple[str, str], CandidateStore | None] = {}
+_stores_lock = threading.Lock()
 
 
 def answer_texts(*, index: CollectionIndex) -> list[str]:
@@ -175,9 +209,11 @@ class CandidateVectors:
 
     Only answers an engine actually returns are encoded, when first met, and kept by text hash in
     memory and as one file each under ``EMBEDDINGS_DIR/returned/`` (so a million-answer index needs
-    only the vectors of what questions retrieve, and a restarted server finds them again). When the
-    collection's full matrix is built, its rows are used; a text that another built matrix holds is
-    taken from there. Safe to share between threads.
+    only the vectors of what questions retrieve, and a restarted server finds them again), and in the
+    collection state's index-ordered store (``rankers.candidate_store``), where the 50 candidates of a
+    rerank are one read, in any process, after a restart too. When the collection's full matrix is
+    built, its rows are used; a text that another built matrix holds is taken from there. Safe to share
+    between threads.
     """
 
     def __init__(self, *, index: CollectionIndex, texts: list[str]) -> None:
@@ -212,30 +248,59 @@ class CandidateVectors:
             while len(_returned) > RETURNED_CACHE_SIZE:
                 _returned.popitem(last=False)
 
-    def cached(self, positions: np.ndarray) -> np.ndarray | None:
-        """The candidates' vectors if every one is known already, else None (nothing is encoded)."""
+    def _store(self) -> CandidateStore | None:
+        directory = embeddings_dir(collection_id=self.index.collection_id)
+        key = (str(directory), self.index.fingerprint)
+        if key not in _stores:
+            with _stores_lock:
+                if key not in _stores:
+                    _stores[key] = open_store(directory, self.index.fingerprint, self.index.size)
+        return _stores[key]
+
+    def _vectors(self, positions: np.ndarray, *, encode: bool) -> np.ndarray | None:
+        """The candidates' vectors: the index-ordered store's rows (one read for all of them), then for the
+        rest the memory cache, the per-text files, a built matrix and (``encode``) the model, in that
+        order; what the store lacked is written to it. None when one is missing and ``encode`` is False."""
         full = answer_vectors(index=self.index)
         if full is not None:
             return np.asarray(full[positions])
-        vectors = []
-        for p in positions:
-            vector = self._lookup(self._key(int(p)))
-            if vector is None:
-                return None
-            vectors.append(vector)
-        return np.vstack(vectors) if vectors else np.zeros((0, DIMENSION), np.float32)
+        if not len(positions):
+            return np.zeros((0, DIMENSION), np.float32)
+        keys = [self._key(int(p)) for p in positions]
+        expected = np.array([text_key(key) for key in keys], dtype=np.uint64)
+        store = self._store()
+        if store is not None:
+            rows, found = store.read(positions, expected)
+        else:
+            rows, found = np.zeros((len(positions), DIMENSION), np.float32), np.zeros(len(positions), bool)
+        if found.all():
+            return rows
+        rest = np.flatnonzero(~found)
+        vectors = self._elsewhere(positions[rest], [keys[i] for i in rest], encode=encode)
+        if vectors is None:
+            return None
+        rows[rest] = vectors
+        if store is not None:
+            store.write(positions[rest], expected[rest], vectors)
+        return rows
+
+    def cached(self, positions: np.ndarray) -> np.ndarray | None:
+        """The candidates' vectors if every one is known already, else None (nothing is encoded)."""
+        return self._vectors(positions, encode=False)
 
     def of(self, positions: np.ndarray) -> np.ndarray:
         """The candidates' vectors, encoding (and keeping) the ones met for the first time.
 
         Raises EmbeddingUnavailable when the model cannot be loaded.
         """
-        full = answer_vectors(index=self.index)
-        if full is not None:
-            return np.asarray(full[positions])
-        keys = [self._key(int(p)) for p in positions]
+        return cast(np.ndarray, self._vectors(positions, encode=True))
+
+    def _elsewhere(self, positions: np.ndarray, keys: list[str], *, encode: bool) -> np.ndarray | None:
+        """The vectors of texts the store lacks: memory, per-text files, built matrices, then the model."""
         found: dict[str, np.ndarray | None] = {key: self._lookup(key) for key in dict.fromkeys(keys)}
         missing = [key for key, vector in found.items() if vector is None]
+        if missing and not encode:
+            return None
         if missing and self._built is None:
             # Texts some collection's built matrix already holds (the same text, the same vector).
             self._built = _previous(self.index.collection_id, self.index.fingerprint)
@@ -246,14 +311,12 @@ class CandidateVectors:
                 found[key] = vector
         missing = [key for key, vector in found.items() if vector is None]
         if missing:
-            text_of = {self._key(int(p)): self.texts[int(p)] for p in positions}
-            encoded = load_encoder().encode([text_of[key] for key in missing], batch_size=BATCH_SIZE)
+            text_of = {key: self.texts[int(p)] for key, p in zip(keys, positions, strict=True)}
+            encoded = _encoder().encode([text_of[key] for key in missing], batch_size=BATCH_SIZE)
             for key, vector in zip(missing, encoded, strict=True):
                 _save(_returned_file(key), vector)
                 self._keep(key, vector)
                 found[key] = vector
-        if not keys:
-            return np.zeros((0, DIMENSION), np.float32)
         return np.vstack([cast(np.ndarray, found[key]) for key in keys])
 
 

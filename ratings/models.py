@@ -137,3 +137,46 @@ class Skip(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rater} skipped {self.question_id}"
+
+
+UNLISTED_INCORRECT_LABEL = "Answers not listed for a judged question are incorrect (0 stars)"
+
+
+class GroundTruthImport(models.Model):
+    """One import of judgments (a ground truth: R&R CSV, TREC qrels, Quepid, RRE) into a collection: its
+    files, the questions it judged and how the learner reads the answers it does not list.
+
+    ``unlisted_incorrect`` is the TREC assumption, chosen per import and reversible: on, an answer the
+    import does not list for one of its judged questions is 0 stars for the learner (the fit, the
+    cross-validation, the tree export's fit and the positive-only detection), as trec_eval, R&R's training,
+    Quepid and RRE read a ground truth; off, it is unknown, as an answer nobody rated through the queue.
+    The labels themselves do not change: only what the learner reads between them.
+    """
+
+    collection = models.ForeignKey(
+        "corpus.Collection", on_delete=models.CASCADE, related_name="ground_truth_imports"
+    )
+    # The import rater whose ratings the judgments became (``trainer.services.import_rater``).
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # The trainer who imported it (None: a command, the demo, or an import from before imports were kept).
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    # The names of the import's files, ", "-joined ("" for an import from before imports were kept).
+    files = models.CharField(max_length=500, blank=True, default="")
+    judgments = models.PositiveIntegerField(default=0)
+    unlisted_incorrect = models.BooleanField(default=True, verbose_name=UNLISTED_INCORRECT_LABEL)
+    # The questions the import judged (at least one answer listed).
+    questions = models.ManyToManyField(Question, related_name="ground_truth_imports")
+
+    class Meta:
+        ordering = ["collection", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def name(self) -> str:
+        """How pages and figures name it: "import 3 (qrels.test)"."""
+        return f"import {self.pk} ({self.files})" if self.files else f"import {self.pk}"

@@ -55,6 +55,7 @@ SLOW_FILES = {
     "tests/trainer/test_learner.py": 25,
     "tests/browser/test_csp.py": 8,
     "tests/rankers/test_export_real_engines.py": 22,
+    "tests/rankers/test_export_solr_ltr.py": 15,
     "tests/browser/test_rating_page.py": 21,
     "tests/rankers/test_ranker_server_engine.py": 19,
     "tests/evaluation/test_views.py": 18,
@@ -77,6 +78,7 @@ GROUPS = {
     # The files with tests on the real OpenSearch and Solr nodes (tests/rankers/real_engines.py).
     "real engines": (
         "tests/rankers/test_export_real_engines.py",
+        "tests/rankers/test_export_solr_ltr.py",
         "tests/rankers/test_ranker_server_engine.py",
         "tests/rankers/test_real_engine_reranker.py",
         "tests/rankers/test_real_opensearch.py",
@@ -112,6 +114,7 @@ GROUPS = {
         "tests/evaluation/test_end_to_end.py",
         "tests/evaluation/test_tasks.py",
         "tests/judges/test_tasks_judging.py",
+        "tests/raters/test_tasks_candidates.py",
         "tests/trainer/test_command_train_ranker.py",
         "tests/trainer/test_tasks_training.py",
         "tests/trainer/test_worker.py",
@@ -230,6 +233,7 @@ PROCESS_FIXTURES = {
     "celery_worker_process",
     "opensearch",
     "solr",
+    "solr_ltr",
     "served",
     "judge_server_factory",
 }

@@ -76,7 +76,7 @@ from rankers.fitting import lambdamart_fit
 from rankers.fusion import ideal_dcg_from_labels
 from rankers.models import Ranker, RankerKind, RankerVersion
 from rankers.semantic import question_vectors
-from ratings.selectors import imported_question_ids, labels_for_collection
+from ratings.selectors import complete_question_ids, labels_for_collection
 
 __all__ = [
     "ExportEngineDown",
@@ -138,8 +138,8 @@ class _Question:
     labels: dict[str, int]
     candidates: Candidates
     vector: np.ndarray | None = None  # the question's, when the export has the vector feature
-    # An imported ground truth judges the question: a candidate it does not list is 0 stars (as the
-    # learner reads it, ``trainer.learner.examples``); elsewhere an unrated candidate is unknown.
+    # An import with "answers not listed are incorrect" on judges the question: a candidate it does not list
+    # is 0 stars (as the learner reads it, ``trainer.learner.examples``); elsewhere an unrated one is unknown.
     complete: bool = False
 
 
@@ -160,7 +160,7 @@ def _fetch(
     pairs: list[tuple[Question, dict[str, int]]],
     window: int,
     report: Callable[[float], None],
-    imported: set[int] | None = None,
+    complete: set[int] | None = None,
     vectors: bool = False,
 ) -> list[_Question]:
     out = []
@@ -173,7 +173,7 @@ def _fetch(
                 labels,
                 fetcher.candidates(question.text, window, vector),
                 vector=vector,
-                complete=question.pk in (imported or set()),
+                complete=question.pk in (complete or set()),
             )
         )
         report((i + 1) / max(len(pairs), 1))
@@ -283,9 +283,10 @@ def _fitted(learnable: list[_Question], names: list[str], collection: Collection
         k=k,
     )
     # As trainer.learner: the lists to learn from are the rated candidates (unrated: unknown, not 0 stars),
-    # and every candidate of a question an imported ground truth judges (unlisted: 0 stars). Rated
-    # candidates alone are all relevant when the labels are positive-only, and LambdaMART then learns a
-    # single leaf of 0 (issue 35); the unlisted ones at 0 give it the bad answers to tell apart.
+    # and every candidate of a question an import judges with "answers not listed are incorrect" on
+    # (unlisted: 0 stars). Rated candidates alone are all relevant when the labels are positive-only, and
+    # LambdaMART then learns a single leaf of 0 (issue 35); the unlisted ones at 0 give it the bad answers
+    # to tell apart.
     stars = [np.where(np.isnan(s) & q.complete, 0.0, s) for s, q in zip(stars, learnable, strict=True)]
     rated = [~np.isnan(s) for s in stars]
     params = lambdamart_params(len(names))
@@ -375,7 +376,7 @@ def engine_export_fit(
             _labelled(collection, Split.TRAIN),
             window,
             lambda f: report("export-train", f),
-            imported_question_ids(collection=collection, split=Split.TRAIN),
+            complete_question_ids(collection=collection, split=Split.TRAIN),
             vectors=with_vectors,
         )
         learnable = [q for q in train if any(q.labels.get(a, 0) > 0 for a in q.candidates.ids)]

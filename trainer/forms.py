@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 
 from corpus.models import Collection, Role
 from rankers.models import PromotionPolicy
+from ratings.models import UNLISTED_INCORRECT_LABEL
 
 
 class CollectionForm(forms.ModelForm):
@@ -114,6 +115,15 @@ class ImportForm(forms.Form):
         label="Grade → stars",
         help_text='Leave empty for the defaults ("rnr" for R&R CSV: max(grade−1, 0); "identity" for qrels, Quepid and RRE) '
         'or give pairs like "4:3,3:2,2:1,1:0,0:0".',
+    )
+
+    unlisted_incorrect = forms.BooleanField(
+        required=False,
+        initial=True,
+        label=UNLISTED_INCORRECT_LABEL,
+        help_text="On, as trec_eval reads TREC qrels (and R&R, Quepid and RRE their ratings): the training "
+        "reads an answer the files do not list for one of their questions as 0 stars. Off when the files "
+        "are a sample of judgments, whose unlisted answers are unknown. You can change it later below.",
     )
 
     def clean(self) -> dict:

@@ -360,6 +360,9 @@ class VersionDetails:
     judged_only: bool = False
     rated_share: str = ""
     engine: bool = False  # an engine (or http) ranker's version: it reranks the engine's answers
+    # "The training read the answers not listed for 93 training questions as 0 stars, because import 1
+    # (cranfield-gt.csv) says ...": the imports whose option changed its figures ("" when none did).
+    unlisted_zero: str = ""
 
     @classmethod
     def of(cls, version: RankerVersion) -> VersionDetails:
@@ -439,7 +442,36 @@ class VersionDetails:
             judged_only=details.get("cv_judged_only") is True,
             rated_share=percent_text(details.get("cv_rated_share")),
             engine=engine,
+            unlisted_zero=unlisted_zero_text(details),
         )
+
+
+def unlisted_zero_text(details: dict[str, Any]) -> str:
+    """Which imports made the training read unlisted answers as 0 stars, and for how many questions.
+
+    From ``details["unlisted_incorrect"]`` (the imports as the training read them) and
+    ``details["complete_questions"]``; a version trained before imports were kept names no import.
+    """
+    questions = details.get("complete_questions")
+    if not isinstance(questions, int) or isinstance(questions, bool) or questions <= 0:
+        return ""
+    head = (
+        f"The training read the answers not listed for {questions} training "
+        f"question{'s' if questions != 1 else ''} as 0 stars"
+    )
+    imports = [
+        i
+        for i in details.get("unlisted_incorrect") or []
+        if isinstance(i, dict) and isinstance(i.get("name"), str)
+    ]
+    if not imports:
+        return f"{head}: an imported ground truth judged them."
+    if len(imports) == 1:
+        names, verb = imports[0]["name"], "says"
+    else:
+        names = " and ".join(f"{i['name']} ({i.get('questions')} of them)" for i in imports)
+        verb = "say"
+    return f"{head}, because {names} {verb} that answers not listed for a judged question are incorrect."
 
 
 def percent_text(share: object) -> str:

@@ -15,8 +15,8 @@ from evaluation import measures
 from evaluation.numbers import count, figure, signed
 from rankers.models import ChampionChange, Ranker, RankerKind, RankerVersion
 from rankers.reranking import method_of
-from ratings.models import Label
-from ratings.selectors import imported_question_ids
+from ratings.models import UNLISTED_INCORRECT_LABEL, Label
+from ratings.selectors import complete_question_ids, imports_judging
 from trainer.models import ApiToken, Training, TrainingStatus
 from trainer.ranker_display import Comparison
 
@@ -32,8 +32,8 @@ class Readiness:
     questions: int  # training questions with at least one answer rated 1 star or more
     needed: int
     rate_url: str
-    # Every training label is 1 star or more and no training question has an imported ground truth (whose
-    # unlisted answers the learner reads as 0 stars): no answer is known to be bad, so nothing to learn.
+    # Every training label is 1 star or more and no training question was judged by an import whose answers
+    # not listed are incorrect (the learner reads those as 0 stars): no answer is known to be bad.
     positive_only: bool = False
     unsure_url: str = ""  # the queue of the training questions' unrated top answers
     import_url: str = ""  # the import form
@@ -41,6 +41,9 @@ class Readiness:
     # At least this many answers of those questions' top k are unrated: each has k places and only its
     # rated answers can fill them (a lower bound from the labels alone, no ranking needed).
     unrated_top: int = 0
+    # When positive-only: the imports that judged training questions with the option off, as (name, the
+    # manage page's row of it), oldest first: turning the option on is the second way out.
+    off_imports: tuple[tuple[str, str], ...] = ()
 
     @property
     def ready(self) -> bool:
@@ -52,11 +55,18 @@ class Readiness:
         if not self.positive_only:
             return ""
         return (
-            "Every rated answer of the training questions is relevant (1 star or more) and none comes from "
-            "an imported ground truth, so the learners cannot tell good answers from bad ones: a training "
-            f"would learn nothing. Two ways out: {self.rate_unrated}, or import the judgments as a ground "
-            "truth, whose unlisted answers count as 0 stars."
+            "Every rated answer of the training questions is relevant (1 star or more) and no import says "
+            "the answers it does not list are incorrect, so the learners cannot tell good answers from bad "
+            f"ones: a training would learn nothing. Two ways out: {self.rate_unrated}, or {self.import_way_out}."
         )
+
+    @property
+    def import_way_out(self) -> str:
+        """The second way out: turn the option on for the imports that have it off, or import so."""
+        if self.off_imports:
+            names = " and ".join(name for name, _ in self.off_imports)
+            return f"turn on “{UNLISTED_INCORRECT_LABEL}” for {names}"
+        return f"import the judgments as a ground truth with “{UNLISTED_INCORRECT_LABEL}” on"
 
     @property
     def rate_unrated(self) -> str:
@@ -80,14 +90,27 @@ class Readiness:
 
 def training_readiness(*, ranker: Ranker) -> Readiness:
     """Count training questions with a relevant label, and tell positive-only labels (three small
-    queries). Test labels never count here."""
+    queries; two more when they are, for the imports with the option off). Test labels never count here."""
     collection = ranker.collection
     labels = Label.objects.filter(question__collection_id=collection.pk, question__split=Split.TRAIN)
     questions = labels.filter(gain__gte=1).values("question_id").distinct().count()
     positive_only = (
         questions > 0
         and not labels.filter(gain__lt=1).exists()
-        and not imported_question_ids(collection=collection, split=Split.TRAIN)
+        and not complete_question_ids(collection=collection, split=Split.TRAIN)
+    )
+    manage = reverse("collection-manage", kwargs={"slug": collection.slug})
+    off_imports = (
+        tuple(
+            (record.name, f"{manage}#import-{record.pk}")
+            for record, _ in imports_judging(
+                collection=collection,
+                question_ids=labels.values_list("question_id", flat=True).distinct(),
+                unlisted_incorrect=False,
+            )
+        )
+        if positive_only
+        else ()
     )
     k = collection.ndcg_k
     rated = labels.values("question_id").annotate(n=Count("id")).values_list("n", flat=True)
@@ -99,9 +122,10 @@ def training_readiness(*, ranker: Ranker) -> Readiness:
         rate_url=f"{rate}?split=train",
         positive_only=positive_only,
         unsure_url=f"{rate}?mode=unsure",
-        import_url=reverse("collection-manage", kwargs={"slug": collection.slug}) + "#import-heading",
+        import_url=f"{manage}#import-heading",
         k=k,
         unrated_top=unrated_top,
+        off_imports=off_imports,
     )
 
 

@@ -14,6 +14,11 @@ urlpatterns = [
         name="collection-member-remove",
     ),
     path("c/<slug:slug>/manage/import/", views.collection_import_upload, name="collection-import"),
+    path(
+        "c/<slug:slug>/manage/imports/<int:import_id>/",
+        views.collection_import_option,
+        name="collection-import-option",
+    ),
     path("c/<slug:slug>/manage/export/", views_exports.collection_export, name="collection-export"),
     path(
         "c/<slug:slug>/manage/export/<str:what>/",

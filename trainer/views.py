@@ -1,4 +1,5 @@
-"""Trainer pages: create a collection, change its settings and members, import files into it."""
+"""Trainer pages: create a collection, change its settings and members, import files into it and say how
+the training reads each import's unlisted answers."""
 
 from __future__ import annotations
 
@@ -11,12 +12,16 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from corpus.formats.common import FormatError
 from corpus.models import Collection, Membership
 from corpus.permissions import can_create_collections, page_collection
 from corpus.services import ImportFiles, collection_create, membership_set, parse_import_files
+from ratings.models import GroundTruthImport
+from ratings.selectors import ground_truth_imports
+from ratings.services import ground_truth_import_set
 from trainer.forms import IMPORT_FILE_FIELDS, CollectionForm, ImportForm, MemberForm
 from trainer.services import collection_import
 
@@ -86,6 +91,7 @@ def _context(collection: Collection, **forms: object) -> dict:
         .select_related("user")
         .order_by("user__username"),
         "rankers": collection.rankers.all(),
+        "imports": ground_truth_imports(collection=collection),
         "counts": {
             "answers": collection.answers.count(),
             "questions": collection.questions.count(),
@@ -136,7 +142,13 @@ def collection_import_upload(request: HttpRequest, slug: str) -> HttpResponse:
                     ImportFiles(**paths, grade_map=form.cleaned_data["grade_map"] or None)
                 )
                 summary = collection_import(
-                    collection=collection, answers=records[0], questions=records[1], judgments=records[2]
+                    collection=collection,
+                    answers=records[0],
+                    questions=records[1],
+                    judgments=records[2],
+                    unlisted_incorrect=form.cleaned_data["unlisted_incorrect"],
+                    files=[path.name for path in paths.values()],
+                    created_by=signed_in_user(request),
                 )
             except FormatError as exc:
                 field = field_of.get(exc.file)
@@ -145,8 +157,28 @@ def collection_import_upload(request: HttpRequest, slug: str) -> HttpResponse:
             except ValueError as exc:
                 form.add_error(None, f"{exc}. Nothing was imported.")
             else:
-                messages.success(request, f"Imported: {summary}.")
+                messages.success(request, f"Imported: {summary}. {summary.option_sentence}".strip())
                 return redirect("collection-manage", slug=collection.slug)
     response = render(request, "trainer/collection_manage.html", _context(collection, import_form=form))
     response.status_code = 400
     return response
+
+
+@login_required
+@require_POST
+def collection_import_option(request: HttpRequest, slug: str, import_id: int) -> HttpResponse:
+    """Turn an import's "answers not listed for a judged question are incorrect" on or off."""
+    collection = _managed_collection(request, slug)
+    record = get_object_or_404(GroundTruthImport, pk=import_id, collection=collection)
+    value = request.POST.get("unlisted_incorrect", "")
+    if value not in {"true", "false"}:
+        messages.error(request, "unlisted_incorrect must be true or false.")
+        return redirect("collection-manage", slug=collection.slug)
+    record = ground_truth_import_set(record=record, unlisted_incorrect=value == "true")
+    state = "as 0 stars" if record.unlisted_incorrect else "as unknown"
+    messages.success(
+        request,
+        f"The training now reads the answers {record.name} does not list for its judged questions {state}; "
+        "the next training uses it.",
+    )
+    return redirect(f"{reverse('collection-manage', kwargs={'slug': collection.slug})}#import-{record.pk}")

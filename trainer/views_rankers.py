@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_GET, require_POST
 
 from corpus.models import Collection
@@ -28,6 +28,7 @@ from rankers.models import ChampionChange, Ranker, RankerVersion
 from rankers.reachability import service_silence
 from rankers.selectors import default_ranker
 from rankers.services import ranker_training_settings_set
+from ratings.models import UNLISTED_INCORRECT_LABEL
 from trainer.engine_export import (
     ExportMissing,
     ExportNotOffered,
@@ -215,14 +216,21 @@ def _readiness_html(readiness: Readiness) -> str:
         warning = readiness.positive_only_warning
         head, _, _ = warning.partition(" Two ways out: ")
         enough = text.removesuffix(f" {warning}")
+        if readiness.off_imports:
+            # "turn on “Answers not listed …” for import 3 (qrels.test)", each import a link to its row.
+            imports = format_html_join(
+                " and ", '<a href="{}">{}</a>', ((u, n) for n, u in readiness.off_imports)
+            )
+            way_out = format_html("turn on \u201c{}\u201d for {}", UNLISTED_INCORRECT_LABEL, imports)
+        else:
+            way_out = format_html('<a href="{}">{}</a>', readiness.import_url, readiness.import_way_out)
         return format_html(
-            '{} {} Two ways out: <a href="{}">{}</a>, or <a href="{}">import the judgments as a ground '
-            "truth</a>, whose unlisted answers count as 0 stars.",
+            '{} {} Two ways out: <a href="{}">{}</a>, or {}.',
             enough,
             head,
             readiness.unsure_url,
             readiness.rate_unrated,
-            readiness.import_url,
+            way_out,
         )
     if readiness.ready:
         return text

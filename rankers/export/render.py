@@ -26,10 +26,11 @@ answers, so it can be pasted as an engine ranker's request here, which is how th
   reading ``${user_query}``), a ``LinearModel`` and a ``MultipleAdditiveTreesModel`` (thresholds for
   ``<=``); search with ``rq={!ltr model=... reRankDocs=K efi.user_query=$q}``.
 
-The LTR plugins are not on Maven Central (the OpenSearch plugin ships as a zip from its GitHub releases,
-Solr's LTR module with the Solr distribution, not as ``org.apache.solr:solr-ltr`` 9.x), so the tests'
-engines have neither: the tests check these formats' JSON against the plugins' documentation and the
-tree thresholds with one evaluator per format; the two plugin-free formats run on the real engines.
+The OpenSearch LTR plugin is not on Maven Central (it ships as a zip from its GitHub releases), and
+Solr's LTR module is there only as ``org.apache.solr:solr-ltr`` 8.x: ``solr-ltr`` runs live on a Solr
+8.11.4 node (tests/rankers/test_export_solr_ltr.py); ``opensearch-ltr`` is checked against the plugin's
+documentation and its tree thresholds with the XGBoost evaluator; the two plugin-free formats run on the
+tests' real engines.
 """
 
 from __future__ import annotations

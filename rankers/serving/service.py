@@ -6,8 +6,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import suppress
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
@@ -18,13 +19,17 @@ from rankers.config import validate_ranker_config
 from rankers.engine_config import rerank_settings
 from rankers.http import HttpBackend
 from rankers.models import Ranker, RankerVersion
-from rankers.reranking import RerankingBackend, reranks
+from rankers.reranking import VECTORS_MISSING, RerankingBackend, reranks
 from rankers.selectors import ranking_version
 from rankers.serving.protocol import RankRequest
 
 logger = logging.getLogger(__name__)
 
 RERANK_WORKERS = 4
+ENCODING_ELSEWHERE = (
+    "some answers are met for the first time and another rerank is computing answers' vectors: "
+    "they are computed when a later request meets them"
+)
 
 
 class ServeError(Exception):
@@ -101,6 +106,9 @@ class RerankingService:
         self.faults = faults
         self.broken = broken
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rerank")
+        # Its own threads: a rerank waits for its question's prepare, which must never queue behind reranks.
+        self.prepare_pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prepare")
+        self.encoding = threading.Lock()  # held by the one rerank that encodes answers
 
     @property
     def active(self) -> bool:
@@ -116,14 +124,17 @@ class RerankingService:
 
     def search(self, query: RankQuery, rows: int) -> Answered:
         """POST /: the service's answers to ``query``, reranked within the budget. UpstreamError when the
-        service fails."""
+        service fails. The question's vector is computed while the engine searches (``prepare``)."""
+        prepared = None
+        if self.reranking is not None and self.active:
+            prepared = self.prepare_pool.submit(self.reranking.reranker.prepare, query.text)
         started = time.perf_counter()
         try:
             ranking = self.first.rank(query, max(rows, self.depth) if self.active else rows)
         except RankerError as exc:
             raise UpstreamError(str(exc)) from exc
         engine_ms = (time.perf_counter() - started) * 1000
-        answered = self.rerank(query, ranking, rows)
+        answered = self.rerank(query, ranking, rows, prepared=prepared)
         answered.engine_ms = engine_ms
         return answered
 
@@ -139,16 +150,18 @@ class RerankingService:
             )
         return answered
 
-    def rerank(self, query: RankQuery, ranking: Ranking, rows: int) -> Answered:
+    def rerank(
+        self, query: RankQuery, ranking: Ranking, rows: int, *, prepared: Future[None] | None = None
+    ) -> Answered:
         """``ranking`` (the service's, best first) reranked if that takes at most the budget, else its
-        own order with the reason."""
+        own order with the reason. ``prepared``: the question's ``prepare`` under way, awaited first."""
         own = Ranking(answers=ranking.answers[:rows], unknown_ids=ranking.unknown_ids)
         if self.reranking is None:
             return Answered(ranking=own, reranked=False, fallback=self.broken)
         if not ranking.answers:
             return Answered(ranking=own, reranked=False, fallback="there are no answers to rerank")
         started = time.perf_counter()
-        future = self.pool.submit(self._rerank, query, ranking, rows)
+        future = self.pool.submit(self._rerank, query, ranking, rows, prepared)
         try:
             reranked, why = future.result(timeout=self.budget_ms / 1000)
         except FutureTimeout:
@@ -160,13 +173,31 @@ class RerankingService:
         elapsed = (time.perf_counter() - started) * 1000
         return Answered(ranking=reranked, reranked=not why, fallback=why, rerank_ms=elapsed)
 
-    def _rerank(self, query: RankQuery, ranking: Ranking, rows: int) -> tuple[Ranking, str]:
+    def _rerank(
+        self, query: RankQuery, ranking: Ranking, rows: int, prepared: Future[None] | None
+    ) -> tuple[Ranking, str]:
         assert self.reranking is not None
+        if prepared is not None:
+            # Its failure (the model unusable) is the rerank's to report: it meets the same one.
+            with suppress(Exception):
+                prepared.result()
         if self.faults.rerank_delay:
             time.sleep(self.faults.rerank_delay)
         if self.faults.rerank_fail:
             raise RuntimeError("injected failure (--rerank-fail)")
-        return self.reranking.rerank_why(query, ranking, rows)
+        reranked, why = self.reranking.rerank_why(query, ranking, rows, encode=False)
+        if why != VECTORS_MISSING:
+            return reranked, why
+        # Answers met for the first time: their vectors are encoded (in batches of 16, the top `depth` at
+        # most) by one rerank at a time, so that encodings (~25 ms of both cores per answer) never hold
+        # every worker and the reranks of known answers behind them. Past the budget the caller has the
+        # engine's order and the encoding goes on, for the next request.
+        if not self.encoding.acquire(blocking=False):
+            return reranked, ENCODING_ELSEWHERE
+        try:
+            return self.reranking.rerank_why(query, ranking, rows)
+        finally:
+            self.encoding.release()
 
 
 def reranking_service(

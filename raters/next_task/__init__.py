@@ -3,7 +3,9 @@
 * :mod:`.task` – a ``Task`` (a question, why, which answers), the priorities in order, the display order.
 * :mod:`.terms` – the tokenizer and stop words of the term-overlap fallback.
 * :mod:`.term_overlap` – each question's top k by shared rare terms, until a ranker can answer.
-* :mod:`.pool` – the candidate table: the pooled versions' top k interleaved, cached per collection state.
+* :mod:`.pool` – a question's pool: the pooled versions' top k interleaved (term overlap until a ranker answers).
+* :mod:`.table` – the candidate table as requests read it: persisted, its state, the previous one serving.
+* :mod:`.refresh` – the job that builds the table in the background (claim, heartbeat, take-over).
 * :mod:`.budget` – the agreement sample, the rating budget per question, and where a budget goes.
 * :mod:`.judge_reads` – the pairs a judge (a model) sends to people: its disputes and its least sure grades.
 * :mod:`.reasons` – the plain words shown to a rater for why a question was chosen.

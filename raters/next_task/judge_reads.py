@@ -19,7 +19,9 @@ UNCERTAIN_REVIEWED = 20
 def judge_disputed_pairs(*, collection: Collection) -> dict[int, list[int]]:
     """{question id: answer ids} where a judge's stars are DISPUTED_SPREAD or more from people's label
     (a label with at least one person's rating), biggest gap first."""
-    judges = JudgeAccount.objects.filter(collection=collection).values("user_id")
+    judges = list(JudgeAccount.objects.filter(collection=collection).values_list("user_id", flat=True))
+    if not judges:  # no judge: no label read (the collection's every label, on every call of the queue)
+        return {}
     gaps: dict[tuple[int, int], int] = {}
     labels = {
         (q, a): gain

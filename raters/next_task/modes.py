@@ -18,8 +18,9 @@ from evaluation.certainty import (
     why_nothing_decides,
 )
 from rankers.selectors import default_ranker
-from raters.next_task.pool import candidate_table, top_k
+from raters.next_task.pool import top_k
 from raters.next_task.reasons import ndcg_words
+from raters.next_task.table import candidate_table
 from raters.next_task.task import PRIORITY_FEW_RATERS, PRIORITY_UNLABELLED_IN_TEST, Task, shuffled
 from ratings.models import Rating, Skip
 

@@ -27,12 +27,10 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 
-from corpus.models import Answer, Collection, Question, Split
-from evaluation.models import EvaluationRun, QuestionResult
-from rankers.selectors import default_ranker
+from corpus.models import Collection, Question, Split
 from raters.next_task.budget import budgeted, is_overlap_question
 from raters.next_task.judge_reads import judge_disputed_pairs, judge_uncertain_pairs
-from raters.next_task.pool import MAX_TOP_K, candidate_table, top_k
+from raters.next_task.pool import top_k
 from raters.next_task.reasons import (
     REASON_ALL_RATED,
     REASON_NOT_NEEDED,
@@ -44,6 +42,7 @@ from raters.next_task.reasons import (
     reason_low_ndcg,
     reason_unlabelled,
 )
+from raters.next_task.table import latest_run, served
 from raters.next_task.task import (
     DISPUTED_SPREAD,
     PRIORITY_DISAGREEMENT,
@@ -56,6 +55,16 @@ from raters.next_task.task import (
     shuffled,
 )
 from ratings.models import Label, Rating, Skip
+
+__all__ = [
+    "Overview",
+    "latest_run",
+    "next_task",
+    "queue_pairs",
+    "queue_pairs_with_reasons",
+    "rater_overview",
+    "task_for_question",
+]
 
 
 @dataclass
@@ -96,6 +105,7 @@ class _State:
     judge_disputed: dict[int, list[int]] = field(default_factory=dict)
     # question -> answers among each judge's UNCERTAIN_REVIEWED least certain judgments no person rated
     judge_uncertain: dict[int, list[int]] = field(default_factory=dict)
+    table_key: tuple = ()  # the served table's key (``table.Served.key``) and the questions' marker
 
     def target(self, question_id: int) -> int:
         external_id, _ = self.questions[question_id]
@@ -108,26 +118,33 @@ class _State:
         return self.target(question_id) > self.collection.target_raters
 
 
-def latest_run(*, collection: Collection):
-    """The latest successful evaluation of the collection's default ranker, or None."""
-    ranker = default_ranker(collection=collection)
-    if ranker is None:
-        return None
-    return (
-        EvaluationRun.objects.succeeded()
-        .filter(collection=collection, ranker=ranker)
-        .order_by("-finished_at", "-created_at", "-id")
-        .first()
-    )
+# Per process: collection id -> ((collection, its questions' change marker), {id: (external id, split)}).
+_QUESTIONS: dict[int, tuple[tuple, dict[int, tuple[str, str]]]] = {}
+
+
+def _questions(collection: Collection, version: int) -> dict[int, tuple[str, str]]:
+    """{question id: (external id, split)}, read again only when the questions' change marker moved."""
+    key = (collection.pk, collection.slug, collection.created_at, version)
+    cached = _QUESTIONS.get(collection.pk)
+    if cached is None or cached[0] != key:
+        questions = {
+            q: (external_id, split)
+            for q, external_id, split in Question.objects.filter(collection=collection).values_list(
+                "id", "external_id", "split"
+            )
+        }
+        cached = (key, questions)
+        _QUESTIONS[collection.pk] = cached
+    return cached[1]
+
+
+# Per process: collection id -> ((table key, questions), {question id: _RunResult}) of the served table.
+_RUNS: dict[int, tuple[tuple, dict[int, _RunResult]]] = {}
 
 
 def _load(collection: Collection, rater: User) -> _State:
-    questions = {
-        q: (external_id, split)
-        for q, external_id, split in Question.objects.filter(collection=collection).values_list(
-            "id", "external_id", "split"
-        )
-    }
+    table = served(collection=collection)
+    questions = _questions(collection, table.questions_version)
     labels: dict[int, dict[int, tuple[int, int]]] = defaultdict(dict)
     for q, a, count, spread in Label.objects.filter(question__collection=collection).values_list(
         "question_id", "answer_id", "rater_count", "disagreement"
@@ -149,22 +166,23 @@ def _load(collection: Collection, rater: User) -> _State:
         rater_id=rater.pk,
         k=k,
         questions=questions,
-        candidates=candidate_table(collection=collection),
+        candidates=table.table,
+        table_key=(table.key, table.questions_version),
         labels=labels,
         mine=mine,
         skipped=skipped,
     )
     state.judge_disputed = judge_disputed_pairs(collection=collection)
     state.judge_uncertain = judge_uncertain_pairs(collection=collection)
-    run = latest_run(collection=collection)
-    if run is not None:
-        ids_by_external = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
-        run_k = max(1, min(run.ndcg_k, MAX_TOP_K))
-        for q, ranked, ndcg in QuestionResult.objects.filter(run=run).values_list(
-            "question_id", "ranked_answer_ids", "ndcg"
-        ):
-            top = [ids_by_external[a] for a in (ranked or [])[:run_k] if a in ids_by_external]
-            state.run[q] = _RunResult(top=top, ndcg=ndcg)
+    # The latest evaluation's top k, as answer ids: resolved by the table's job, not here (that needed a map
+    # of every answer's external id on every call).
+    cached = _RUNS.get(collection.pk)
+    if cached is None or cached[0] != (table.key, table.questions_version):
+        runs = {
+            q: _RunResult(top=top, ndcg=ndcg) for q, (top, ndcg) in table.run_top.items() if q in questions
+        }
+        cached = _RUNS[collection.pk] = ((table.key, table.questions_version), runs)
+    state.run = cached[1]
     return state
 
 
@@ -265,6 +283,88 @@ def _ranked(
     return ranked
 
 
+# Per process: collection id -> (its queue settings, table and judges' pairs, {question id: (its labels,
+# priority, sort key without the rater's spread, reason, answers to show)}): the assessment of a question
+# as any rater who never rated it sees it, kept while its labels and the rest stay equal.
+_UNTOUCHED: dict[int, tuple[tuple, dict[int, tuple]]] = {}
+
+
+# Per process: rater id -> {question id: ``_spread_key``}, a pure function kept (at most this many a rater).
+_SPREADS: dict[int, dict[int, bytes]] = {}
+_SPREADS_KEPT = 200_000
+
+
+def _untouched_assessments(state: _State) -> dict[int, tuple]:
+    """This process's kept assessments of the collection's questions, emptied when anything but the labels
+    changed: the queue's settings, the table (pools and the evaluation's top k), the judges' pairs."""
+    c = state.collection
+    key = (c.pk, c.slug, c.created_at, c.rating_budget, c.target_raters, c.overlap_target_raters,
+           c.overlap_fraction, state.k, state.table_key, state.judge_disputed, state.judge_uncertain)  # fmt: skip
+    cached = _UNTOUCHED.get(c.pk)
+    if cached is None or cached[0] != key:
+        cached = (key, {})
+        _UNTOUCHED[c.pk] = cached
+    return cached[1]
+
+
+def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, str, list[int]] | None:
+    """``_ranked(state, exclude, split)[0]`` without assessing every question again on every call.
+
+    A question the rater never rated nor skipped is assessed as it is for any such rater, except the
+    rater's own spread key, the last part of every sort key: that assessment is kept per process while the
+    question's inputs are equal (``_untouched_assessments``). The rater's own questions are assessed
+    afresh. The pick is the least (priority, sort key): the least (priority, key without the spread) first,
+    then the spread computed only among the questions tied there."""
+    excluded = set(exclude)
+    touched = {q for q, _ in state.mine}
+    free = _State(**{**state.__dict__, "mine": set()})
+    cache = _untouched_assessments(state)
+    best: tuple | None = None
+    group: list[tuple[int, str, list[int], bytes | None]] = []
+    for question_id, (_, question_split) in state.questions.items():
+        if question_id in state.skipped or question_id in excluded:
+            continue
+        if split and question_split != split:
+            continue
+        spread: bytes | None = None
+        if question_id in touched:
+            priority, key, reason, to_show = _assess(state, question_id)
+            if priority is None or not to_show:
+                continue
+            prefix, spread = key[:-1], key[-1]
+        else:
+            inputs = state.labels.get(question_id)  # the rest is the same for every kept assessment
+            hit = cache.get(question_id)
+            if hit is None or hit[0] != inputs:
+                priority, key, reason, to_show = _assess(free, question_id)
+                hit = (inputs, priority, key[:-1], reason, to_show)
+                cache[question_id] = hit
+            _, priority, prefix, reason, to_show = hit
+            if priority is None or not to_show:
+                continue
+        rank = (priority, prefix)
+        if best is None or rank < best:
+            best, group = rank, [(question_id, reason, to_show, spread)]
+        elif rank == best:
+            group.append((question_id, reason, to_show, spread))
+    if best is None:
+        return None
+    spreads = _SPREADS.setdefault(state.rater_id, {})
+    if len(spreads) > _SPREADS_KEPT:
+        spreads.clear()
+
+    def spread_of(item: tuple[int, str, list[int], bytes | None]) -> bytes:
+        if item[3] is not None:
+            return item[3]
+        spread = spreads.get(item[0])
+        if spread is None:
+            spread = spreads[item[0]] = _spread_key(state.rater_id, item[0])
+        return spread
+
+    question_id, reason, to_show, _ = min(group, key=spread_of)
+    return best[0], question_id, reason, to_show
+
+
 def next_task(
     *, collection: Collection, rater: User, exclude: Iterable[int] = (), split: str = ""
 ) -> Task | None:
@@ -273,11 +373,10 @@ def next_task(
     ``exclude`` skips questions for this pick only (the rater pressed "next question"); ``split``
     ("train" or "test") keeps to one split, e.g. when a trainer needs more training labels to train.
     """
-    state = _load(collection, rater)
-    ranked = _ranked(state, exclude, split)
-    if not ranked:
+    picked = _pick(_load(collection, rater), exclude, split)
+    if picked is None:
         return None
-    priority, _, question_id, reason, to_show = ranked[0]
+    priority, question_id, reason, to_show = picked
     return Task(question_id, priority, reason, shuffled(to_show, rater_id=rater.pk, question_id=question_id))
 
 

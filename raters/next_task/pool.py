@@ -8,22 +8,18 @@ never rate the good answers it misses, so no training can learn them; the other 
 and none of semeval16b's; pooled, 98% and all of it). Until a ranker can answer, the top k comes from
 plain term overlap between question and answers (:mod:`.term_overlap`).
 
-The table is computed once per collection state and cached, as asking the ranker for every question on
-every request would be far too slow.
+Asking the ranker for every question is far too slow for a request: the table is built by a background
+job and kept in the database (:mod:`.table`, :mod:`.refresh`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 
-from django.core.cache import cache
-from django.db.models import Count, Max
-
-from corpus.models import Answer, Collection, Question
+from corpus.models import Answer, Collection
 from rankers.backends import RankerError, RankerUnavailable, RankQuery, get_backend
 from rankers.builtin import method_of
-from rankers.models import EmbeddingBuild, Ranker, RankerKind, RankerVersion
+from rankers.models import Ranker, RankerKind, RankerVersion
 from rankers.reranking import reranks
 from rankers.selectors import default_ranker, ranking_version
 from raters.next_task.term_overlap import term_overlap_ranking
@@ -32,9 +28,6 @@ logger = logging.getLogger(__name__)
 
 # Pages stay short enough to judge carefully even when the collection's k is large.
 MAX_TOP_K = 20
-CANDIDATES_CACHE_SECONDS = 15 * 60
-# A ranker that was unreachable is asked again soon rather than after the full cache period.
-CANDIDATES_FALLBACK_CACHE_SECONDS = 60
 
 
 def _backend_for(ranker: Ranker, version: RankerVersion | None = None):
@@ -54,7 +47,7 @@ def _ranker_table(
     k: int,
 ) -> tuple[dict[int, list[int]], bool]:
     """{question id: top k answer ids} from the ranker for the questions it could rank; and whether it was
-    reachable throughout (False: the rest fall back to term overlap and the table is cached briefly)."""
+    reachable throughout (False: the rest fall back to term overlap and the table is refreshed soon)."""
     backend = _backend_for(ranker, version)
     if backend is None:
         return {}, True
@@ -136,49 +129,20 @@ def interleaved(rankings: list[list[int]], depth: int) -> list[int]:
     return list(pooled)
 
 
-def _candidates_key(
-    collection: Collection, ranker: Ranker | None, versions: list[RankerVersion | None]
-) -> str:
-    answers = Answer.objects.filter(collection=collection).aggregate(n=Count("id"), t=Max("updated_at"))
-    questions = Question.objects.filter(collection=collection).aggregate(n=Count("id"), t=Max("updated_at"))
-    latest = (
-        RankerVersion.objects.filter(ranker=ranker)
-        .order_by("-created_at", "-id")
-        .values_list("id", flat=True)
-        .first()
-        if ranker
-        else None
-    )
-    # A version using embeddings ranks as BM25 until they are built: a finished build is a new state.
-    embeddings = (
-        EmbeddingBuild.objects.succeeded()
-        .filter(collection=collection)
-        .order_by("-id")
-        .values_list("id", flat=True)
-        .first()
-    )
-    pooled = ",".join(str(v.pk) if v else "-" for v in versions)
-    state = (
-        f"{collection.pk}:{collection.ndcg_k}:{answers['n']}:{answers['t']}:{questions['n']}:{questions['t']}:"
-        f"{ranker.pk if ranker else '-'}:{ranker.kind if ranker else '-'}:{ranker.config if ranker else '-'}:"
-        f"{latest}:{pooled}:{embeddings}"
-    )
-    return "ratings:candidates:" + hashlib.sha256(state.encode()).hexdigest()
+def pooled_rankings(
+    *, collection: Collection, questions: list[tuple[int, str, str]], k: int
+) -> tuple[dict[int, list[int]], bool, str]:
+    """The pool of each of ``questions`` ((id, external id, text)): the top k of each pooled version of the
+    default ranker, interleaved (``pooled_versions``, ``interleaved``), else term overlap; whether the
+    ranker was reachable throughout; and which answered ("ranker", or "term overlap" for every question).
 
-
-def candidate_table(*, collection: Collection) -> dict[int, list[int]]:
-    """{question id: its pool of answer ids}: the top k of each pooled version of the default ranker,
-    interleaved (``pooled_versions``, ``interleaved``), cached per collection state."""
+    Costs a ranking per pooled version and question (term overlap reads every answer): the candidate
+    table's job calls it (:mod:`.table`), never a rater's request."""
     ranker = default_ranker(collection=collection)
     versions = pooled_versions(ranker=ranker) if ranker is not None else []
-    key = _candidates_key(collection, ranker, versions)
-    table = cache.get(key)
-    if table is not None:
-        return table
-    k = top_k(collection=collection)
-    questions = list(Question.objects.filter(collection=collection).values_list("id", "external_id", "text"))
-    table, reachable = {}, True
-    if ranker is not None:
+    table: dict[int, list[int]] = {}
+    reachable = True
+    if ranker is not None and questions:
         ids_by_external = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
         rankings = []
         for version in versions:
@@ -189,6 +153,7 @@ def candidate_table(*, collection: Collection) -> dict[int, list[int]]:
             found = [ranked[question_id] for ranked in rankings if question_id in ranked]
             if found:
                 table[question_id] = interleaved(found, k)
+    source = "ranker" if table else "term overlap"
     missing = [(q, text) for q, _, text in questions if q not in table]
     if missing:
         answers = [
@@ -198,5 +163,4 @@ def candidate_table(*, collection: Collection) -> dict[int, list[int]]:
             )
         ]
         table.update(term_overlap_ranking(questions=missing, answers=answers, k=k))
-    cache.set(key, table, CANDIDATES_CACHE_SECONDS if reachable else CANDIDATES_FALLBACK_CACHE_SECONDS)
-    return table
+    return table, reachable, source

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 from corpus.models import Collection, Split
 from raters.next_task.modes import MODES, next_mode_task
 from raters.next_task.picking import next_task
+from raters.next_task.table import table_note
 from raters.views.access import RatingRequest, collection_view
 from raters.views.session import remember_task
 
@@ -62,7 +63,13 @@ def rate_next(request: RatingRequest, collection: Collection) -> HttpResponse:
         task = next_task(collection=collection, rater=request.user, split=split)
     if task is None:
         return render(
-            request, "raters/done.html", {"collection": collection, "role": request.collection_role}
+            request,
+            "raters/done.html",
+            {
+                "collection": collection,
+                "role": request.collection_role,
+                "table_note": table_note(collection=collection),
+            },
         )
     remember_task(request, collection, task)
     return redirect("rate-question", slug=collection.slug, question_id=task.question_id)

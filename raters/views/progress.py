@@ -9,7 +9,8 @@ from django.views.decorators.http import require_GET
 
 from corpus.models import Collection
 from raters.next_task.budget import budget_summary
-from raters.next_task.pool import candidate_table, top_k
+from raters.next_task.pool import top_k
+from raters.next_task.table import candidate_table
 from raters.views.access import RatingRequest, collection_view
 from ratings.agreement import krippendorff_alpha
 from ratings.selectors import (

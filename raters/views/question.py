@@ -15,6 +15,7 @@ from raters.forms import STAR_CHOICES, SkipForm
 from raters.next_task.modes import mode_summary
 from raters.next_task.picking import task_for_question
 from raters.next_task.pool import top_k
+from raters.next_task.table import table_note
 from raters.views.access import RatingRequest, Refusal, answer_in, collection_view, question_in
 from raters.views.card import Card, posted_stars
 from raters.views.session import remember_task, remembered_task, session_started
@@ -77,6 +78,8 @@ def rate_question(request: RatingRequest, collection: Collection, question_id: i
             "skip_form": SkipForm(),
             # The mode stays in the session (``next_question._mode``): say so, with the way back to the usual queue.
             "queue_mode": queue_mode,
+            # Which candidate table serves: the previous one while a refresh runs, or term overlap.
+            "table_note": table_note(collection=collection),
         },
     )
 

@@ -6,7 +6,7 @@
 * :mod:`.record` – people's saves (the rating page, the API): checked, with a note, lists of pairs
   locked in one order and retried when PostgreSQL aborts them.
 * :mod:`.judge_ratings` – a judge's judgments as its user's ratings, and whether they count (trust).
-* :mod:`.imports` – imported ground truth as one import rater's ratings.
+* :mod:`.imports` – imported ground truth as one import rater's ratings, and the import kept with its option.
 * :mod:`.notes` – a rater's note on their rating, kept in the history.
 * :mod:`.history` – undo: the last change of a rating taken back.
 * :mod:`.skips` – "can't judge this question".
@@ -16,7 +16,7 @@
 """
 
 from .history import rating_undo
-from .imports import ratings_import
+from .imports import ground_truth_import_record, ground_truth_import_set, ratings_import
 from .judge_ratings import judge_rating_record, judge_ratings_record, judge_trust_set
 from .labels import aggregate_stars, counted_stars, labels_recompute
 from .locks import TRANSACTION_ATTEMPTS, RatingsBusy, is_retryable
@@ -34,6 +34,8 @@ __all__ = [
     "RatingsWritten",
     "aggregate_stars",
     "counted_stars",
+    "ground_truth_import_record",
+    "ground_truth_import_set",
     "is_retryable",
     "judge_rating_record",
     "judge_ratings_record",

@@ -1,4 +1,4 @@
-"""The file endpoints: imports (multipart, all or nothing), a run's files, the ratings export with notes."""
+"""The file endpoints: a run's files, the ratings export with notes (imports: test_api_imports.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
-from corpus.formats.common import question_id_from_text
 from corpus.models import Answer, Question
-from ratings.models import Rating
 from ratings.services import rating_note_set
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 
@@ -22,21 +19,10 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 CALLERS = ["anonymous", "rater", "trainer", "rater_token", "trainer_token", "other_token"]
 
 
-def upload(name: str, text: str) -> SimpleUploadedFile:
-    return SimpleUploadedFile(name, text.encode(), content_type="text/plain")
-
-
-def quepid_body() -> dict:
-    return {
-        "quepid_csv": upload("ratings.csv", "query,docid,rating\nboundary layer,a2,2\nnew question,a3,3\n")
-    }
-
-
 @pytest.mark.parametrize("who", CALLERS)
 @pytest.mark.parametrize(
     ("endpoint", "expected"),
     [
-        ("import", (401, 403, 200, 403, 200, 404)),
         ("run_export", (401, 403, 200, 403, 200, 404)),
         ("ratings_export", (401, 403, 200, 403, 200, 404)),
     ],
@@ -44,9 +30,7 @@ def quepid_body() -> dict:
 def test_api_files_authz(api_data, caller, endpoint, expected, who):
     client = caller(who)
 
-    if endpoint == "import":
-        response = client.post("/api/collections/tiny/imports/", quepid_body(), format="multipart")
-    elif endpoint == "run_export":
+    if endpoint == "run_export":
         response = client.get(f"/api/evaluations/{api_data.run.pk}/export/?format=csv")
     else:
         response = client.get("/api/collections/tiny/ratings/export/")
@@ -54,71 +38,6 @@ def test_api_files_authz(api_data, caller, endpoint, expected, who):
     assert response.status_code == expected[CALLERS.index(who)], response.content[:300]
     if response.status_code in {401, 403, 404}:
         assert set(response.json()) == {"detail"}
-
-
-def test_api_import_quepid_records_ratings(api_data, caller):
-    response = caller("trainer").post("/api/collections/tiny/imports/", quepid_body(), format="multipart")
-
-    assert response.status_code == 200
-    assert response.json() == {
-        "answers": {"created": 0, "updated": 0, "unchanged": 0},
-        "questions": {"created": 2, "updated": 0, "unchanged": 0},
-        "ratings": {"created": 2, "updated": 0, "unchanged": 0},
-        "summary": "answers: 0 new, 0 updated, 0 unchanged; questions: 2 new, 0 updated, 0 unchanged; "
-        "ratings: 2 new, 0 updated, 0 unchanged",
-    }
-    imported = Question.objects.get(external_id=question_id_from_text("new question"))
-    assert Rating.objects.get(question=imported, rater__username="ground-truth").stars == 3
-
-
-def test_api_import_rre_with_grade_map(api_data, caller):
-    rre = '{"query_groups": [{"queries": [{"placeholders": {"$query": "wing flutter"}}], "relevant_documents": {"4": ["a1"]}}]}'
-
-    response = caller("trainer").post(
-        "/api/collections/tiny/imports/",
-        {"rre_json": upload("rre.json", rre), "grade_map": "4:3,0:0"},
-        format="multipart",
-    )
-
-    assert response.status_code == 200
-    assert Rating.objects.get(question__text="wing flutter").stars == 3
-
-
-def test_api_import_bad_file_names_field_file_line_and_imports_nothing(api_data, caller):
-    before = (Question.objects.count(), Rating.objects.count())
-    body = {
-        "quepid_csv": upload("good.csv", "query,docid,rating\nfresh question,a1,2\n"),
-        "rre_json": upload(
-            "bad.json",
-            '{"query_groups": [{"queries": [{"placeholders": {"$query": "x"}}],\n "relevant_documents": {"3": ["a404"]}}]}',
-        ),
-    }
-
-    response = caller("trainer").post("/api/collections/tiny/imports/", body, format="multipart")
-
-    assert response.status_code == 400
-    assert response.json() == {
-        "rre_json": ["bad.json line 2: answer id a404 not in collection tiny. Nothing was imported."]
-    }
-    assert (Question.objects.count(), Rating.objects.count()) == before
-
-
-def test_api_import_without_files_or_with_bad_grade_map_is_400(api_data, caller):
-    client = caller("trainer")
-
-    empty = client.post("/api/collections/tiny/imports/", {"grade_map": "identity"}, format="multipart")
-    bad_map = client.post(
-        "/api/collections/tiny/imports/", {**quepid_body(), "grade_map": "3=2"}, format="multipart"
-    )
-
-    assert (empty.status_code, empty.json()) == (
-        400,
-        {"non_field_errors": ["Choose at least one file to import."]},
-    )
-    assert bad_map.status_code == 400
-    assert bad_map.json() == {
-        "grade_map": ["grade map '3=2': '3=2' is not GRADE:STARS. Nothing was imported."]
-    }
 
 
 def test_api_run_export_unknown_format_is_400(api_data, caller):

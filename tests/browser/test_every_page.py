@@ -35,7 +35,7 @@ from judges.services import judge_create, judging_run, judging_start
 from rankers.fusion import UNTRAINED_FUSION_WEIGHTS
 from rankers.models import Ranker, RankerVersion
 from rankers.services import ranker_create
-from ratings.services import rating_record
+from ratings.services import ground_truth_import_record, rating_record
 from tests.browser.conftest import CSP_LISTEN, csp_refused
 from tests.evaluation.conftest import load_small_collection
 from tests.evaluation.decide_scenario import Scenario, two_versions
@@ -44,6 +44,7 @@ from tests.rankers.engine_support import DOCS, es_config
 from tests.rankers.export_support import opensearch_model
 from tests.servers import engine_running
 from trainer.models import Training, TrainingStatus
+from trainer.services import import_rater
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -73,6 +74,14 @@ def engine_server():
 def site(transactional_db, django_user_model, make_user, engine_server, settings, tmp_path) -> Site:
     settings.MODEL_DIR = tmp_path / "models"
     collection = load_small_collection(collection_create(name="Tiny", slug="tiny"))
+    # Its labels as an import the manage page lists, with the option "answers not listed ... incorrect".
+    ground_truth_import_record(
+        collection=collection,
+        rater=import_rater(),
+        question_ids=Question.objects.filter(collection=collection).values_list("id", flat=True),
+        judgments=12,
+        files=["qrels.txt"],
+    )
     ranker = ranker_create(collection=collection, name="BM25", kind="builtin", is_default=True)
     first = evaluate_inline(ranker)
     second = evaluate_inline(ranker)
@@ -122,6 +131,8 @@ def explained_training(ranker: Ranker) -> None:
         label_count=777,
         details={
             "training_questions": 190,
+            "complete_questions": 12,
+            "unlisted_incorrect": [{"id": 1, "name": "import 1 (qrels.txt)", "questions": 12}],
             "cv_judged_only": True,
             "rated_per_question": {"k": 10, "mean": 4.0895, "under_k": 170, "to_k": 1150},
             "params": {"signals": ["bm25", "cosine"], "weights": list(UNTRAINED_FUSION_WEIGHTS)},

@@ -12,10 +12,15 @@ loads them: id, title, body as ``text``) through its own HTTP API, and killed wh
   launcher appends each REST request's method, path and ``Authorization`` header to
   ``<home>/requests.log``: with security off, that is how a test sees what reached the node.
 - Solr: core ``cranfield`` (configset ``engines/solr/configsets/answers``, copied per session: the same
-  fields, English stop words and stems, a managed schema and an update log), and Solr's own ``security.json``: BasicAuthPlugin with user ``SOLR_USER``,
-  not blocking unknown users, so Solr checks an ``Authorization`` header when one comes.
+  fields, English stop words and stems, a managed schema and an update log), and Solr's own
+  ``security.json``: BasicAuthPlugin with user ``SOLR_USER``, not blocking unknown users, so Solr checks
+  an ``Authorization`` header when one comes.
 - ``opensearch_vectors`` / ``solr_vectors``: a second copy of the answers on the same node (index / core
   ``cranfield_vectors``) for the exports that write the answers' vectors into it.
+- Solr with Learning to Rank (``solr_ltr``, started only by the test that asks for it): Solr 8.11.4 with
+  its LTR module (``engines/solr-ltr``: Maven Central serves solr-ltr only at 8.x here, and it does not
+  load in Solr 9), core ``cranfield`` from that module's configset (the same fields and analysis, the ltr
+  query parser and the features transformer on), no security.json.
 """
 
 from __future__ import annotations
@@ -234,6 +239,23 @@ def opensearch(tmp_path_factory) -> Iterator[OpenSearch]:
         # No periodic refresh (see opensearch_vectors). Tests that train write into a copy (opensearch_copy).
         opensearch_index_cranfield(node.url, "cranfield", refresh_interval="-1")
         yield OpenSearch(node)
+    finally:
+        node.stop()
+
+
+@pytest.fixture(scope="session")
+def solr_ltr(tmp_path_factory) -> Iterator[Solr]:
+    """A real Solr 8.11.4 node with Solr's LTR module and the Cranfield answers in core ``cranfield``."""
+    home = tmp_path_factory.mktemp("engines") / "solr-ltr"
+    configsets = ENGINES / "solr-ltr" / "configsets"
+    node = start_node(
+        "Solr LTR",
+        home,
+        java_command("solr-ltr", "SolrLtrNode", str(free_port()), str(home), str(configsets)),
+    )
+    try:
+        solr_index_cranfield(node.url, "cranfield")
+        yield Solr(node)
     finally:
         node.stop()
 

@@ -1,10 +1,16 @@
 """rankers.embedding: the int8 all-MiniLM-L6-v2 encoder, its hash check and its failure modes."""
 
+import csv
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from rankers import embedding
 from rankers.embedding import DIMENSION, EmbeddingUnavailable, load_encoder, text_hash
+from trainer.demo_vectors import demo_answer_texts
+
+DEMO_QUESTIONS = Path(__file__).resolve().parents[2] / "trainer" / "demo_data" / "cranfield-gt.csv"
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +94,18 @@ def test_namespace_package_without_files_is_reported(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(EmbeddingUnavailable, match="no files"):
         load_encoder(package="empty_model_ns")
+
+
+def test_one_thread_session_gives_the_two_thread_vectors_bit_for_bit(encoder):
+    """ranker_server encodes on one thread (issue 35 §4); a rerank must rank as before, so the vectors are
+    the two-thread session's exactly: the Cranfield demo's questions one at a time, and its answers in
+    batches of 16 as an engine's candidates are encoded."""
+    with open(DEMO_QUESTIONS, newline="") as handle:
+        questions = [row[0] for row in csv.reader(handle)][:40]
+    answers = demo_answer_texts()[:48]
+    single = load_encoder(threads=embedding.SINGLE_THREADS)
+    assert single is not encoder and single is load_encoder(threads=1)
+    one = np.vstack([single.encode([q]) for q in questions])
+    assert np.array_equal(one, np.vstack([encoder.encode([q]) for q in questions]))
+    assert np.array_equal(one, encoder.encode(questions))
+    assert np.array_equal(single.encode(answers, batch_size=16), encoder.encode(answers, batch_size=16))

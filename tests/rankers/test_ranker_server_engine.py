@@ -25,6 +25,7 @@ from rankers.models import Ranker, RankerVersion
 from rankers.reranking import RerankingBackend
 from rankers.semantic import forget_vectors
 from rankers.services import ranker_create, version_promote
+from rankers.serving.service import ENCODING_ELSEWHERE, Faults, reranking_service
 from tests.http_client import HTTP
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (served)
 from tests.rankers.real_engines import opensearch_copy
@@ -364,3 +365,31 @@ def test_builtin_server_has_no_rank_call(served):
         "error": "POST /rank (candidates from the caller) is served for engine and http rankers; "
         "this server ranks with the builtin ranker: POST /"
     }
+
+
+def test_answers_met_first_while_another_rerank_encodes_get_the_engine_order_at_once(
+    trained, questions, backends, settings, tmp_path, django_db_blocker
+):
+    """Issue 35 §4: one rerank at a time encodes answers met for the first time; another one that meets
+    such answers meanwhile answers the engine's order at once, saying why, and encodes nothing."""
+    _, engine = backends
+    query = questions[1]
+    top50 = engine.rank(query, 50)
+    settings.EMBEDDINGS_DIR = tmp_path  # no answer's vector is known here
+    forget_vectors()
+    with django_db_blocker.unblock():
+        ranker = Ranker.objects.get(pk=trained.ranker_id)
+        service, _ = reranking_service(
+            ranker, None, Faults(latency_ms=0, fail_first=0, garbage=False, unknown_ids=0), budget_ms=5000
+        )
+    try:
+        with service.encoding:  # another rerank is encoding
+            answered = service.rerank(query, top50, 10)
+    finally:
+        service.pool.shutdown()
+        service.prepare_pool.shutdown()
+        forget_vectors()
+
+    assert (answered.ranking.answers, answered.reranked) == (top50.answers[:10], False)
+    assert answered.fallback == ENCODING_ELSEWHERE
+    assert not (tmp_path / "returned").exists()

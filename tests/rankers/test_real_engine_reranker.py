@@ -8,11 +8,14 @@ import math
 import pytest
 
 from corpus.models import Question, Split
+from rankers import semantic
 from rankers.backends import get_backend
 from rankers.base import Ranking, RankQuery
+from rankers.embedding import INTRA_OP_THREADS, SINGLE_THREADS
 from rankers.engine import EngineBackend, EngineUnavailable
 from rankers.engine_config import validate_engine_config
 from rankers.reranking import RerankingBackend
+from rankers.semantic import forget_vectors
 from rankers.services import ranker_create
 from ratings.selectors import labels_for_collection
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (model_dir)
@@ -52,7 +55,7 @@ def _plain_ndcg(ranking: list[str], labels: dict[str, int], k: int) -> float:
 
 
 @pytest.mark.parametrize("engine", ["opensearch", "solr"])
-def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(request, engine, demo):
+def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(request, engine, demo, monkeypatch):
     # A fresh copy of the answers: the training's export writes their vectors into it.
     shared = request.getfixturevalue(engine)
     node = opensearch_copy(shared) if engine == "opensearch" else solr_copy(shared)
@@ -128,6 +131,18 @@ def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(request, engine, d
         assert set(reranked.ids) <= set(top50.ids)
         assert backend.rerank(query, Ranking(answers=top50.answers), 10).answers == reranked.answers
         moved += reranked.ids != top50.ids[:10]
+        # Cold (issue 35 §4): the question on one thread (as ranker_server encodes), the answers' vectors
+        # from the index-ordered store, rank exactly as the path before (two threads, the per-text files).
+        with monkeypatch.context() as now:
+            now.setattr(semantic, "_encode_threads", SINGLE_THREADS)
+            forget_vectors()
+            assert backend.rerank(query, Ranking(answers=top50.answers), 10).answers == reranked.answers
+        with monkeypatch.context() as before:
+            before.setattr(semantic, "_encode_threads", INTRA_OP_THREADS)
+            before.setattr(semantic, "open_store", lambda *args: None)
+            forget_vectors()
+            assert backend.rerank(query, Ranking(answers=top50.answers), 10).answers == reranked.answers
+        forget_vectors()
     assert moved >= 10  # the reranker changes most top 10s
 
 

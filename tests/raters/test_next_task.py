@@ -5,7 +5,7 @@ import pytest
 from corpus.models import Answer, Question, Role, Split
 from raters.next_task.budget import is_overlap_question
 from raters.next_task.picking import Overview, next_task, rater_overview, task_for_question
-from raters.next_task.pool import candidate_table
+from raters.next_task.table import candidate_table
 from raters.next_task.task import (
     PRIORITY_DISAGREEMENT,
     PRIORITY_FEW_RATERS,
@@ -68,12 +68,13 @@ def test_candidate_table_recomputed_when_answers_change(corpus):
     assert second[corpus.q["q1"].pk][:2] == [corpus.a["d1"].pk, extra.pk]
 
 
-def test_candidate_table_cached_needs_no_ranking_queries(corpus, django_assert_max_num_queries):
+def test_candidate_table_persisted_needs_no_ranking_queries(corpus, django_assert_max_num_queries):
     candidate_table(collection=corpus.collection)
 
-    # The cache key: default ranker, answers' and questions' state, the latest finished embeddings build.
-    # No answer or question text is read.
-    with django_assert_max_num_queries(5):
+    # The state: the collection's change markers, the default ranker, its latest evaluation and latest
+    # version, the latest finished embeddings build; then the table row's header. No answer or question is
+    # read, and the table itself not again in this process.
+    with django_assert_max_num_queries(6):
         candidate_table(collection=corpus.collection)
 
 

@@ -9,7 +9,8 @@ from rankers.models import RankerVersion
 from rankers.services import ranker_create, version_promote
 from raters.next_task.budget import budgeted
 from raters.next_task.picking import next_task, task_for_question
-from raters.next_task.pool import candidate_table, interleaved, pooled_versions
+from raters.next_task.pool import interleaved, pooled_versions
+from raters.next_task.table import candidate_table
 from ratings.services import rating_record
 
 pytestmark = pytest.mark.django_db

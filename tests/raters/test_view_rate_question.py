@@ -4,6 +4,8 @@ import pytest
 from django.urls import reverse
 
 from corpus.models import Answer, Question, Split
+from raters.models import CandidateTable
+from raters.next_task.refresh import candidates_refresh
 from ratings.models import Rating, RatingHistory
 from ratings.services import rating_record
 from tests.ratings.conftest import checked_stars
@@ -209,3 +211,22 @@ def test_rate_question_plain_post_then_next_bad_stars_400_nothing_stored(client,
 
     assert response.status_code == 400
     assert Rating.objects.count() == 0
+
+
+def test_rate_question_says_the_previous_table_serves_while_it_is_refreshed(
+    client, corpus, rater, builtin_ranker, settings
+):
+    settings.QUEUE_INLINE_MAX_ANSWERS = 0
+    client.force_login(rater)
+    assert 'id="table-note"' in client.get(url(corpus)).content.decode()  # no table yet: being prepared
+    candidates_refresh(table_id=CandidateTable.objects.get(collection=corpus.collection).pk, worker="w1")
+    assert 'id="table-note"' not in client.get(url(corpus)).content.decode()
+    Answer.objects.create(collection=corpus.collection, external_id="new", title="Wing", body="lift")
+
+    html = client.get(url(corpus)).content.decode()
+
+    assert (
+        '<p class="message" id="table-note" role="status">The collection changed (a new version, an import or new embeddings): '
+        "until the candidate answers are found again in the background, the queue offers those found before "
+        "the change.</p>" in html
+    )

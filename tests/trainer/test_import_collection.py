@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from corpus.formats.common import question_id_from_text
 from corpus.models import Answer, Collection, Membership, Question, Role
-from ratings.models import Label, Rating
+from ratings.models import GroundTruthImport, Label, Rating
 
 DEMO = Path(__file__).resolve().parents[2] / "trainer" / "demo_data"
 DOCS = DEMO / "cranfield-data.json"
@@ -166,6 +166,31 @@ def test_import_trec_layout_with_splits_from_topics(db, tmp_path):
         ("t2", "d2", 2),
     ]
     assert Answer.objects.get(external_id="d1").metadata == {"year": 1958}
+
+
+def test_import_trec_qrels_unlisted_incorrect_by_default_or_unknown(db, tmp_path):
+    corpus = write(tmp_path, "corpus.jsonl", '{"id": "d1", "title": "Wings", "text": "lift of wings"}')
+    topics = write(tmp_path, "topics.tsv", "t1\twhat gives lift\ttrain\n")
+    qrels = write(tmp_path, "qrels.txt", "t1 0 d1 3\n")
+
+    default = import_("trec", "--corpus", corpus, "--topics", topics, "--qrels", qrels)
+    unknown = import_("trec", "--qrels", qrels, "--unlisted-unknown")
+
+    first, second = GroundTruthImport.objects.order_by("id")
+    assert (first.files, first.unlisted_incorrect, second.files, second.unlisted_incorrect) == (
+        "corpus.jsonl, topics.tsv, qrels.txt",
+        True,
+        "qrels.txt",
+        False,
+    )
+    assert default.splitlines()[-1] == (
+        f"The training reads the answers that import {first.pk} (corpus.jsonl, topics.tsv, qrels.txt) does not list "
+        "for its 1 judged question as 0 stars."
+    )
+    assert unknown.splitlines()[-1] == (
+        f"The answers that import {second.pk} (qrels.txt) does not list for its 1 judged question stay unknown (not "
+        "rated)."
+    )
 
 
 @pytest.mark.parametrize(

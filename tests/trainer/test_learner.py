@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -14,11 +15,12 @@ from rankers.builtin import clear_ranker_caches
 from rankers.index import load_index
 from rankers.models import Ranker, RankerKind
 from rankers.services import ranker_create
-from ratings.models import Label
-from ratings.services import rating_record
+from ratings.models import GroundTruthImport, Label
+from ratings.services import ground_truth_import_set, rating_record
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
 from tests.rankers.rankers_support import learnable_collection, learnable_records
 from trainer.learner import LEARNED_SIGNALS, MIN_CV_GAIN, training_examples, training_questions
+from trainer.selectors import training_readiness
 from trainer.services import collection_import, demo_collection_load, import_rater, ranker_train
 
 pytestmark = pytest.mark.django_db
@@ -87,6 +89,15 @@ def test_ranker_train_cranfield_semantic_candidates_beat_bm25_in_cv(model_dir, d
     # are read, gave 0.522625, and the learners, fitted on the listed answers only, lost to the fusion).
     assert version.cv_ndcg_bm25 == pytest.approx(0.379037, abs=1e-6)
     assert version.details["complete_questions"] == 93
+    # Because the demo's import says its unlisted answers are incorrect (kept so since before imports were).
+    demo_import = GroundTruthImport.objects.get(collection=collection)
+    assert version.details["unlisted_incorrect"] == [
+        {
+            "id": demo_import.pk,
+            "name": f"import {demo_import.pk} (cranfield-data.json, cranfield-gt.csv)",
+            "questions": 93,
+        }
+    ]
     # The learned fusion: on the 75 Cranfield queries the demo does not have, +0.043 NDCG@10 over BM25
     # (the untrained fusion +0.028; bench/bench_demo_generalise.py).
     assert version.method == "learned-fusion"
@@ -266,3 +277,43 @@ def test_ranker_train_imported_ground_truth_unlisted_answers_are_0_stars(model_d
     ]
     assert (version.method, version.uses_model) == ("learned-fusion", True)
     assert (version.details["complete_questions"], version.details["cv_judged_only"]) == (30, False)
+    # The training names the import whose option made those 30 questions complete.
+    record = GroundTruthImport.objects.get(collection=collection)
+    assert version.details["unlisted_incorrect"] == [
+        {"id": record.pk, "name": f"import {record.pk}", "questions": 30}
+    ]
+
+
+def test_training_examples_read_unlisted_answers_as_0_stars_only_with_the_import_option_on(model_dir):
+    # Relevant-only judgments of 30 training questions, imported with the option off: the 4 distractors
+    # each question retrieves are unknown, so the learner sees no bad answer and the labels are
+    # positive-only; turned on, the same judgments give the learner those 4 answers at 0 stars.
+    answers, questions, judgments = learnable_records()
+    collection = collection_create(name="Relevant imported", slug="relevant-imported")
+    record = collection_import(
+        collection=collection,
+        answers=answers,
+        questions=questions,
+        judgments=[j for j in judgments if j.stars],
+        unlisted_incorrect=False,
+    ).ground_truth_import
+    ranker = Ranker.objects.create(collection=collection, name="Built-in", kind=RankerKind.BUILTIN)
+    index = load_index(collection=collection)
+
+    def seen() -> tuple[int, int, int, bool]:
+        examples = training_examples(collection=collection, index=index, candidates=100)
+        targets = np.concatenate([e.targets for e in examples])
+        return (
+            sum(e.complete for e in examples),
+            int(np.sum(targets == 0)),
+            int(np.sum(np.isnan(targets))),
+            training_readiness(ranker=ranker).positive_only,
+        )
+
+    off = seen()
+    ground_truth_import_set(record=record, unlisted_incorrect=True)
+    on = seen()
+
+    # 30 questions, 5 retrieved each: 1 relevant (3 stars) and 4 distractors.
+    assert off == (0, 0, 120, True)
+    assert on == (30, 120, 0, False)

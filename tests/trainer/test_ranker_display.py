@@ -9,6 +9,7 @@ from trainer.ranker_display import (
     difference_text,
     method_text,
     signed_text,
+    unlisted_zero_text,
 )
 
 
@@ -125,3 +126,34 @@ def test_version_details_of_an_engine_reranker_name_the_engine_alone():
     assert shown.cv_comparison.endswith("over 74 training questions")
     assert method_text("lambdamart", "engine") == "the engine's top answers reranked by LambdaMART"
     assert method_text("", "engine") == "the search engine's own ranking"
+
+
+def test_unlisted_zero_text_names_each_import_and_its_questions():
+    one = {
+        "complete_questions": 1,
+        "unlisted_incorrect": [{"id": 2, "name": "import 2 (a.csv)", "questions": 1}],
+    }
+    two = {
+        "complete_questions": 50,
+        "unlisted_incorrect": [
+            {"id": 2, "name": "import 2 (a.csv)", "questions": 40},
+            {"id": 5, "name": "import 5", "questions": 12},
+        ],
+    }
+
+    assert unlisted_zero_text(one) == (
+        "The training read the answers not listed for 1 training question as 0 stars, because import 2 (a.csv) "
+        "says that answers not listed for a judged question are incorrect."
+    )
+    assert unlisted_zero_text(two) == (
+        "The training read the answers not listed for 50 training questions as 0 stars, because import 2 "
+        "(a.csv) (40 of them) and import 5 (12 of them) say that answers not listed for a judged question are "
+        "incorrect."
+    )
+    # Trained before imports were kept: no import to name; no complete question: nothing to say.
+    assert unlisted_zero_text({"complete_questions": 93}) == (
+        "The training read the answers not listed for 93 training questions as 0 stars: an imported ground "
+        "truth judged them."
+    )
+    assert unlisted_zero_text({"complete_questions": 0, "unlisted_incorrect": []}) == ""
+    assert unlisted_zero_text({}) == ""

@@ -312,3 +312,25 @@ def test_ranker_version_same_model_and_not_measured_better_are_said(client, rank
         "test questions). You will be asked to confirm before it replaces v1; the change is recorded with your "
         "name."
     )
+
+
+def test_ranker_version_names_the_imports_that_made_unlisted_answers_0_stars(client, rankers, trainer):
+    version = RankerVersion.objects.create(
+        ranker=rankers.ranker,
+        label="v3",
+        method="learned-fusion",
+        details={
+            "complete_questions": 93,
+            "unlisted_incorrect": [{"id": 4, "name": "import 4 (qrels.test)", "questions": 93}],
+        },
+    )
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers, version)).content.decode()
+
+    assert _testid(body, "unlisted-zero") == (
+        "The training read the answers not listed for 93 training questions as 0 stars, because import 4 "
+        "(qrels.test) says that answers not listed for a judged question are incorrect. Change it for the "
+        "next training ."
+    )
+    assert 'href="/c/tiny/manage/#imports-heading">Change it for the next training</a>' in body

@@ -7,18 +7,19 @@ import re
 from django.urls import reverse
 from django.utils import timezone
 
-from corpus.formats.records import AnswerRecord, QuestionRecord
+from corpus.formats.records import AnswerRecord, JudgmentRecord, QuestionRecord
 from corpus.models import Answer, Question, Split
 from corpus.services import answers_upsert, questions_upsert
 from evaluation.models import EvaluationRun, RunStatus
 from rankers.fusion import UNTRAINED_FUSION_WEIGHTS
 from rankers.models import RankerVersion
 from rankers.services import ranker_create, version_promote
-from ratings.models import RatingSource
+from ratings.models import GroundTruthImport, RatingSource
 from ratings.services import rating_record
 from tests.trainer.rankers_views_support import *  # noqa: F403 - fixtures
 from tests.trainer.rankers_views_support import assert_authz
 from trainer.models import Training, TrainingPhase, TrainingStatus
+from trainer.services import collection_import
 
 
 def _url(rankers) -> str:
@@ -287,6 +288,29 @@ def _demo_training(rankers):
     return v3
 
 
+def test_rankers_page_explanation_names_the_import_that_made_unlisted_answers_0_stars(
+    client, rankers, trainer
+):
+    v3 = _demo_training(rankers)
+    v3.details = {
+        **v3.details,
+        "complete_questions": 93,
+        "unlisted_incorrect": [{"id": 7, "name": "import 7 (cranfield-gt.csv)", "questions": 93}],
+    }
+    v3.save(update_fields=["details"])
+    client.force_login(trainer)
+
+    body = client.get(_url(rankers)).content.decode()
+
+    said = re.search(r'data-testid="explained-unlisted">(.*?)</p>', body, re.S).group(1)
+    assert _text(said) == (
+        "The training read the answers not listed for 93 training questions as 0 stars, because import 7 "
+        "(cranfield-gt.csv) says that answers not listed for a judged question are incorrect. Change it for "
+        "the next training ."
+    )
+    assert 'href="/c/tiny/manage/#imports-heading">Change it for the next training</a>' in said
+
+
 def test_rankers_page_explains_the_last_training_first(client, rankers, trainer):
     _demo_training(rankers)
     client.force_login(trainer)
@@ -400,12 +424,12 @@ def test_rankers_page_readiness_says_positive_only_labels_teach_nothing_and_the_
 
     assert _readiness(client, rankers) == (
         "10 training questions have a relevant rated answer: enough to train. Every rated answer of the "
-        "training questions is relevant (1 star or more) and none comes from an imported ground truth, so "
-        "the learners cannot tell good answers from bad ones: a training would learn nothing. Two ways out: "
-        '<a href="/c/tiny/rate/?mode=unsure">rate the unrated answers of the training questions&#x27; top 10 '
-        "(at least 90: the queue asks raters for them)</a>, or "
-        '<a href="/c/tiny/manage/#import-heading">import the judgments as a ground truth</a>, whose unlisted '
-        "answers count as 0 stars."
+        "training questions is relevant (1 star or more) and no import says the answers it does not list "
+        "are incorrect, so the learners cannot tell good answers from bad ones: a training would learn "
+        'nothing. Two ways out: <a href="/c/tiny/rate/?mode=unsure">rate the unrated answers of the training '
+        "questions&#x27; top 10 (at least 90: the queue asks raters for them)</a>, or "
+        '<a href="/c/tiny/manage/#import-heading">import the judgments as a ground truth with '
+        "“Answers not listed for a judged question are incorrect (0 stars)” on</a>."
     )
 
 
@@ -424,13 +448,36 @@ def test_rankers_page_readiness_with_a_zero_star_training_label_says_only_enough
     )
 
 
-def test_rankers_page_readiness_with_an_imported_ground_truth_says_only_enough(
-    client, rankers, rater, trainer
-):
-    # An imported ground truth's unlisted answers count as 0 stars: the learners see bad answers.
-    _relevant_training_labels(rankers.collection, rater, source=RatingSource.IMPORT)
+def _imported_relevant_training_labels(collection, *, unlisted_incorrect: bool) -> GroundTruthImport:
+    """Ten training questions, each with one answer judged 3 stars by an import, and nothing else."""
+    summary = collection_import(
+        collection=collection,
+        answers=[AnswerRecord("a1", "Boundary layer", "A flat plate.")],
+        questions=[QuestionRecord(f"t{i}", f"boundary layer {i}", Split.TRAIN) for i in range(10)],
+        judgments=[JudgmentRecord(f"t{i}", "a1", 3, "qrels.txt", i + 1) for i in range(10)],
+        unlisted_incorrect=unlisted_incorrect,
+        files=["qrels.txt"],
+    )
+    assert summary.ground_truth_import is not None
+    return summary.ground_truth_import
+
+
+def test_rankers_page_readiness_with_an_imported_ground_truth_says_only_enough(client, rankers, trainer):
+    # An import whose unlisted answers are incorrect (0 stars): the learners see bad answers.
+    _imported_relevant_training_labels(rankers.collection, unlisted_incorrect=True)
     client.force_login(trainer)
 
     assert (
         _readiness(client, rankers) == "10 training questions have a relevant rated answer: enough to train."
+    )
+
+
+def test_rankers_page_readiness_with_the_option_off_says_turn_it_on_for_the_import(client, rankers, trainer):
+    record = _imported_relevant_training_labels(rankers.collection, unlisted_incorrect=False)
+    client.force_login(trainer)
+
+    assert _readiness(client, rankers).endswith(
+        "(at least 90: the queue asks raters for them)</a>, or turn on “Answers not listed for a judged "
+        f'question are incorrect (0 stars)” for <a href="/c/tiny/manage/#import-{record.pk}">import '
+        f"{record.pk} (qrels.txt)</a>."
     )

@@ -42,13 +42,15 @@ untrained fusion by 0.03-0.07 NDCG@10). So:
   nothing and the fusion was kept wherever its top k was the rated one (``candidates._ndcg`` has the
   figures); a candidate chosen here becomes the challenger, the queue pools its top k, and the test then
   measures it on rated answers;
-- except on a question with an imported judgment (a ground truth, R&R's or TREC qrels, ``complete``):
-  the import lists the answers that matter, so an unlisted candidate is 0 stars in the fit and in the CV
-  (plain NDCG@k of the top k), as R&R and trec_eval read a ground truth. The Cranfield demo's ground truth
+- except on a question judged by an import (a ground truth, R&R's or TREC qrels) whose option "answers
+  not listed for a judged question are incorrect" is on (``GroundTruthImport.unlisted_incorrect``, the
+  default, reversible on the manage page and in the API; ``complete``): the import lists the answers that
+  matter, so an unlisted candidate is 0 stars in the fit and in the CV (plain NDCG@k of the top k), as R&R
+  and trec_eval read a ground truth; the version's details name the imports (``unlisted_incorrect``). The Cranfield demo's ground truth
   rates 30% of BM25's top 10; read as unknown, the learners never saw an irrelevant answer and the learned
   fusion was 0.119 below BM25 on the 75 Cranfield queries the demo does not have, read as 0 stars it is
   0.043 above (the fusion: 0.028; ``bench/bench_demo_generalise.py``). Ratings people give through the
-  queue never make a question complete, so learning from pooled ratings is as above;
+  queue, and imports with the option off, never make a question complete, so learning from them is as above;
 - ``rated_share`` says how much of each figure rests on rated answers: the share of the top-k
   positions of the held-out (uncondensed) rankings that hold a rated answer.
 

@@ -15,7 +15,7 @@ from rankers.propagation import propagation_scores
 from rankers.semantic import question_vectors
 from rankers.signals import PROPAGATION_NEIGHBOURS, PROPAGATION_POWER, RatedQuestions, candidate_signals
 from rankers.text import tokenize
-from ratings.selectors import imported_question_ids, labels_for_collection
+from ratings.selectors import complete_question_ids, labels_for_collection
 
 from .stages import BM25_STAGE, FirstStage
 
@@ -31,13 +31,13 @@ class QuestionExample:
     features: np.ndarray  # the 12 lexical features (LambdaMART)
     # bm25, rm3, cosine (and engine, engine_rank) per candidate; propagation depends on the fold
     signals: dict[str, np.ndarray]
-    # Gain of each candidate; NaN when unrated (unknown, not 0 stars), except on a question with an imported
-    # judgment, whose unlisted candidates are 0 stars (``training_examples``).
+    # Gain of each candidate; NaN when unrated (unknown, not 0 stars), except on a question an import judged
+    # with "answers not listed are incorrect" on, whose unlisted candidates are 0 stars (``training_examples``).
     targets: np.ndarray
     labels: dict[str, int]  # every label of the question, retrieved or not (for ideal DCG)
     vector: np.ndarray | None = None
-    # An imported judgment lists the question's answers that matter: an unlisted one is 0 stars (in the fit
-    # and in cross-validation), not unknown.
+    # An import that says its unlisted answers are incorrect judged it: an unlisted one is 0 stars (in the
+    # fit and in cross-validation), not unknown.
     complete: bool = False
 
 
@@ -67,13 +67,16 @@ def training_examples(
     The candidates' vectors come from ``vectors_of(positions)`` or, for every answer, ``answer_vectors``;
     neither: no semantic signals.
 
-    An unrated candidate is unknown (target NaN), except on a question with an imported judgment: an
-    imported ground truth lists a question's relevant answers (R&R's ground truth, TREC qrels), so a
-    candidate it does not list is 0 stars (target 0), as R&R's training and trec_eval read it. Read as
+    An unrated candidate is unknown (target NaN), except on a question judged by an import whose option
+    "answers not listed for a judged question are incorrect" is on (``GroundTruthImport.unlisted_incorrect``,
+    the TREC assumption, the default for an import): such a ground truth lists a question's relevant answers
+    (R&R's ground truth, TREC qrels), so a candidate it does not list is 0 stars (target 0), as R&R's
+    training and trec_eval read it. Read as
     unknown there, a learner sees almost no irrelevant answer: on the Cranfield demo (its ground truth
     rates 30% of BM25's top 10) the learned fusion fitted so was 0.119 below BM25 on the 75 Cranfield
     queries the demo does not have, and 0.043 above it fitted with the unlisted ones at 0 stars
-    (``bench/bench_demo_generalise.py``). Ratings people give through the queue stay unknown where unrated.
+    (``bench/bench_demo_generalise.py``). Ratings people give through the queue, and imports with the option
+    off, stay unknown where unrated.
     Such a question is ``complete``: cross-validation reads its unlisted answers as 0 stars too.
     """
     if vectors_of is None and answer_vectors is not None:
@@ -86,7 +89,7 @@ def training_examples(
     for question_id, answer_id, gain in rows:
         labels.setdefault(question_id, {})[answer_id] = gain
     questions = training_questions(collection=collection)
-    imported = imported_question_ids(collection=collection, split=Split.TRAIN)
+    complete = complete_question_ids(collection=collection, split=Split.TRAIN)
     vectors = question_vectors([q.text for q in questions]) if vectors_of is not None else None
     examples = []
     for i, question in enumerate(questions):
@@ -117,11 +120,11 @@ def training_examples(
                 features=candidate_features(index, terms, positions, bm25),
                 signals={name: signals[:, j] for j, name in enumerate(names)},
                 targets=np.array(
-                    [known.get(a, 0.0 if question.pk in imported else np.nan) for a in ids], dtype=np.float64
+                    [known.get(a, 0.0 if question.pk in complete else np.nan) for a in ids], dtype=np.float64
                 ),
                 labels=known,
                 vector=vector,
-                complete=question.pk in imported,
+                complete=question.pk in complete,
             )
         )
     return examples

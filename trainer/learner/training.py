@@ -17,6 +17,7 @@ from rankers.index import CollectionIndex
 from rankers.semantic import CandidateVectors, answer_texts, embeddings_build_now, question_vectors
 from rankers.signals import RatedQuestions
 from ratings.models import Rating
+from ratings.selectors import imports_judging
 
 from .candidates import (
     LAMBDAMART_PARAMS,
@@ -72,6 +73,20 @@ def rated_per_question(examples: list[QuestionExample], *, k: int) -> dict[str, 
         "under_k": sum(1 for n in counts if n < k),
         "to_k": sum(max(0, k - n) for n in counts),
     }
+
+
+def _unlisted_incorrect(collection: Collection, examples: list[QuestionExample]) -> list[dict[str, Any]]:
+    """The imports whose option made training questions complete (named by the training's explanation),
+    as they were when the training read them: [{"id", "name", "questions"}]."""
+    complete = [e.question_id for e in examples if e.complete]
+    if not complete:
+        return []
+    return [
+        {"id": record.pk, "name": record.name, "questions": n}
+        for record, n in imports_judging(
+            collection=collection, question_ids=complete, unlisted_incorrect=True
+        )
+    ]
 
 
 def choose(scores: dict[str, float], *, untrained: tuple[str, ...], first: str) -> tuple[str, str, str]:
@@ -155,8 +170,10 @@ def train(
         "candidates_depth": candidates,
         "training_questions": len(examples),
         "learnable_questions": len(learnable),
-        # Questions with an imported judgment: their unlisted candidates are 0 stars (examples.complete).
+        # Questions an import judged with "answers not listed are incorrect" on: their unlisted candidates
+        # are 0 stars (examples.complete); and those imports, each with how many of them it judged.
         "complete_questions": sum(e.complete for e in examples),
+        "unlisted_incorrect": _unlisted_incorrect(collection, examples),
         "feature_version": FEATURE_VERSION,
         "min_cv_gain": MIN_CV_GAIN,
         "semantic": semantic,

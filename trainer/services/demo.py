@@ -56,7 +56,15 @@ def demo_collection_load(*, slug: str = "cranfield") -> Collection | None:
             rnr_ground_truth=DEMO_DATA_DIR / "cranfield-gt.csv",
         )
     )
-    collection_import(collection=collection, answers=answers, questions=questions, judgments=judgments)
+    # Its ground truth lists each question's relevant answers: the others are incorrect, as R&R read it.
+    collection_import(
+        collection=collection,
+        answers=answers,
+        questions=questions,
+        judgments=judgments,
+        unlisted_incorrect=True,
+        files=["cranfield-data.json", "cranfield-gt.csv"],
+    )
     return collection
 
 

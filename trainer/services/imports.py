@@ -16,7 +16,8 @@ from corpus.formats.common import FormatError
 from corpus.formats.records import AnswerRecord, JudgmentRecord, QuestionRecord
 from corpus.models import Answer, Collection, Question
 from corpus.services import UpsertSummary, answers_upsert, questions_upsert
-from ratings.services import ratings_import
+from ratings.models import GroundTruthImport
+from ratings.services import ground_truth_import_record, ratings_import
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,23 @@ class ImportSummary:
     ratings_created: int = 0
     ratings_updated: int = 0
     ratings_unchanged: int = 0
+    # The import kept with its option (None when the files held no judgments).
+    ground_truth_import: GroundTruthImport | None = None
+    judged_questions: int = 0
+
+    @property
+    def option_sentence(self) -> str:
+        """What the learner reads between the import's judgments, in words ("" without judgments)."""
+        record = self.ground_truth_import
+        if record is None:
+            return ""
+        questions = f"{self.judged_questions} judged question{'s' if self.judged_questions != 1 else ''}"
+        if record.unlisted_incorrect:
+            return (
+                f"The training reads the answers that {record.name} does not list for its {questions} as "
+                "0 stars."
+            )
+        return f"The answers that {record.name} does not list for its {questions} stay unknown (not rated)."
 
     def __str__(self) -> str:
         def part(name: str, s: UpsertSummary) -> str:
@@ -62,13 +80,19 @@ def collection_import(
     questions: Sequence[QuestionRecord] = (),
     judgments: Sequence[JudgmentRecord] = (),
     rater_username: str = IMPORT_RATER_DEFAULT,
+    unlisted_incorrect: bool = True,
+    files: Sequence[str] = (),
+    created_by: User | None = None,
     progress: Callable[[str], None] = lambda step: None,
 ) -> ImportSummary:
     """Import parsed records into the collection, all or nothing.
 
     Judgments become ratings by the named import rater (source "import"), so they flow into labels like
-    human ratings do. A judgment naming an unknown question or answer raises FormatError with its file
-    and line, and the transaction leaves the database as it was.
+    human ratings do. An import with judgments is kept (``GroundTruthImport``: ``files``, the trainer who
+    ``created_by`` it, the questions it judged) with ``unlisted_incorrect``: whether the learner reads an
+    answer it does not list for a judged question as 0 stars (on, as trec_eval reads qrels) or unknown.
+    A judgment naming an unknown question or answer raises FormatError with its file and line, and the
+    transaction leaves the database as it was.
     """
     summary = ImportSummary()
     progress(f"writing {len(answers)} answers")
@@ -92,8 +116,18 @@ def collection_import(
                     j.file, j.line, f"answer id {j.answer_id} not in collection {collection.slug}"
                 )
             rows[(question_ids[j.question_id], answer_ids[j.answer_id])] = j.stars
-        result = ratings_import(
-            rater=import_rater(username=rater_username), judgments=[(q, a, s) for (q, a), s in rows.items()]
+        rater = import_rater(username=rater_username)
+        result = ratings_import(rater=rater, judgments=[(q, a, s) for (q, a), s in rows.items()])
+        judged = {q for q, _ in rows}
+        summary.judged_questions = len(judged)
+        summary.ground_truth_import = ground_truth_import_record(
+            collection=collection,
+            rater=rater,
+            question_ids=judged,
+            judgments=len(rows),
+            files=files,
+            unlisted_incorrect=unlisted_incorrect,
+            created_by=created_by,
         )
         summary.ratings_created, summary.ratings_updated, summary.ratings_unchanged = (
             result.created,

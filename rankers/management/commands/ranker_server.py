@@ -16,6 +16,7 @@ from rankers.builtin import BuiltinBackend
 from rankers.index import load_index
 from rankers.models import Ranker, RankerKind, RankerVersion
 from rankers.selectors import default_ranker
+from rankers.semantic import encode_on_one_thread
 from rankers.serving.handler import Server, make_handler
 from rankers.serving.service import Faults, RerankingService, ServeError, reranking_service
 
@@ -92,6 +93,7 @@ class Command(BaseCommand):
             version_asked = RankerVersion.objects.filter(pk=options["version"], ranker=ranker).first()
             if ranker is None or version_asked is None:
                 raise CommandError(f"the ranker served has no version with id {options['version']}")
+        encode_on_one_thread()  # a question met for the first time: no thread hand-offs to wait for
         faults = Faults(
             latency_ms=options["latency_ms"],
             fail_first=options["fail_first"],

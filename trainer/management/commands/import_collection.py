@@ -56,6 +56,12 @@ class Command(BaseCommand):
             "--rater", default="ground-truth", help="username the imported judgments are rated by"
         )
         parser.add_argument(
+            "--unlisted-unknown",
+            action="store_true",
+            help="read the answers the judgments do not list for a judged question as unknown, not "
+            "incorrect (0 stars, the default, as trec_eval reads qrels): for a sample of judgments",
+        )
+        parser.add_argument(
             "--trainer",
             metavar="USERNAME",
             help="make this user a trainer of the collection (it may then hold a trainer token for it)",
@@ -112,6 +118,8 @@ class Command(BaseCommand):
                     questions=questions,
                     judgments=judgments,
                     rater_username=options["rater"],
+                    unlisted_incorrect=not options["unlisted_unknown"],
+                    files=[path.name for path in given],
                     progress=bar.step,
                 )
                 if trainer is not None:
@@ -121,6 +129,8 @@ class Command(BaseCommand):
         finally:
             bar.close()
         self.stdout.write(self.style.SUCCESS(f"{collection.slug}: {summary}"))
+        if summary.option_sentence:
+            self.stdout.write(summary.option_sentence)
         if trainer is not None:
             self.stdout.write(f"{trainer.username} is a trainer of {collection.slug}.")
 

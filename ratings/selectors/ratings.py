@@ -1,4 +1,4 @@
-"""Reads of ratings and labels."""
+"""Reads of ratings and labels: labels, training progress, agreement, raters, notes, disagreements."""
 
 from __future__ import annotations
 
@@ -57,18 +57,6 @@ def labels_by_question(*, question_ids: list[int]) -> dict[int, dict[str, int]]:
     for question_id, answer_id, gain in rows:
         result[question_id][answer_id] = gain
     return result
-
-
-def imported_question_ids(*, collection: Collection, split: str = "all") -> set[int]:
-    """Questions of the collection (one split or "all") that have an imported judgment (a ground truth)."""
-    questions = Question.objects.filter(collection=collection)
-    if split != "all":
-        questions = questions.filter(split=split)
-    return set(
-        Rating.objects.filter(question__in=questions, source=RatingSource.IMPORT)
-        .values_list("question_id", flat=True)
-        .distinct()
-    )
 
 
 # --- training progress (trainers) ----------------------------------------------------------------
