@@ -364,7 +364,9 @@ def engine_start(engine: str, home: Path, documents: list[dict[str, str]]) -> En
     if engine == "opensearch":
         command = real.java_command("opensearch", "OpenSearchNode", str(real.free_port()), str(home))
     else:
-        configsets = real.ENGINES / "solr" / "configsets"
+        home.mkdir(parents=True, exist_ok=True)
+        configsets = home.parent / f"{home.name}-configsets"  # a copy: an export adds its vector field
+        shutil.copytree(real.ENGINES / "solr" / "configsets", configsets)
         command = real.java_command("solr", "SolrNode", str(real.free_port()), str(home), str(configsets))
     node = real.start_node(ENGINE_TITLES[engine], home, command)
     try:

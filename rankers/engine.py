@@ -64,6 +64,8 @@ class PreparedRequest:
     form: list[tuple[str, str]] | None  # None: no form body
     body: Any  # None: no body
     has_body: bool
+    url: str | None = None  # None: the ranker's URL; else another URL of the same engine (rankers.export)
+    ndjson: bool = False  # the body is a list of JSON lines (OpenSearch's _bulk)
 
 
 def _segments(path: str) -> list[str]:
@@ -173,8 +175,8 @@ class EngineBackend(HttpBackend):
         self.config = config
         self.mapping = config["response"]
 
-    def _where(self) -> str:
-        return f"engine at {self.url}"
+    def _where(self, url: str | None = None) -> str:
+        return f"engine at {url or self.url}"
 
     def _message_of(self, response: httpx.Response) -> str | None:
         try:
@@ -191,6 +193,9 @@ class EngineBackend(HttpBackend):
             # Each parameter is percent-encoded on its own (urlencode), so "&" or "=" stay inside it.
             content = urlencode(prepared.form).encode()
             headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        elif prepared.ndjson:
+            content = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in prepared.body).encode()
+            headers = {"Content-Type": "application/x-ndjson"}
         elif prepared.has_body:
             # The JSON encoder escapes the question (quotes, backslashes, control characters);
             # non-ASCII stays UTF-8, as the engines expect.
@@ -198,19 +203,27 @@ class EngineBackend(HttpBackend):
             headers = {"Content-Type": "application/json"}
         try:
             response = self.client.request(
-                prepared.method, self.url, params=prepared.params or None, content=content, headers=headers
+                prepared.method,
+                prepared.url or self.url,
+                params=prepared.params or None,
+                content=content,
+                headers=headers,
             )
         except OutboundRefused as exc:
-            raise EngineError(f"{self._where()}: {exc}") from None
+            raise EngineError(f"{self._where(prepared.url)}: {exc}") from None
         except httpx.TimeoutException as exc:
-            raise EngineUnavailable(f"{self._where()} did not answer within {self.timeout:g} s") from exc
+            raise EngineUnavailable(
+                f"{self._where(prepared.url)} did not answer within {self.timeout:g} s"
+            ) from exc
         except httpx.TransportError as exc:
-            raise EngineUnavailable(f"{self._where()} cannot be reached: {unreachable_reason(exc)}") from exc
+            raise EngineUnavailable(
+                f"{self._where(prepared.url)} cannot be reached: {unreachable_reason(exc)}"
+            ) from exc
         status = response.status_code
         if status == 200:
             return response
         said = self._message_of(response) if status >= 400 else None
-        text = f"{self._where()} answered {_status(response)}" + (f": {said}" if said else "")
+        text = f"{self._where(prepared.url)} answered {_status(response)}" + (f": {said}" if said else "")
         if status >= 500:
             raise EngineUnavailable(text, engine_message=said, status=status)
         if 300 <= status < 400:

@@ -4,7 +4,8 @@ TRAINING labels, measure it on the TEST questions, and store it on a version.
 ``engine_export_fit(ranker=..., version=...)`` returns the export model (``rankers.export.model``) with:
 
 - the linear model (weights >= 0 over the engine's own feature values: its score, per-field BM25, per-field
-  phrase) fitted by coordinate ascent on the training questions' NDCG@k over their rated candidates
+  phrase, and the cosine of the app's question and answer vectors when the engine could take the answers'
+  vectors: ``vectors``, ``rankers.export.vectors``) fitted by coordinate ascent on the training questions' NDCG@k over their rated candidates
   among the engine's top K (K: the ranker's ``candidates``, default 50), and a LambdaMART tree model over
   the same features (the Learning to Rank formats);
 - ``figures``, on the test questions with labels, NDCG@k on rated answers, the measure of every
@@ -17,7 +18,14 @@ TRAINING labels, measure it on the TEST questions, and store it on a version.
   ``ndcg_version`` the version's own ranking (``rankers.backends.get_backend(ranker, version)``: its
   reranker, or the engine as it is) and ``cost`` = ndcg_version − ndcg_export_app: what staying inside
   the engine costs (negative: the export ranks better);
-- ``left_out``: the features of the version's reranker that the engine cannot compute, each with why.
+- ``left_out``: the features of the version's reranker that the engine cannot compute, each with why;
+- ``vectors``: ``{"field", "answers", "error", "seconds"}``: the field the answers' vectors were written into, how
+  many answers the engine holds got one, and why none when it could not take them (the engine's words:
+  no k-NN plugin, a schema that cannot change...), in which case the export has no ``vector`` feature.
+
+The question's vector is the app's own (``rankers.semantic.question_vectors``), given to the engine with
+each request: in the features' fetch, in the exported request the parity check runs, and in the user's
+searches (the rendered request's ``{{question_vector}}``).
 
 Training labels only teach (``labels_for_collection(split="train")``); test labels only measure.
 
@@ -49,17 +57,25 @@ from evaluation.services import rated_top
 from rankers.backends import get_backend
 from rankers.base import RankerError, RankQuery
 from rankers.config import validate_ranker_config
-from rankers.engine import EngineBackend
+from rankers.embedding import EmbeddingUnavailable
 from rankers.engine_config import rerank_settings
 from rankers.export.fetch import Candidates, EngineFeatures
 from rankers.export.linear import fit_export_linear, linear_scores
-from rankers.export.model import export_model, export_name, search_config
+from rankers.export.model import ExportedSearch, export_model, export_name
 from rankers.export.render import render
-from rankers.export.spec import ExportEngineDown, ExportError, ExportRefused, export_features
+from rankers.export.spec import (
+    VECTOR_FIELD,
+    ExportEngineDown,
+    ExportError,
+    ExportRefused,
+    export_features,
+)
 from rankers.export.trees import lambdamart_params, predict_trees, trees_from_lightgbm
+from rankers.export.vectors import VectorsRefused, collection_vectors, engine_vectors_write
 from rankers.fitting import lambdamart_fit
 from rankers.fusion import ideal_dcg_from_labels
 from rankers.models import Ranker, RankerKind, RankerVersion
+from rankers.semantic import question_vectors
 from ratings.selectors import complete_question_ids, labels_for_collection
 
 __all__ = [
@@ -121,6 +137,7 @@ class _Question:
     text: str
     labels: dict[str, int]
     candidates: Candidates
+    vector: np.ndarray | None = None  # the question's, when the export has the vector feature
     # An import with "answers not listed are incorrect" on judges the question: a candidate it does not list
     # is 0 stars (as the learner reads it, ``trainer.learner.examples``); elsewhere an unrated one is unknown.
     complete: bool = False
@@ -144,15 +161,18 @@ def _fetch(
     window: int,
     report: Callable[[float], None],
     complete: set[int] | None = None,
+    vectors: bool = False,
 ) -> list[_Question]:
     out = []
     for i, (question, labels) in enumerate(pairs):
+        vector = question_vectors([question.text])[0] if vectors else None
         out.append(
             _Question(
                 question.external_id,
                 question.text,
                 labels,
-                fetcher.candidates(question.text, window),
+                fetcher.candidates(question.text, window, vector),
+                vector=vector,
                 complete=question.pk in (complete or set()),
             )
         )
@@ -191,16 +211,45 @@ def _order(question: _Question, scores: np.ndarray) -> list[str]:
     return [question.candidates.ids[i] for i in np.argsort(-scores, kind="stable")]
 
 
-def left_out_features(version: RankerVersion | None) -> list[dict[str, str]]:
+def left_out_features(
+    version: RankerVersion | None, vectors: dict[str, Any] | None = None
+) -> list[dict[str, str]]:
     """The features of the version's reranker that the engine cannot compute, with why (none for a
-    version that ranks as the engine does)."""
+    version that ranks as the engine does). ``vectors``: the export's (``engine_export_fit``): when the
+    engine holds the answers' vectors, the cosine is the export's ``vector`` feature; when it could not
+    take them, why."""
     if version is None or not version.uses_model or not version.feature_importances:
         return []
+    covered = COVERED | ({"cosine"} if vectors and vectors.get("answers") else set())
+    why = dict(LEFT_OUT_WHY)
+    if vectors and vectors.get("error"):
+        why["cosine"] = (
+            f"semantic similarity: the engine could not take the answers' vectors: {vectors['error']}"
+        )
     return [
-        {"feature": name, "why": LEFT_OUT_WHY.get(name, LEXICAL_WHY.format(name=name))}
+        {"feature": name, "why": why.get(name, LEXICAL_WHY.format(name=name))}
         for name in version.feature_importances
-        if name not in COVERED
+        if name not in covered
     ]
+
+
+def _engine_vectors(config: dict[str, Any], collection: Collection) -> dict[str, Any]:
+    """Write the collection's answer vectors into the ranker's engine (``rankers.export.vectors``):
+    ``{"field", "answers": how many the engine holds got one, "error": why none, "seconds"}``. Never raises: an
+    export without vectors is still an export (the engine failing altogether is found by the fetch)."""
+    out: dict[str, Any] = {"field": VECTOR_FIELD, "answers": 0, "error": ""}
+    began = time.perf_counter()
+    try:
+        ids, vectors = collection_vectors(collection=collection)
+        out["answers"] = engine_vectors_write(config=config, ids=ids, vectors=vectors)
+        if not out["answers"]:
+            out["error"] = "the engine holds none of the collection's answers"
+    except EmbeddingUnavailable as exc:
+        out["error"] = f"the app's embedding model is unavailable: {exc}"
+    except (VectorsRefused, RankerError) as exc:
+        out["error"] = str(exc)
+    out["seconds"] = round(time.perf_counter() - began, 3)
+    return out
 
 
 def _engine_config(ranker: Ranker) -> dict[str, Any]:
@@ -273,7 +322,7 @@ def _rankings(
     """Each test question's ranking by the engine alone, the linear model as the app ranks, the exported
     request as the engine runs it, the tree model as the app ranks, and the version itself."""
     fmt = "opensearch-rescore" if model["engine"] == "opensearch" else "solr-rerank"
-    exported = EngineBackend(config=search_config(config, render(model, fmt)["search"]["linear"]))
+    exported = ExportedSearch(config, render(model, fmt)["search"]["linear"])
     own = get_backend(ranker, version) if version is not None else None
     weights, trees = model["linear"]["weights"], model["trees"]["trees"]
     out: dict[str, list[list[str]]] = {name: [] for name in RANKINGS}
@@ -282,7 +331,8 @@ def _rankings(
             query = RankQuery(external_id=q.external_id, text=q.text)
             out["ndcg_engine"].append(q.candidates.ids)
             out["ndcg_export_app"].append(_order(q, linear_scores(q.candidates.values, weights)))
-            out["ndcg_export_engine"].append(exported.rank(query, model["window"]).ids)
+            # The question's vector where the request has {{question_vector}}, as a user sends it.
+            out["ndcg_export_engine"].append(exported.ids(q.text, model["window"], q.vector))
             out["ndcg_trees_app"].append(_order(q, predict_trees(trees, q.candidates.values)))
             version_ranking = own.rank(query, k) if own is not None else None
             out["ndcg_version"].append(
@@ -300,7 +350,7 @@ def engine_export_fit(
     """The ranker's export model, fitted on the training labels and measured on the test questions
     (module docstring). JSON-able. ``version``: whose own ranking ``cost`` compares with and whose
     reranker's features ``left_out`` lists (None: the engine as it is). ``progress(phase, fraction)``
-    hears of the phases export-train, export-fit and export-test.
+    hears of the phases export-vectors, export-train, export-fit and export-test.
 
     Raises ExportRefused (not an engine ranker of a known preset; too few learnable training questions)
     or ExportEngineDown (the engine failed: its reason), both ExportError.
@@ -308,10 +358,15 @@ def engine_export_fit(
     started = time.perf_counter()
     report = progress or _no_progress
     config = _engine_config(ranker)
-    features = export_features(config)
+    export_features(config)  # refuses a ranker whose fields the export does not know, before any write
+    collection = ranker.collection
+    report("export-vectors", 0.0)
+    vectors = _engine_vectors(config, collection)
+    report("export-vectors", 1.0)
+    with_vectors = vectors["answers"] > 0
+    features = export_features(config, vectors=with_vectors)
     names = [f["name"] for f in features]
     window = rerank_settings(config)[0]
-    collection = ranker.collection
     k = collection.ndcg_k
     fetcher = EngineFeatures(config=config, features=features)
     try:
@@ -322,6 +377,7 @@ def engine_export_fit(
             window,
             lambda f: report("export-train", f),
             complete_question_ids(collection=collection, split=Split.TRAIN),
+            vectors=with_vectors,
         )
         learnable = [q for q in train if any(q.labels.get(a, 0) > 0 for a in q.candidates.ids)]
         if len(learnable) < MIN_QUESTIONS:
@@ -340,7 +396,11 @@ def engine_export_fit(
         report("export-fit", 1.0)
         report("export-test", 0.0)
         test = _fetch(
-            fetcher, _labelled(collection, Split.TEST), window, lambda f: report("export-test", f / 2)
+            fetcher,
+            _labelled(collection, Split.TEST),
+            window,
+            lambda f: report("export-test", f / 2),
+            vectors=with_vectors,
         )
         rankings = _rankings(
             test,
@@ -377,7 +437,8 @@ def engine_export_fit(
         "cost": round(own - app, 6) if own is not None and app is not None else None,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    model["left_out"] = left_out_features(version)
+    model["left_out"] = left_out_features(version, vectors)
+    model["vectors"] = vectors
     return model
 
 

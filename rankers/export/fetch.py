@@ -10,6 +10,8 @@ So the app ranks an export model with exactly the engine's numbers, never its ow
 - Solr: one request, the ranker's own with ``fl=id,score,ef_<name>:query($ef_<name>,0)...`` and each
   feature's query as parameter ``ef_<name>`` (``v=$q``: the question from the ranker's own parameter):
   function-query pseudo-fields, 0 where the feature does not match.
+- The ``vector`` feature (``spec.py``) the same way, with the question's vector given: the k-NN
+  ``knn_score`` script as a named query (OpenSearch), the parameter ``question_vector`` (Solr).
 
 Values are returned as the engine's float32 numbers (the JSON's shortest decimal read back as float32),
 so a model evaluated here compares exactly what the engine compares.
@@ -29,11 +31,16 @@ from rankers.engine import EngineBackend, EngineError, PreparedRequest, lookup, 
 from rankers.engine_config import fill_template
 from rankers.export.spec import (
     ORIGINAL,
+    QUESTION_VECTOR_PARAM,
+    VECTOR,
     ExportEngineDown,
     engine_family,
     opensearch_query,
+    query_option,
     question_param,
     solr_query,
+    vector_text,
+    vector_values,
 )
 
 
@@ -72,17 +79,20 @@ class EngineFeatures:
     def close(self) -> None:
         self.backend.close()
 
-    def candidates(self, question: str, k: int) -> Candidates:
-        """The ranker's top ``k`` for ``question`` with every feature's value. ExportEngineDown when the
-        engine fails (its reason)."""
+    def candidates(self, question: str, k: int, vector: np.ndarray | None = None) -> Candidates:
+        """The ranker's top ``k`` for ``question`` with every feature's value (``vector``: the question's,
+        for the ``vector`` feature; needed when there is one). ExportEngineDown when the engine fails (its
+        reason)."""
+        if vector is None and any(f["kind"] == VECTOR for f in self.features):
+            raise ValueError("the vector feature needs the question's vector")
         try:
             if self.family == "opensearch":
-                return self._opensearch(question, k)
-            return self._solr(question, k)
+                return self._opensearch(question, k, vector)
+            return self._solr(question, k, vector)
         except RankerError as exc:  # EngineUnavailable (retried first) and EngineError
             raise _down(exc) from None
 
-    def _opensearch(self, question: str, k: int) -> Candidates:
+    def _opensearch(self, question: str, k: int, vector: np.ndarray | None) -> Candidates:
         ranking = self.backend.rank(RankQuery(external_id="", text=question), k)
         ids = ranking.ids
         values = np.zeros((len(ids), len(self.features)))
@@ -93,11 +103,9 @@ class EngineFeatures:
         for feature in self.features:
             if feature["kind"] == ORIGINAL:
                 continue
-            query = opensearch_query(feature, body.get("query"), question)
-            (kind,) = query
-            (field,) = query[kind]
-            query[kind][field]["_name"] = feature["name"]
-            named.append(query)
+            values_of = vector_values(vector) if vector is not None else None
+            query = opensearch_query(feature, body.get("query"), question, values_of)
+            named.append(query_option(query, "_name", feature["name"]))
         payload = self.backend.fetch(
             PreparedRequest(
                 method="POST",
@@ -128,7 +136,7 @@ class EngineFeatures:
                 )
         return Candidates(ids=ids, values=as_float32(values))
 
-    def _solr(self, question: str, k: int) -> Candidates:
+    def _solr(self, question: str, k: int, vector: np.ndarray | None) -> Candidates:
         where, name = question_param(self.config)
         config = copy.deepcopy(self.config)
         extra: dict[str, str] = {}
@@ -140,7 +148,14 @@ class EngineFeatures:
             param = f"ef_{feature['name']}"
             extra[param] = solr_query(feature, f"v=${name}")
             fields.append(f"{param}:query(${param},0)")
+            if feature["kind"] == VECTOR and vector is not None:
+                extra[QUESTION_VECTOR_PARAM] = vector_text(vector)
         config["request"][where] = {**config["request"][where], "fl": ",".join(fields), **extra}
+        if QUESTION_VECTOR_PARAM in extra and where == "params":
+            # The vector's 384 numbers and a long question pass Jetty's URI limit: a POST form instead.
+            request = config["request"]
+            request["form"] = {**request.get("form", {}), **request.pop("params")}
+            request["method"] = "POST"
         prepared = prepare(config, question=question, rows=k)
         payload = self.backend.fetch(prepared)
         ranking = map_hits(payload, mapping, k=k, known_ids=None)

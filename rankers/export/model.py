@@ -17,11 +17,16 @@ compute, and what the export scores: ``trainer.engine_export``).
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any
 
-from rankers.export.render import formats_for
-from rankers.export.spec import engine_family, question_param
+import numpy as np
+
+from rankers.base import RankQuery
+from rankers.engine import EngineBackend, map_hits, prepare
+from rankers.export.render import fill_question_vector, formats_for
+from rankers.export.spec import QUESTION_VECTOR, engine_family, question_param
 
 EXPORT_MODEL_VERSION = 1
 
@@ -77,3 +82,27 @@ def search_config(config: dict[str, Any], search: dict[str, Any]) -> dict[str, A
         request["headers"] = copy.deepcopy(config["request"]["headers"])
     out["request"] = {"method": search["method"], **request}
     return out
+
+
+class ExportedSearch:
+    """A rendered search request (``render.py``) sent to the engine as a user sends it: the question where
+    ``{{question}}`` is, and, when it has ``{{question_vector}}``, the question's vector there."""
+
+    def __init__(self, config: dict[str, Any], search: dict[str, Any]) -> None:
+        self.config = config
+        self.search = search
+        self.needs_vector = QUESTION_VECTOR in json.dumps(search)
+        self.backend = EngineBackend(config=search_config(config, search))
+
+    def ids(self, question: str, k: int, vector: np.ndarray | None = None) -> list[str]:
+        """The engine's top ``k`` answer ids for ``question``."""
+        if not self.needs_vector:
+            return self.backend.rank(RankQuery(external_id="", text=question), k).ids
+        if vector is None:
+            raise ValueError("this exported search needs the question's vector")
+        filled = search_config(self.config, fill_question_vector(self.search, vector))
+        payload = self.backend.fetch(prepare(filled, question=question, rows=k))
+        return map_hits(payload, filled["response"], k=k, known_ids=None).ids
+
+    def close(self) -> None:
+        self.backend.close()

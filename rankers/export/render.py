@@ -41,7 +41,18 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from rankers.engine_config import QUESTION, ROWS
-from rankers.export.spec import ORIGINAL, opensearch_query, solr_query
+from rankers.export.spec import (
+    ORIGINAL,
+    QUESTION_VECTOR,
+    QUESTION_VECTOR_PARAM,
+    VECTOR,
+    VECTOR_FIELD,
+    opensearch_query,
+    query_option,
+    solr_query,
+    vector_text,
+    vector_values,
+)
 from rankers.export.trees import solr_trees, xgboost_trees
 
 FORMATS = {
@@ -51,6 +62,7 @@ FORMATS = {
     "solr-ltr": "solr",
 }
 KEYWORDS = "{{keywords}}"
+LTR_VECTOR_MARK = "@question_vector@"
 SOLR_LTR_QUERY = "${user_query}"
 
 
@@ -113,10 +125,7 @@ def opensearch_rescore_body(model: dict[str, Any]) -> dict[str, Any]:
         if feature["kind"] == ORIGINAL or weight <= 0:
             continue
         query = opensearch_query(feature, body.get("query"), QUESTION)
-        (kind,) = query
-        (field,) = query[kind]
-        query[kind][field]["boost"] = weight
-        should.append(query)
+        should.append(query_option(query, "boost", weight))
     if should:
         body["rescore"] = {
             "window_size": model["window"],
@@ -147,12 +156,61 @@ def solr_rerank_params(model: dict[str, Any]) -> dict[str, Any]:
             continue
         param = f"ef_{feature['name']}"
         params[param] = solr_query(feature, f"v=${name}")
+        if feature["kind"] == VECTOR:
+            params[QUESTION_VECTOR_PARAM] = QUESTION_VECTOR
         terms.append(f"product({_number(weight / original if original > 0 else weight)},query(${param},0))")
     if terms:
         operator = "" if original > 0 else " reRankOperator=replace"
         params["rq"] = f"{{!rerank reRankQuery=$rqq reRankDocs={model['window']} reRankWeight=1{operator}}}"
         params["rqq"] = "{!func}" + (terms[0] if len(terms) == 1 else f"sum({','.join(terms)})")
     return params
+
+
+def uses_vector(model: dict[str, Any]) -> bool:
+    """Whether the linear model weighs the ``vector`` feature (its search needs the question's vector)."""
+    weights = _weights(model)
+    return any(f["kind"] == VECTOR and weights[f["name"]] > 0 for f in model["features"])
+
+
+def _fill_vector_body(value: Any, vector: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _fill_vector_body(item, vector) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fill_vector_body(item, vector) for item in value]
+    return vector_values(vector) if value == QUESTION_VECTOR else value
+
+
+def fill_question_vector(search: dict[str, Any], vector: Any) -> dict[str, Any]:
+    """A rendered search request (``{"method", "url", "body" | "params" | "form"}``) with the question's
+    vector where ``QUESTION_VECTOR`` is: in the body, a JSON string value exactly the placeholder becomes
+    the list of numbers (OpenSearch's ``query_value``); a parameter, the text ``[n1,n2,...]`` (Solr's
+    ``question_vector``)."""
+    out = dict(search)
+    if "body" in search:
+        out["body"] = _fill_vector_body(search["body"], vector)
+    for key in ("params", "form"):
+        if isinstance(search.get(key), dict):
+            out[key] = {n: vector_text(vector) if v == QUESTION_VECTOR else v for n, v in search[key].items()}
+    return out
+
+
+def _vector_notes(model: dict[str, Any]) -> list[str]:
+    if not uses_vector(model):
+        return []
+    where = (
+        f"the script's query_value ({QUESTION_VECTOR}: replace the string by the list of numbers)"
+        if model["engine"] == "opensearch"
+        else f"the parameter {QUESTION_VECTOR_PARAM} ({QUESTION_VECTOR}: replace it by [n1,n2,...])"
+    )
+    return [
+        f"The question's vector goes where {where}: its 384 numbers from the app's embedding model, which "
+        "wrote the answers' vectors into the field " + VECTOR_FIELD + ". Compute it when you send the "
+        'search, with the same model: POST {"text": question} to a ranker server\'s /encode (manage.py '
+        'ranker_server), or see docs/rankers.md, "The question\'s vector". The engine cannot compute it: it '
+        "holds the answers' vectors, not the model.",
+        "Answers added to the index after the export have no vector (their vector feature is 0) until the "
+        "export is built again.",
+    ]
 
 
 def _search_request(model: dict[str, Any], *, body: Any = None, params: Any = None) -> dict[str, Any]:
@@ -182,7 +240,19 @@ def render_opensearch_rescore(model: dict[str, Any]) -> dict[str, Any]:
         f"Send it as your search request, with the question where {QUESTION} is and the number of "
         f"answers where {ROWS} is (it is also an engine ranker's request body here).",
         "Features with weight 0 are left out of the rescore query.",
+        *_vector_notes(model),
     ]
+    return out
+
+
+def _solr_vector_post(model: dict[str, Any], search: dict[str, Any]) -> dict[str, Any]:
+    """A Solr search carrying the question's vector as a POST form, not in the URL: 384 numbers and a long
+    question pass Jetty's URI limit (a CISI question answered 414 URI Too Long)."""
+    if not any(f["kind"] == VECTOR for f in model["features"]) or "params" not in search:
+        return search
+    out = {k: v for k, v in search.items() if k != "params"}
+    out["method"] = "POST"
+    out["form"] = {**search.get("form", {}), **search["params"]}
     return out
 
 
@@ -193,11 +263,14 @@ def render_solr_rerank(model: dict[str, Any]) -> dict[str, Any]:
         f"The select request with the model as {{!rerank}} of the top {model['window']} answers; no plugin.",
     )
     out["requests"] = []
-    out["search"] = {"linear": _search_request(model, params=solr_rerank_params(model))}
+    out["search"] = {
+        "linear": _solr_vector_post(model, _search_request(model, params=solr_rerank_params(model)))
+    }
     out["notes"] = [
         f"Send these parameters to your select handler, with the question where {QUESTION} is and the "
         f"number of answers where {ROWS} is (they are also an engine ranker's request here).",
         "Features with weight 0 are left out of the rerank query.",
+        *_vector_notes(model),
     ]
     return out
 
@@ -209,6 +282,20 @@ def _opensearch_featureset(model: dict[str, Any]) -> dict[str, Any]:
     original = _replace(model["request"]["body"].get("query"), QUESTION, KEYWORDS)
     features = []
     for feature in model["features"]:
+        if feature["kind"] == VECTOR:
+            # The question's vector is a list: a string template, the list written by mustache's toJson.
+            template = json.dumps(opensearch_query(feature, original, KEYWORDS, LTR_VECTOR_MARK)).replace(
+                json.dumps(LTR_VECTOR_MARK), "{{#toJson}}question_vector{{/toJson}}"
+            )
+            features.append(
+                {
+                    "name": feature["name"],
+                    "params": ["keywords", QUESTION_VECTOR_PARAM],
+                    "template_language": "mustache",
+                    "template": template,
+                }
+            )
+            continue
         features.append(
             {
                 "name": feature["name"],
@@ -220,12 +307,29 @@ def _opensearch_featureset(model: dict[str, Any]) -> dict[str, Any]:
     return {"featureset": {"name": model["name"], "features": features}}
 
 
+def _sltr_params(model: dict[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = {"keywords": QUESTION}
+    if any(f["kind"] == VECTOR for f in model["features"]):
+        params[QUESTION_VECTOR_PARAM] = QUESTION_VECTOR
+    return params
+
+
+def _ltr_vector_notes(model: dict[str, Any]) -> list[str]:
+    if not any(f["kind"] == VECTOR for f in model["features"]):
+        return []
+    return [
+        "The vector feature needs the k-NN plugin too, and the question's vector where "
+        f"{QUESTION_VECTOR} is (as for the plain rescore / rerank). Its LTR feature is not run by the app's "
+        "tests (no LTR plugin on their nodes); the plain rescore / rerank, with the same features, is.",
+    ]
+
+
 def _ltr_search_body(model: dict[str, Any], model_name: str) -> dict[str, Any]:
     body = copy.deepcopy(model["request"]["body"])
     body["rescore"] = {
         "window_size": model["window"],
         "query": {
-            "rescore_query": {"sltr": {"params": {"keywords": QUESTION}, "model": model_name}},
+            "rescore_query": {"sltr": {"params": _sltr_params(model), "model": model_name}},
             "query_weight": 0.0,
             "rescore_query_weight": 1.0,
         },
@@ -297,6 +401,7 @@ def render_opensearch_ltr(model: dict[str, Any]) -> dict[str, Any]:
         "Needs the Learning to Rank plugin (opensearch-learning-to-rank-base), installed from its release zip.",
         f"The featureset's templates take the question as the parameter keywords; the search requests put "
         f"it where {QUESTION} is.",
+        *_ltr_vector_notes(model),
     ]
     return out
 
@@ -366,7 +471,9 @@ def render_solr_ltr(model: dict[str, Any]) -> dict[str, Any]:
     def search(model_name: str) -> dict[str, Any]:
         params = copy.deepcopy(model["request"][where])
         params["rq"] = f"{{!ltr model={model_name} reRankDocs={model['window']} efi.user_query=${question}}}"
-        return _search_request(model, params=params)
+        if any(f["kind"] == VECTOR for f in model["features"]):
+            params[QUESTION_VECTOR_PARAM] = QUESTION_VECTOR
+        return _solr_vector_post(model, _search_request(model, params=params))
 
     searches = {"linear": search(linear_name)}
     if model.get("trees"):
@@ -392,6 +499,7 @@ def render_solr_ltr(model: dict[str, Any]) -> dict[str, Any]:
         "stores in solrconfig.xml, see the Solr reference guide's Learning To Rank page).",
         f"The features read the question from the efi parameter user_query, which the rq parameter takes "
         f"from the {question} parameter (efi.user_query=${question}).",
+        *_ltr_vector_notes(model),
     ]
     return out
 

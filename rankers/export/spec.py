@@ -11,7 +11,16 @@ original       the ranker's own query (the score it ranks by)         the main q
 bm25_<f>       ``{"match": {f: question}}``: BM25 of field f           ``{!simple qf=f q.operators=WHITESPACE}``
 phrase_<f>     ``{"match_phrase": {f: question}}``: the question as   ``{!field f=f}``: the same phrase query
                an exact phrase in f (stop words leave gaps), BM25
+vector         ``script_score`` of the k-NN plugin's ``knn_score``        ``{!func}vectorSimilarity(FLOAT32,COSINE,
+               script, space_type ``cosinesimil``, over the             ranktrainer_vector,$question_vector)``
+               ``knn_vector`` field ``ranktrainer_vector``
 =============  =====================================================  ==========================================
+
+``vector`` (when the export could put the answers' vectors in the engine: ``rankers.export.vectors``) is
+``(1 + cos(q, a)) / 2`` on both engines, of the app's own unit vectors (``rankers.embedding``): the
+question's, which whoever sends the search computes (``QUESTION_VECTOR`` in a rendered request, filled
+with the list of its 384 numbers), and the answer's, which the export wrote into the index; 0 for an
+answer without one.
 
 The question is always text, never query syntax: ``match`` and ``match_phrase`` analyse it, Solr's
 ``simple`` parser with only its WHITESPACE operator and the ``field`` parser take it as words (see
@@ -29,11 +38,20 @@ import copy
 import re
 from typing import Any
 
+import numpy as np
+
 from rankers.engine_config import QUESTION
 
 #: The presets an export knows, and the engine family whose query language it speaks.
 FAMILIES = {"opensearch": "opensearch", "elasticsearch": "opensearch", "solr": "solr"}
 ORIGINAL = "original"
+VECTOR = "vector"
+#: The field the export writes each answer's vector into (``knn_vector`` / ``DenseVectorField``).
+VECTOR_FIELD = "ranktrainer_vector"
+#: Where the question's vector goes in a rendered request: a JSON string value (OpenSearch: replaced by the
+#: list of numbers) or the Solr parameter ``question_vector`` (``[n1,n2,...]``).
+QUESTION_VECTOR = "{{question_vector}}"
+QUESTION_VECTOR_PARAM = "question_vector"
 
 
 class ExportError(Exception):
@@ -110,25 +128,38 @@ def _name(prefix: str, field: str) -> str:
     return f"{prefix}_{re.sub(r'[^A-Za-z0-9_]', '_', field)}"
 
 
-def export_features(config: dict[str, Any]) -> list[dict[str, str]]:
+def export_features(config: dict[str, Any], *, vectors: bool = False) -> list[dict[str, str]]:
     """The features an export uses, in column order: ``original``, then ``bm25_<f>`` for each field,
-    then ``phrase_<f>`` for each field. Each: ``{"name", "kind", "field"?}``."""
+    then ``phrase_<f>`` for each field, then ``vector`` when the engine holds the answers' vectors
+    (``vectors``). Each: ``{"name", "kind", "field"?}``."""
     fields = query_fields(config)
     features = [{"name": ORIGINAL, "kind": ORIGINAL}]
     features += [{"name": _name("bm25", f), "kind": "bm25", "field": f} for f in fields]
     features += [{"name": _name("phrase", f), "kind": "phrase", "field": f} for f in fields]
+    if vectors:
+        features.append({"name": VECTOR, "kind": VECTOR, "field": VECTOR_FIELD})
     names = [f["name"] for f in features]
     if len(set(names)) != len(names):
         raise ExportRefused(f"the ranker's fields give clashing feature names: {names}")
     return features
 
 
-def opensearch_query(feature: dict[str, str], original: Any, text: str) -> dict[str, Any]:
+def opensearch_query(
+    feature: dict[str, str], original: Any, text: str, vector: Any = QUESTION_VECTOR
+) -> dict[str, Any]:
     """The OpenSearch/Elasticsearch query of one feature for ``text`` (the question, or a template
-    placeholder). ``original``: the ranker's own query, already holding ``text``."""
+    placeholder). ``original``: the ranker's own query, already holding ``text``; ``vector``: the
+    question's vector (a list of numbers, or the placeholder) for the ``vector`` feature."""
     kind = feature["kind"]
     if kind == ORIGINAL:
         return copy.deepcopy(original)
+    if kind == VECTOR:
+        script = {
+            "source": "knn_score",
+            "lang": "knn",
+            "params": {"field": feature["field"], "query_value": vector, "space_type": "cosinesimil"},
+        }
+        return {"script_score": {"query": {"match_all": {}}, "script": script}}
     if kind == "bm25":
         return {"match": {feature["field"]: {"query": text}}}
     if kind == "phrase":
@@ -136,10 +167,35 @@ def opensearch_query(feature: dict[str, str], original: Any, text: str) -> dict[
     raise ValueError(f"unknown feature kind {kind!r}")
 
 
+def query_option(query: dict[str, Any], option: str, value: Any) -> dict[str, Any]:
+    """``query`` (one feature's, ``opensearch_query``) with ``option`` (``_name``, ``boost``) set where its
+    kind takes it: on the field of a ``match`` / ``match_phrase``, on the ``script_score`` itself."""
+    ((kind, inner),) = query.items()
+    if kind == "script_score":
+        inner[option] = value
+    else:
+        ((_, settings),) = inner.items()
+        settings[option] = value
+    return query
+
+
+def vector_values(vector: Any) -> list[float]:
+    """A vector as the numbers a request carries: each float32 as its shortest decimal (read back as
+    float32 by the engine, it is the same number)."""
+    return [float(str(np.float32(x))) for x in np.asarray(vector, dtype=np.float32)]
+
+
+def vector_text(vector: Any) -> str:
+    """A vector as Solr's vector functions read a constant: ``[n1,n2,...]``."""
+    return "[" + ",".join(repr(x) for x in vector_values(vector)) + "]"
+
+
 def solr_query(feature: dict[str, str], text: str) -> str:
     """The Solr query of one (non-original) feature; ``text`` follows the local parameters, e.g.
     ``v=$q`` inside them or ``${user_query}`` after them (``solr_query(f, "v=$q")`` puts it inside)."""
     kind, field = feature["kind"], feature.get("field", "")
+    if kind == VECTOR:  # the question's vector from its own parameter, whatever carries the text
+        return f"{{!func}}vectorSimilarity(FLOAT32,COSINE,{field},${QUESTION_VECTOR_PARAM})"
     inside = text.startswith("v=")
     tail = "" if inside else text
     extra = f" {text}" if inside else ""

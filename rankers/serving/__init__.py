@@ -43,6 +43,11 @@ It is the reference implementation of the protocol an ``http`` ranker speaks (se
   follow the reranked ones in the order given. ``rows``: 1-1000, default 10. A field that is wrong is a
   400 naming it: {"error": "\\"candidates[3].id\\" repeats \\"candidates[0].id\\" ('184')"}.
 
+``POST /encode {"text": "..."}`` answers ``{"vector": [384 numbers]}``: the question's unit vector by the
+app's embedding model (the one the reranker uses), for an exported search whose ``vector`` feature needs
+it (``{{question_vector}}``, ``rankers.export``): the engine holds the answers' vectors but cannot run the
+model. Any server, any ranker; 503 when the model cannot be loaded.
+
 **The budget.** The rerank step runs in a worker thread (``RERANK_WORKERS`` of them); the request waits
 for it at most ``budget_ms`` (the ranker's config, default 50) from the step's start, then answers the
 engine's order (``"fallback": "reranker took longer than 50 ms"``); a rerank still queued then is

@@ -11,9 +11,13 @@ from typing import Any
 
 from rankers.backends import RankerError
 from rankers.base import Ranking
+from rankers.embedding import EmbeddingUnavailable
+from rankers.export.spec import vector_values
+from rankers.semantic import question_vectors
 from rankers.serving.protocol import (
     MAX_BODY_BYTES,
     ProtocolError,
+    parse_encode_request,
     parse_rank_request,
     parse_request,
 )
@@ -102,6 +106,9 @@ def make_handler(
             if self.path.split("?", 1)[0].rstrip("/") == "/rank":
                 self._rank_call(body)
                 return
+            if self.path.split("?", 1)[0].rstrip("/") == "/encode":
+                self._encode(body)
+                return
             try:
                 query, rows = parse_request(body)
             except ProtocolError as exc:
@@ -121,6 +128,22 @@ def make_handler(
                 self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": str(exc)})
                 return
             self._send(HTTPStatus.OK, {"answers": with_unknown(ranking, rows, faults.unknown_ids)})
+
+        def _encode(self, body: bytes) -> None:
+            """The question's vector for an exported search's {{question_vector}} (docs/rankers.md)."""
+            try:
+                text = parse_encode_request(body)
+            except ProtocolError as exc:
+                self._send(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
+                return
+            try:
+                vector = question_vectors([text])[0]
+            except EmbeddingUnavailable as exc:
+                self._send(
+                    HTTPStatus.SERVICE_UNAVAILABLE, {"error": f"the embedding model is unavailable: {exc}"}
+                )
+                return
+            self._send(HTTPStatus.OK, {"vector": vector_values(vector)})
 
         def _rank_call(self, body: bytes) -> None:
             if service is None:

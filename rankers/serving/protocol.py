@@ -1,4 +1,5 @@
-"""The ranker protocol's requests: POST / and POST /rank, their limits and checks (``rankers.serving``)."""
+"""The ranker protocol's requests: POST /, POST /rank and POST /encode, their limits and checks
+(``rankers.serving``)."""
 
 from __future__ import annotations
 
@@ -127,3 +128,14 @@ def parse_rank_request(body: bytes) -> RankRequest:
         ]
     )
     return RankRequest(query=query, candidates=ranking, rows=rows, scored=scored)
+
+
+def parse_encode_request(body: bytes) -> str:
+    """The question text of a ``POST /encode`` (``{"text": "..."}``), or ProtocolError naming the field."""
+    payload = _json(body)
+    if not isinstance(payload, dict) or not isinstance(payload.get("text"), str):
+        raise ProtocolError('"text" must be a string: the question to encode')
+    for name in payload:
+        if name != "text":
+            raise ProtocolError(f'"{name}" is not a field of an encode request (text)')
+    return payload["text"]

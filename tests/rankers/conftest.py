@@ -1,5 +1,5 @@
 """Fixtures of the rankers' tests: the real OpenSearch and Solr nodes (and Solr with LTR), once per session (real_engines.py)."""
 
-from tests.rankers.real_engines import opensearch, solr, solr_ltr
+from tests.rankers.real_engines import opensearch, opensearch_vectors, solr, solr_ltr, solr_vectors
 
-__all__ = ["opensearch", "solr", "solr_ltr"]
+__all__ = ["opensearch", "opensearch_vectors", "solr", "solr_ltr", "solr_vectors"]

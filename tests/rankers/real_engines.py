@@ -1,7 +1,8 @@
 """Real OpenSearch and Solr nodes for the engine-ranker tests, started once per test session.
 
 ``make engines`` builds the launchers in ``engines/`` (``engines/opensearch``: the OpenSearch 2.19 server
-jar with its netty4 HTTP transport and analysis-common, security off; ``engines/solr``: Solr 9.10's
+jar with its netty4 HTTP transport, analysis-common and the k-NN plugin 2.19.1.0 (jars only: the Lucene
+engine and the ``knn_score`` script), security off; ``engines/solr``: Solr 9.10's
 solr-core in Jetty, standalone) and writes each one's classpath to ``engines/*/target/classpath.txt``.
 Here each node is started on a free port with its data under the session's tmp dir, waited for (its
 ``READY <url>`` line), given the Cranfield demo answers (``trainer/demo_data``, as ``bootstrap_demo``
@@ -10,9 +11,12 @@ loads them: id, title, body as ``text``) through its own HTTP API, and killed wh
 - OpenSearch: index ``cranfield`` (one shard, ``english`` analyzer on ``title`` and ``text``). The
   launcher appends each REST request's method, path and ``Authorization`` header to
   ``<home>/requests.log``: with security off, that is how a test sees what reached the node.
-- Solr: core ``cranfield`` (configset ``engines/solr/configsets/answers``: the same fields, English
-  stop words and stems), and Solr's own ``security.json``: BasicAuthPlugin with user ``SOLR_USER``,
-  not blocking unknown users, so Solr checks an ``Authorization`` header when one comes.
+- Solr: core ``cranfield`` (configset ``engines/solr/configsets/answers``, copied per session: the same
+  fields, English stop words and stems, a managed schema and an update log), and Solr's own
+  ``security.json``: BasicAuthPlugin with user ``SOLR_USER``, not blocking unknown users, so Solr checks
+  an ``Authorization`` header when one comes.
+- ``opensearch_vectors`` / ``solr_vectors``: a second copy of the answers on the same node (index / core
+  ``cranfield_vectors``) for the exports that write the answers' vectors into it.
 - Solr with Learning to Rank (``solr_ltr``, started only by the test that asks for it): Solr 8.11.4 with
   its LTR module (``engines/solr-ltr``: Maven Central serves solr-ltr only at 8.x here, and it does not
   load in Solr 9), core ``cranfield`` from that module's configset (the same fields and analysis, the ltr
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -70,7 +75,9 @@ def java_command(module: str, main: str, *args: str) -> list[str]:
     if not classpath_file.exists() or not (target / "classes").is_dir():
         pytest.fail(f"{classpath_file} is missing: build the engine launchers with `make engines`")
     java = shutil.which("java") or "java"
-    classpath = f"{target / 'classes'}{os.pathsep}{classpath_file.read_text().strip()}"
+    # A plugin unpacked under target/plugins/<name>/ (the OpenSearch module's k-NN plugin): its jars.
+    plugins = [f"{d}{os.sep}*" for d in sorted((target / "plugins").glob("*")) if d.is_dir()]
+    classpath = os.pathsep.join([str(target / "classes"), classpath_file.read_text().strip(), *plugins])
     return [java, *JAVA_OPTIONS, "-cp", classpath, f"ranktrainer.engines.{main}", *args]
 
 
@@ -150,13 +157,13 @@ class OpenSearch:
         return [(hit["_id"], hit["_score"]) for hit in hits]
 
 
-def opensearch_index_cranfield(url: str, index: str) -> None:
+def opensearch_index_cranfield(url: str, index: str, **settings: object) -> None:
     english = {"type": "text", "analyzer": "english"}
     _check(
         HTTP.put(
             f"{url}/{index}",
             json={
-                "settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                "settings": {"number_of_shards": 1, "number_of_replicas": 0, **settings},
                 "mappings": {"properties": {"title": english, "text": english}},
             },
             timeout=60,
@@ -229,7 +236,8 @@ def opensearch(tmp_path_factory) -> Iterator[OpenSearch]:
         "OpenSearch", home, java_command("opensearch", "OpenSearchNode", str(free_port()), str(home))
     )
     try:
-        opensearch_index_cranfield(node.url, "cranfield")
+        # No periodic refresh (see opensearch_vectors). Tests that train write into a copy (opensearch_copy).
+        opensearch_index_cranfield(node.url, "cranfield", refresh_interval="-1")
         yield OpenSearch(node)
     finally:
         node.stop()
@@ -258,7 +266,9 @@ def solr(tmp_path_factory) -> Iterator[Solr]:
     home = tmp_path_factory.mktemp("engines") / "solr"
     home.mkdir()
     (home / "security.json").write_text(json.dumps(solr_security_json(SOLR_USER, SOLR_PASSWORD)))
-    configsets = ENGINES / "solr" / "configsets"
+    # A copy: the managed schema is changed through the Schema API (the export adds its vector field).
+    configsets = home.parent / "solr-configsets"
+    shutil.copytree(ENGINES / "solr" / "configsets", configsets)
     node = start_node(
         "Solr", home, java_command("solr", "SolrNode", str(free_port()), str(home), str(configsets))
     )
@@ -267,3 +277,41 @@ def solr(tmp_path_factory) -> Iterator[Solr]:
         yield Solr(node)
     finally:
         node.stop()
+
+
+@pytest.fixture(scope="session")
+def opensearch_vectors(opensearch) -> OpenSearch:
+    """The same node with a second copy of the Cranfield answers, index ``cranfield_vectors``, for the
+    exports that write the answers' vectors into it: the other tests' index keeps its documents' order
+    (an update re-adds a document, which moves it among equal scores). No periodic refresh: the updated
+    answers go into segments only when the export refreshes and merges, so their order, and the engine's
+    order among equal scores, is the same in every run (a refresh each second cut them where the clock
+    fell, and the engine alone scored 0.4022-0.4041)."""
+    opensearch_index_cranfield(opensearch.url, "cranfield_vectors", refresh_interval="-1")
+    return OpenSearch(opensearch.node, index="cranfield_vectors")
+
+
+@pytest.fixture(scope="session")
+def solr_vectors(solr) -> Solr:
+    """The same node with a second core of the Cranfield answers, ``cranfield_vectors`` (as above)."""
+    solr_index_cranfield(solr.url, "cranfield_vectors")
+    return Solr(solr.node, core="cranfield_vectors")
+
+
+_copies = itertools.count(1)
+
+
+def opensearch_copy(opensearch: OpenSearch) -> OpenSearch:
+    """A fresh index of the Cranfield answers on the same node, for a test that trains an engine ranker:
+    its export writes the answers' vectors into the index, which re-adds them (their order among equal
+    scores may change), so no other test's figures depend on what it wrote (~1 s)."""
+    name = f"cranfield_train_{next(_copies)}"
+    opensearch_index_cranfield(opensearch.url, name, refresh_interval="-1")
+    return OpenSearch(opensearch.node, index=name)
+
+
+def solr_copy(solr: Solr) -> Solr:
+    """The same for Solr: a fresh core of the Cranfield answers."""
+    name = f"cranfield_train_{next(_copies)}"
+    solr_index_cranfield(solr.url, name)
+    return Solr(solr.node, core=name)

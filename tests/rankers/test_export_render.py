@@ -12,7 +12,7 @@ import pytest
 
 from rankers.engine_config import validate_engine_config
 from rankers.export.model import export_model, search_config
-from rankers.export.render import formats_for, render
+from rankers.export.render import fill_question_vector, formats_for, render, uses_vector
 from rankers.export.trees import solr_trees, xgboost_trees
 from tests.rankers.export_support import FEATURES, TREES, opensearch_model, solr_model
 
@@ -240,3 +240,80 @@ def test_export_model_keeps_no_secrets_and_knows_its_formats():
     ran = search_config(config, render(model, "solr-rerank")["search"]["linear"])
     assert ran["auth_header"] == "Basic c2VjcmV0" and ran["request"]["headers"] == {"X-Tenant": "secret"}
     assert ran["request"]["params"]["rq"].startswith("{!rerank")
+
+
+VECTOR = {"name": "vector", "kind": "vector", "field": "ranktrainer_vector"}
+
+
+def _with_vector(make, weight: float):
+    model = make([1.0, 0.5, 0.0, 2.0, 0.25, weight])
+    model["features"] = [*FEATURES, VECTOR]
+    return model
+
+
+def test_the_vector_feature_renders_with_the_question_vector_placeholder_and_is_filled_by_the_sender():
+    os_search = render(_with_vector(opensearch_model, 3.0), "opensearch-rescore")["search"]["linear"]
+    solr_search = render(_with_vector(solr_model, 3.0), "solr-rerank")["search"]["linear"]
+
+    script = os_search["body"]["rescore"]["query"]["rescore_query"]["bool"]["should"][-1]
+    assert script == {
+        "script_score": {
+            "query": {"match_all": {}},
+            "script": {
+                "source": "knn_score",
+                "lang": "knn",
+                "params": {
+                    "field": "ranktrainer_vector",
+                    "query_value": "{{question_vector}}",
+                    "space_type": "cosinesimil",
+                },
+            },
+            "boost": 3.0,
+        }
+    }
+    assert solr_search["method"] == "POST" and "params" not in solr_search  # the vector: not in the URL
+    assert solr_search["form"]["ef_vector"] == (
+        "{!func}vectorSimilarity(FLOAT32,COSINE,ranktrainer_vector,$question_vector)"
+    )
+    assert solr_search["form"]["question_vector"] == "{{question_vector}}"
+    assert solr_search["form"]["rqq"].endswith(",product(3.0,query($ef_vector,0)))")
+    # The sender's part: the float32 numbers, shortest decimals; 1/3 as float32 is 0.33333334.
+    filled = fill_question_vector(os_search, [0.5, 1 / 3])
+    assert filled["body"]["rescore"]["query"]["rescore_query"]["bool"]["should"][-1]["script_score"][
+        "script"
+    ]["params"]["query_value"] == [0.5, 0.33333334]
+    assert fill_question_vector(solr_search, [0.5, 1 / 3])["form"]["question_vector"] == "[0.5,0.33333334]"
+
+
+def test_a_vector_feature_of_weight_0_leaves_the_search_without_the_placeholder():
+    out = render(_with_vector(opensearch_model, 0.0), "opensearch-rescore")
+
+    assert "{{question_vector}}" not in json.dumps(out["search"]) and not uses_vector(
+        _with_vector(opensearch_model, 0.0)
+    )
+    assert not any("question's vector" in note for note in out["notes"])
+
+
+def test_ltr_formats_carry_the_vector_feature_with_the_question_vector_parameter():
+    os_ltr = render(_with_vector(opensearch_model, 3.0), "opensearch-ltr")
+    solr_ltr = render(_with_vector(solr_model, 3.0), "solr-ltr")
+
+    feature = os_ltr["requests"][1]["body"]["featureset"]["features"][-1]
+    assert feature["params"] == ["keywords", "question_vector"]
+    assert json.loads(feature["template"].replace("{{#toJson}}question_vector{{/toJson}}", "[0.5]")) == {
+        "script_score": {
+            "query": {"match_all": {}},
+            "script": {
+                "source": "knn_score",
+                "lang": "knn",
+                "params": {"field": "ranktrainer_vector", "query_value": [0.5], "space_type": "cosinesimil"},
+            },
+        }
+    }
+    sltr = os_ltr["search"]["linear"]["body"]["rescore"]["query"]["rescore_query"]["sltr"]
+    assert sltr["params"] == {"keywords": Q, "question_vector": "{{question_vector}}"}
+    assert solr_ltr["requests"][0]["body"][-1]["params"] == {
+        "q": "{!func}vectorSimilarity(FLOAT32,COSINE,ranktrainer_vector,$question_vector)"
+    }
+    assert solr_ltr["search"]["linear"]["form"]["question_vector"] == "{{question_vector}}"
+    assert all(any("not run by the app's tests" in n for n in out["notes"]) for out in (os_ltr, solr_ltr))

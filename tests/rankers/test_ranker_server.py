@@ -9,6 +9,8 @@ import httpx
 import pytest
 from django.core.management import CommandError, call_command
 
+from rankers.export.spec import vector_values
+from rankers.semantic import question_vectors
 from tests.http_client import HTTP
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
 
@@ -119,3 +121,17 @@ def test_ranker_server_version_option_serves_that_version(served, django_db_bloc
 def test_ranker_server_unknown_version_is_an_error(collection):
     with pytest.raises(CommandError, match="has no version with id 999999"):
         call_command("ranker_server", "--collection", collection.slug, "--version", "999999")
+
+
+def test_ranker_server_encodes_a_question_as_the_export_needs_it(server):
+    response = HTTP.post(server.url + "encode", json={"text": "boundary layer flows"})
+
+    assert response.status_code == 200
+    vector = response.json()["vector"]
+    assert len(vector) == 384
+    assert vector == vector_values(question_vectors(["boundary layer flows"])[0])
+    missing = HTTP.post(server.url + "encode", json={"question": "boundary layer flows"})
+    assert (missing.status_code, missing.json()) == (
+        400,
+        {"error": '"text" must be a string: the question to encode'},
+    )

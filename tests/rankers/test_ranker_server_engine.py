@@ -28,6 +28,7 @@ from rankers.services import ranker_create, version_promote
 from rankers.serving.service import ENCODING_ELSEWHERE, Faults, reranking_service
 from tests.http_client import HTTP
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (served)
+from tests.rankers.real_engines import opensearch_copy
 from tests.servers import RankerServer, start_ranker_server
 from trainer.services import demo_collection_load, ranker_train
 
@@ -57,7 +58,13 @@ class Trained:
 
 
 @pytest.fixture(scope="module")
-def trained(opensearch, django_db_setup, django_db_blocker, demo_vectors, tmp_path_factory):
+def trained_on(opensearch):
+    """A fresh copy of the answers on the shared node: the training's export writes their vectors into it."""
+    return opensearch_copy(opensearch)
+
+
+@pytest.fixture(scope="module")
+def trained(trained_on, django_db_setup, django_db_blocker, demo_vectors, tmp_path_factory):
     """The Cranfield demo (committed) with an OpenSearch ranker whose trained v2 is the champion."""
     model_dir = tmp_path_factory.mktemp("models")
     before = (settings.MODEL_DIR, settings.EMBEDDINGS_DIR)
@@ -70,7 +77,7 @@ def trained(opensearch, django_db_setup, django_db_blocker, demo_vectors, tmp_pa
             collection=demo,
             name="OpenSearch",
             kind="engine",
-            config={"preset": "opensearch", "url": opensearch.search_url, "retries": 0},
+            config={"preset": "opensearch", "url": trained_on.search_url, "retries": 0},
         )
         version = ranker_train(ranker=ranker)
         if version.method == "engine":
@@ -145,7 +152,7 @@ def _body(query: RankQuery, **extra) -> dict:
     return {"question": {"id": query.external_id, "text": query.text}, **extra}
 
 
-def test_health_says_what_is_served(server, trained, opensearch):
+def test_health_says_what_is_served(server, trained, trained_on):
     assert HTTP.get(server.url + "healthz").json() == {
         "status": "ok",
         "collection": SLUG,
@@ -154,7 +161,7 @@ def test_health_says_what_is_served(server, trained, opensearch):
         "version": trained.label,
         "uses_model": True,
         "kind": "engine",
-        "first_stage": opensearch.search_url,
+        "first_stage": trained_on.search_url,
         "reranks": True,
         "candidates": 50,
         "budget_ms": 5000,

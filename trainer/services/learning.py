@@ -30,8 +30,14 @@ def _no_progress(phase: str, fraction: float) -> None:
 # The export's steps, each in its own slice of the training's fit phase (the learner's own fit before
 # them): reporting each step's 0–1 as the phase's 0–1 sent the bar back at every step. The slices follow
 # the time each takes: reading the engine's top answers for every training question, then for every test
-# question and ranking them twice (by the app and by the engine); the fit itself is quick.
-EXPORT_SLICES = {"export-train": (0.1, 0.5), "export-fit": (0.5, 0.6), "export-test": (0.6, 1.0)}
+# question and ranking them twice (by the app and by the engine); the fit itself is quick. Writing the
+# answers' vectors into the engine comes first.
+EXPORT_SLICES = {
+    "export-vectors": (0.0, 0.1),
+    "export-train": (0.1, 0.5),
+    "export-fit": (0.5, 0.6),
+    "export-test": (0.6, 1.0),
+}
 
 
 def export_progress(progress: Progress) -> Progress:

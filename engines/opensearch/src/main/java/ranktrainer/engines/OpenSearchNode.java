@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,8 @@ import org.opensearch.transport.Netty4Plugin;
 
 /**
  * A real single-node OpenSearch (the server jar from Maven Central, its netty4 HTTP transport and its
- * analysis-common module; no security plugin) for the tests: {@code OpenSearchNode PORT DATA_DIR}.
+ * analysis-common module, the k-NN plugin when its jars are on the classpath; no security plugin) for the
+ * tests: {@code OpenSearchNode PORT DATA_DIR}.
  * Prints {@code READY http://127.0.0.1:PORT} once the node answers, runs until killed (or,
  * with {@code -Dranktrainer.exitWithStdin=true}, until its standard input closes: see {@link EngineMain}).
  *
@@ -81,6 +83,24 @@ public final class OpenSearchNode {
         }
     }
 
+    /**
+     * The k-NN plugin (org.opensearch.plugin:opensearch-knn 2.19.1.0, unpacked from its zip on Maven Central by
+     * the pom), loaded by name as a classpath plugin, as the server's own modules are: a classpath plugin is
+     * not checked against the node's version (the plugin says 2.19.1, the node is 2.19.6). Without its native
+     * libraries only the Lucene engine and the knn_score script run, which is all the export uses.
+     */
+    static final String KNN_PLUGIN = "org.opensearch.knn.plugin.KNNPlugin";
+
+    static List<Class<? extends Plugin>> plugins() {
+        List<Class<? extends Plugin>> plugins = new ArrayList<>(List.of(Netty4Plugin.class, CommonAnalysisPlugin.class, RequestLog.class));
+        try {
+            plugins.add(Class.forName(KNN_PLUGIN).asSubclass(Plugin.class));
+        } catch (ClassNotFoundException e) {
+            System.err.println("k-NN plugin not loaded: " + KNN_PLUGIN + " is not on the classpath (engines/opensearch/target/plugins)");
+        }
+        return plugins;
+    }
+
     /** A node with plugins given as classes on the classpath (as the server's own modules are, once installed). */
     private static final class TestNode extends Node {
         TestNode(Settings settings, Collection<Class<? extends Plugin>> plugins) {
@@ -115,7 +135,7 @@ public final class OpenSearchNode {
             .build();
         LogConfigurator.registerErrorListener();
         LogConfigurator.configureWithoutConfig(settings);
-        Node node = new TestNode(settings, List.of(Netty4Plugin.class, CommonAnalysisPlugin.class, RequestLog.class));
+        Node node = new TestNode(settings, plugins());
         node.start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
