@@ -240,7 +240,7 @@ def body_records(body: bytes) -> list[tuple[str, Any]]:
         return lines
     if isinstance(value, list):
         return [(f"index {i}", item) for i, item in enumerate(value)]
-    return [("body", value)]
+    return [("", value)]
 
 
 def events_check(body: bytes) -> list[Event]:

@@ -179,12 +179,23 @@ class Spool:
             except BaseException:
                 segment.close()
                 raise
+            if segment.size() > segment.done:
+                logger.error(
+                    "ubi spool %s: its last %d bytes are a line cut short when its process died; not stored",
+                    path.name,
+                    segment.size() - segment.done,
+                )
             logger.info("ubi spool: replayed %s (%d records)", path.name, stored)
             segment.remove()
         return stored
 
     def close(self) -> None:
-        self.segment.close()
+        """Let the file go: removed when all of it is stored, else left for the next process to replay."""
+        with self.lock:
+            if self.segment.size() == self.segment.done:
+                self.segment.remove()
+            else:
+                self.segment.close()
 
 
 class SpoolWriter(threading.Thread):
