@@ -60,7 +60,9 @@ class UbiLog:
         self.spool = Spool(self.directory, fsync=self.fsync)
         self.writer = SpoolWriter(self.spool, lambda records: ubi_spooled_store(records=records))
         # A failed batch may leave this thread's connection broken (the database restarted): a new one next.
-        self.writer.on_failure = connection.close
+        self.writer.on_failure = lambda: connection.close()  # the writer thread's own connection
+        # Idle, it holds no connection (a server waiting for traffic keeps no database session open).
+        self.writer.on_idle = lambda: connection.close()
         self.writer.start()
         return self
 

@@ -217,7 +217,7 @@ def query_check(record: Any) -> Query:
 
 def body_records(body: bytes) -> list[tuple[str, Any]]:
     """The JSON values of a body: one object, a JSON list of them, or NDJSON (one per line), each with
-    where it is ("index 2", "line 3"). RecordError when the body is none of these."""
+    where it is ("index 2", "line 3"; "" for a single object). RecordError when the body is none of these."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:

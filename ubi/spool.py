@@ -215,13 +215,17 @@ class SpoolWriter(threading.Thread):
         self.failures = 0
         self.last_error = ""
         self.on_failure: Callable[[], None] = lambda: None  # e.g. drop the database connection
+        self.on_idle: Callable[[], None] = lambda: None  # nothing to store: e.g. let the connection go
 
     def wake(self) -> None:
         self.woken.set()
 
     def drain_once(self) -> bool:
         try:
-            self.stored += self.spool.drain(self.store)
+            stored = self.spool.drain(self.store)
+            self.stored += stored
+            if not stored:
+                self.on_idle()
         except Exception as exc:  # the database down or refusing: keep the lines, try again
             self.failures += 1
             self.last_error = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else repr(exc)
