@@ -1,0 +1,290 @@
+"""What UBI logging costs ``ranker_server`` and whether it loses anything (issue 36 §1; bench/README.md,
+"UBI logging: overhead and durability").
+
+    .venv/bin/python bench/bench_ubi.py            # ~3 min; --quick: ~1.5 min
+
+Starts its own PostgreSQL (Debian's binaries, a temporary directory, fsync on: it is the store being
+measured, and the bench stops it), migrates it, makes a collection of ``--answers`` synthetic answers, and
+serves it with two ``manage.py ranker_server`` processes (the builtin BM25 ranker): one logging (the
+default) and one with ``--no-ubi``. Then:
+
+1. **Overhead**: an open-loop load generator sends POST / at ``--rate`` requests/s (200) to one server,
+   then the other, alternating in ``--rounds`` rounds of ``--seconds`` each, so both meet the same load of
+   the shared machine. While the logging server is measured, POST /events also gets one click per 4
+   queries (50/s, sent by the same generator), so the figure includes storing events. Latency is from the
+   request's scheduled time to its answer (a late send counts against the server: no coordinated
+   omission). The figure: p50/p99 of each, and p99 with logging minus p99 without.
+2. **Durability**: load on the logging server for 45 s; 5 s in, PostgreSQL is stopped for 30 s; at 40 s
+   the server is killed (SIGKILL: no drain at exit) and a new one is started on the same spool; when the
+   load ends and the spool is drained, every query_id answered 200 and every event answered 202 must be
+   in the database. Prints what is missing (the goal: nothing).
+
+The load average (1 min) is printed with each figure; the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+PG_BIN = Path(sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1]) if Path("/usr/lib/postgresql").exists() else None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Postgres:
+    """A throwaway PostgreSQL the bench can stop and start (the outage)."""
+
+    def __init__(self, directory: Path) -> None:
+        assert PG_BIN is not None, "needs Debian's postgresql (/usr/lib/postgresql/*/bin)"
+        self.data = directory / "pg"
+        self.port = free_port()
+        self.url = f"postgres://postgres@127.0.0.1:{self.port}/postgres"
+        user = ["-U", "postgres"]
+        subprocess.run([PG_BIN / "initdb", "-D", self.data, *user, "--auth=trust", "-E", "UTF8"],
+                       check=True, stdout=subprocess.DEVNULL, **self._as_postgres())  # fmt: skip
+
+    def _as_postgres(self) -> dict:
+        # initdb/postgres refuse to run as root: run them as the "postgres" user when we are root.
+        if os.geteuid() != 0:
+            return {}
+        import pwd
+
+        entry = pwd.getpwnam("postgres")
+        shutil.chown(self.data.parent, entry.pw_uid, entry.pw_gid)
+        return {"user": entry.pw_uid, "group": entry.pw_gid}
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1"
+        subprocess.run([PG_BIN / "pg_ctl", "-D", self.data, "-o", options, "-l", self.data.parent / "pg.log",
+                        "-w", "start"], check=True, stdout=subprocess.DEVNULL, **self._as_postgres())  # fmt: skip
+
+    def stop(self) -> None:
+        subprocess.run([PG_BIN / "pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop"],
+                       check=True, stdout=subprocess.DEVNULL, **self._as_postgres())  # fmt: skip
+
+
+def server_start(env: dict, port: int, *args: str, log: Path) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "ranker_server", "--collection", "ubi-bench", "--port", str(port), *args],
+        cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"ranker_server exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise RuntimeError("ranker_server did not start")
+
+
+WORDS = [f"w{n}" for n in range(400)]
+
+
+class Load:
+    """Open-loop load: request i is due at start + i / rate; its latency counts from then."""
+
+    def __init__(self, rate: float, seconds: float, *, events: bool) -> None:
+        self.rate, self.seconds, self.events = rate, seconds, events
+        self.local = threading.local()
+        self.latencies: list[float] = []
+        self.event_latencies: list[float] = []
+        self.query_ids: set[str] = set()
+        self.event_sessions: set[str] = set()
+        self.errors = 0
+        self.lock = threading.Lock()
+        self.url = ""
+
+    def client(self) -> httpx.Client:
+        if not hasattr(self.local, "client"):
+            self.local.client = httpx.Client(timeout=10)
+        return self.local.client
+
+    def one(self, i: int, due: float) -> None:
+        rng = np.random.default_rng(i)
+        text = " ".join(rng.choice(WORDS, 3))
+        try:
+            response = self.client().post(self.url, json={"question": {"id": f"q{i}", "text": text}, "rows": 10,
+                                                          "client_id": f"c{i % 50}"})  # fmt: skip
+        except httpx.HTTPError:
+            with self.lock:
+                self.errors += 1
+            return
+        latency = (time.perf_counter() - due) * 1000
+        body = response.json() if response.status_code == 200 else {}
+        with self.lock:
+            self.latencies.append(latency)
+            if "query_id" in body:
+                self.query_ids.add(body["query_id"])
+        if self.events and i % 4 == 0 and "query_id" in body:
+            session = f"s{i}-{time.time_ns()}"
+            event = {"action_name": "click", "query_id": body["query_id"], "client_id": f"c{i % 50}",
+                     "session_id": session, "timestamp": "2026-11-29T00:00:00Z",
+                     "event_attributes": {"position": {"ordinal": 1},
+                                          "object": {"object_id": body["answers"][0]["id"] if body["answers"] else "x"}}}  # fmt: skip
+            started = time.perf_counter()
+            try:
+                posted = self.client().post(self.url + "events", json=event)
+            except httpx.HTTPError:
+                with self.lock:
+                    self.errors += 1
+                return
+            with self.lock:
+                self.event_latencies.append((time.perf_counter() - started) * 1000)
+                if posted.status_code == 202:
+                    self.event_sessions.add(session)
+
+    def run(self, url: str, seconds: float | None = None, offset: int = 0) -> None:
+        self.url = url
+        n = int(self.rate * (seconds or self.seconds))
+        with ThreadPoolExecutor(max_workers=48) as pool:
+            start = time.perf_counter()
+            for i in range(n):
+                due = start + i / self.rate
+                pause = due - time.perf_counter()
+                if pause > 0:
+                    time.sleep(pause)
+                pool.submit(self.one, offset + i, due)
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rate", type=float, default=200)
+    parser.add_argument("--seconds", type=float, default=20, help="per round and server")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--answers", type=int, default=2000)
+    parser.add_argument("--quick", action="store_true", help="10 s rounds, a 20 s outage")
+    args = parser.parse_args()
+    if args.quick:
+        args.seconds = 10
+    outage = 20 if args.quick else 30
+    work = Path(tempfile.mkdtemp(prefix="bench-ubi-"))
+    postgres = Postgres(work)
+    postgres.start()
+    env = {
+        **os.environ,
+        "DATABASE_URL": postgres.url,
+        "RANK_TRAINER_VAR_DIR": str(work / "var"),
+        "MODEL_DIR": str(work / "var" / "models"),
+        "UBI_SPOOL_DIR": str(work / "spool"),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SECRET_KEY": "bench-ubi",
+        "DEBUG": "0",
+        "LOG_LEVEL": "WARNING",
+    }
+    os.environ.update({k: env[k] for k in ("DATABASE_URL", "RANK_TRAINER_VAR_DIR", "MODEL_DIR", "DJANGO_SETTINGS_MODULE",
+                                          "SECRET_KEY", "DEBUG", "LOG_LEVEL")})  # fmt: skip
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connections
+
+    from corpus.formats.records import AnswerRecord
+    from corpus.services import collection_create
+    from trainer.services import collection_import
+    from ubi.models import UbiEvent, UbiQuery
+
+    call_command("migrate", verbosity=0)
+    rng = np.random.default_rng(36)
+    collection = collection_create(name="UBI bench", slug="ubi-bench")
+    answers = [AnswerRecord(f"a{n}", f"answer {n}", " ".join(rng.choice(WORDS, 30))) for n in range(args.answers)]
+    collection_import(collection=collection, answers=answers)
+    connections.close_all()
+    logs = work / "logs"
+    logs.mkdir()
+    on_port, off_port = free_port(), free_port()
+    on = server_start(env, on_port, log=logs / "on.log")
+    off = server_start(env, off_port, "--no-ubi", log=logs / "off.log")
+    print(f"ranker_server x2 on {args.answers} answers; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
+
+    # --- 1. overhead ---------------------------------------------------------------------------------
+    with_log, without = Load(args.rate, args.seconds, events=True), Load(args.rate, args.seconds, events=False)
+    loads = []
+    for round_ in range(args.rounds):
+        for name, load, port in (("logging", with_log, on_port), ("no log", without, off_port)):
+            load.run(f"http://127.0.0.1:{port}/", offset=round_ * 100_000)
+            loads.append(os.getloadavg()[0])
+            print(f"  round {round_ + 1} {name}: {len(load.latencies)} requests so far, load {loads[-1]:.1f}")
+    print(f"\n1. overhead at {args.rate:.0f} requests/s, {args.rounds} x {args.seconds:.0f} s each (load average "
+          f"{min(loads):.1f}-{max(loads):.1f})")  # fmt: skip
+    for name, load in (("logging (+50 events/s)", with_log), ("--no-ubi", without)):
+        print(f"  {name:24} n={len(load.latencies):5d} p50 {pct(load.latencies, 50):6.2f} ms  "
+              f"p99 {pct(load.latencies, 99):6.2f} ms  errors {load.errors}")  # fmt: skip
+    print(f"  POST /events            n={len(with_log.event_latencies):5d} p50 {pct(with_log.event_latencies, 50):6.2f} ms  "
+          f"p99 {pct(with_log.event_latencies, 99):6.2f} ms")  # fmt: skip
+    overhead = pct(with_log.latencies, 99) - pct(without.latencies, 99)
+    print(f"  p99 overhead of logging: {overhead:+.2f} ms "
+          f"(p50 {pct(with_log.latencies, 50) - pct(without.latencies, 50):+.2f} ms); goal <= 2 ms")  # fmt: skip
+    off.send_signal(signal.SIGTERM)
+    off.wait(30)
+
+    # --- 2. durability -------------------------------------------------------------------------------
+    durable = Load(args.rate, 45, events=True)
+    total = outage + 15
+    url = f"http://127.0.0.1:{on_port}/"
+    runner = threading.Thread(target=durable.run, args=(url, total, 1_000_000))
+    runner.start()
+    time.sleep(5)
+    postgres.stop()
+    print(f"\n2. durability: PostgreSQL stopped for {outage} s under load (load average {os.getloadavg()[0]:.1f})")
+    time.sleep(outage)
+    pending = httpx.get(url + "ubi/stats").json()
+    postgres.start()
+    print(f"  PostgreSQL back; the spool held {pending['spool_pending_bytes']:,} bytes; "
+          f"writer said: {pending['database_error']!r}")  # fmt: skip
+    time.sleep(5)
+    on.kill()  # SIGKILL: no drain at exit
+    on.wait()
+    killed_at = time.monotonic()
+    on = server_start(env, on_port, log=logs / "on2.log")
+    print(f"  server killed (SIGKILL) and restarted in {time.monotonic() - killed_at:.1f} s")
+    runner.join()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and httpx.get(url + "ubi/stats").json()["spool_pending_bytes"]:
+        time.sleep(0.2)
+    connections.close_all()
+    stored_queries = set(UbiQuery.objects.filter(query_id__in=durable.query_ids).values_list("query_id", flat=True))
+    stored_events = set(
+        UbiEvent.objects.filter(session_id__in=durable.event_sessions).values_list("session_id", flat=True)
+    )
+    print(f"  accepted {len(durable.query_ids)} queries and {len(durable.event_sessions)} events "
+          f"({durable.errors} requests refused while the server restarted: not accepted)")  # fmt: skip
+    print(f"  in the database: {len(stored_queries)} queries, {len(stored_events)} events; lost "
+          f"{len(durable.query_ids - stored_queries)} queries, {len(durable.event_sessions - stored_events)} events "
+          f"(goal 0); p99 under the outage {pct(durable.latencies, 99):.2f} ms")  # fmt: skip
+    on.send_signal(signal.SIGTERM)
+    on.wait(30)
+    connections.close_all()
+    postgres.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
