@@ -1,26 +1,49 @@
 """A serving process's UBI log (``ranker_server``): each answered query and each accepted event goes to
-the spool in the request thread (microseconds, no database), and the writer thread stores them in batches.
+the spool in the request thread (microseconds, no database), and the writer process (``ubi.writer``)
+stores them in batches.
 
-``UbiLog.start()`` opens this process's spool, replays what earlier processes left, and starts the writer;
-``stop()`` drains what is left (a ``ranker_server`` stopping with SIGTERM or Ctrl-C).
+``UbiLog.start()`` opens this process's spool and forks the writer, which first replays what earlier
+processes left; ``stop()`` lets the spool go and waits for the writer's last pass (a ``ranker_server``
+stopping with SIGTERM or Ctrl-C). A writer that dies is started again (``manage.py ubi_writer``).
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 import uuid
 from collections import OrderedDict
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from django.db import connection
+from django.conf import settings
 
 from ubi.records import MAX_ID_CHARS, RecordError, event_record, events_check, format_timestamp
-from ubi.services import ubi_spooled_store, user_id_kept
-from ubi.spool import Spool, SpoolWriter
+from ubi.services import user_id_kept
+from ubi.spool import Spool
+from ubi.writer import writer_fork, writer_status
+
+logger = logging.getLogger(__name__)
 
 RECENT_QUERY_IDS = 200_000  # remembered to count orphan events without asking the database
+
+
+def _running(pid: int) -> bool:
+    try:
+        return os.waitpid(pid, os.WNOHANG) == (0, 0)
+    except ChildProcessError:  # reaped (by the watch thread)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
 
 
 def query_id_new() -> str:
@@ -54,23 +77,48 @@ class UbiLog:
         self.lock = threading.Lock()
         self.queries = self.events = self.orphans = self.not_logged = 0
         self.spool: Spool | None = None
-        self.writer: SpoolWriter | None = None
+        self.writer_pid = 0
+        self.restarted: subprocess.Popen | None = None
+        self.stopping = threading.Event()
 
     def start(self) -> UbiLog:
+        """Call with no database connection open and before serving (the writer is forked)."""
+        # Forked first: a child holding a copy of the spool file's descriptor would hold its lock too.
+        self.writer_pid = writer_fork(self.directory, os.getpid())
         self.spool = Spool(self.directory, fsync=self.fsync)
-        self.writer = SpoolWriter(self.spool, lambda records: ubi_spooled_store(records=records))
-        # A failed batch may leave this thread's connection broken (the database restarted): a new one next.
-        self.writer.on_failure = lambda: connection.close()  # the writer thread's own connection
-        # Idle, it holds no connection (a server waiting for traffic keeps no database session open).
-        self.writer.on_idle = lambda: connection.close()
-        self.writer.start()
+        threading.Thread(target=self._watch, name="ubi-writer-watch", daemon=True).start()
         return self
 
-    def stop(self) -> None:
-        if self.writer is not None:
-            self.writer.stop()
+    def _watch(self) -> None:
+        """Start the writer again if it dies while this process serves."""
+        os.waitpid(self.writer_pid, 0)
+        while not self.stopping.is_set():
+            logger.error("ubi writer exited; starting it again")
+            self.restarted = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(settings.BASE_DIR / "manage.py"),
+                    "ubi_writer",
+                    "--owner",
+                    str(os.getpid()),
+                    "--spool-dir",
+                    str(self.directory),
+                ]  # fmt: skip
+            )
+            self.restarted.wait()
+
+    def stop(self, timeout: float = 15) -> None:
+        self.stopping.set()
         if self.spool is not None:
             self.spool.close()
+        writer = self.restarted
+        with suppress(ProcessLookupError):
+            os.kill(writer.pid if writer else self.writer_pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and (
+            writer.poll() is None if writer else _running(self.writer_pid)
+        ):
+            time.sleep(0.05)
 
     def query_log(
         self,
@@ -96,7 +144,7 @@ class UbiLog:
         }
         if user_id_kept(user_id):
             record["user_id"] = user_id
-        assert self.spool is not None and self.writer is not None
+        assert self.spool is not None
         try:
             self.spool.append([{"query": record}])
         except OSError:
@@ -108,7 +156,6 @@ class UbiLog:
             self.recent[query_id] = None
             if len(self.recent) > RECENT_QUERY_IDS:
                 self.recent.popitem(last=False)
-        self.writer.wake()
         return True
 
     def events_accept(self, body: bytes) -> tuple[int, int]:
@@ -123,17 +170,17 @@ class UbiLog:
             if user_id_kept(event.user_id):
                 record["user_id"] = event.user_id
             lines.append({"event": record, "event_id": str(uuid.uuid4())})
-        assert self.spool is not None and self.writer is not None
+        assert self.spool is not None
         self.spool.append(lines)
         with self.lock:
             orphans = sum(1 for e in events if e.query_id and e.query_id not in self.recent)
             self.events += len(events)
             self.orphans += orphans
-        self.writer.wake()
         return len(events), orphans
 
     def stats(self) -> dict[str, Any]:
-        assert self.spool is not None and self.writer is not None
+        assert self.spool is not None
+        writer = writer_status(self.directory, os.getpid())
         with self.lock:
             return {
                 "application": self.application,
@@ -141,7 +188,7 @@ class UbiLog:
                 "queries_not_logged": self.not_logged,
                 "events_accepted": self.events,
                 "orphan_events": self.orphans,
-                "stored": self.writer.stored,
+                "stored": writer["stored"],
                 "spool_pending_bytes": self.spool.pending_bytes(),
-                "database_error": self.writer.last_error or None,
+                "database_error": writer["database_error"],
             }

@@ -77,7 +77,11 @@ def index_documents(
     try:
         with httpx.Client(headers=headers or {}, timeout=timeout) as client:
             page = _json(
-                client.post(f"{base}/{index}/_search", params={"scroll": SCROLL}, json={"size": PAGE, "sort": ["_doc"]}),
+                client.post(
+                    f"{base}/{index}/_search",
+                    params={"scroll": SCROLL},
+                    json={"size": PAGE, "sort": ["_doc"]},
+                ),
                 f"searching {index}",
             )
             scroll_id = page.get("_scroll_id")
@@ -86,7 +90,9 @@ def index_documents(
                     for hit in hits:
                         yield hit["_id"], hit.get("_source") or {}
                     page = _json(
-                        client.post(f"{base}/_search/scroll", json={"scroll": SCROLL, "scroll_id": scroll_id}),
+                        client.post(
+                            f"{base}/_search/scroll", json={"scroll": SCROLL, "scroll_id": scroll_id}
+                        ),
                         f"reading {index}",
                     )
                     scroll_id = page.get("_scroll_id", scroll_id)

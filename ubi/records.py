@@ -49,7 +49,7 @@ class RecordError(ValueError):
 
     def __init__(self, field: str, problem: str, where: str = "") -> None:
         self.field, self.problem, self.where = field, problem, where
-        super().__init__(f"{where + ': ' if where else ''}\"{field}\" {problem}")
+        super().__init__(f'{where + ": " if where else ""}"{field}" {problem}')
 
     def at(self, where: str) -> RecordError:
         return RecordError(self.field, self.problem, where)

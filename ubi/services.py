@@ -79,7 +79,9 @@ def ubi_spooled_store(*, records: list[dict[str, Any]]) -> None:
             else:
                 events.append(_event_row(event_check(record["event"]), uuid.UUID(record["event_id"])))
         except (RecordError, KeyError, ValueError, TypeError) as exc:
-            logger.error("ubi spool: a line that is not a UBI record was not stored (%s): %.300r", exc, record)
+            logger.error(
+                "ubi spool: a line that is not a UBI record was not stored (%s): %.300r", exc, record
+            )
     ubi_rows_store(queries=queries, events=events)
 
 
@@ -90,8 +92,14 @@ def ubi_records_import(*, queries: list[Query], events: list[Event]) -> tuple[in
     rows = []
     for event in events:
         key = json.dumps(
-            [event.action_name, event.query_id, event.client_id, event.session_id, event.timestamp.isoformat(),
-             event.event_attributes],
+            [
+                event.action_name,
+                event.query_id,
+                event.client_id,
+                event.session_id,
+                event.timestamp.isoformat(),
+                event.event_attributes,
+            ],
             sort_keys=True,
             default=str,
         )

@@ -119,7 +119,8 @@ class Segment:
 
 
 class Spool:
-    """This process's spool: ``append`` from any thread; ``drain`` from the writer thread only."""
+    """This process's spool file: ``append`` from any thread. Past SEGMENT_BYTES it starts a new file and
+    lets the old one's lock go, so the drainer takes the old one whole and removes it."""
 
     def __init__(self, directory: Path, *, fsync: bool = False) -> None:
         self.directory = directory
@@ -127,7 +128,6 @@ class Spool:
         self.fsync = fsync
         self.lock = threading.Lock()
         self.segment = Segment.create(directory)
-        self.last_orphan_scan = 0.0
 
     def append(self, records: list[dict[str, Any]]) -> None:
         """Write the records as lines, in one ``write``: all of them are in the file, or (OSError) none."""
@@ -139,113 +139,70 @@ class Spool:
                 raise OSError(f"spool write cut short ({written} of {len(data)} bytes)")
             if self.fsync:
                 os.fsync(self.segment.fd)
+            if self.segment.size() >= SEGMENT_BYTES:
+                old, self.segment = self.segment, Segment.create(self.directory)
+                old.close()
 
     def pending_bytes(self) -> int:
-        return self.segment.size() - self.segment.done
+        """What this process appended that is not in the database yet (its current file)."""
+        return self.segment.size() - _read_done(self.segment.done_path)
+
+    def close(self) -> None:
+        """Let the file go: the drainer stores what is left of it and removes it."""
+        with self.lock:
+            self.segment.close()
+
+
+class Drainer:
+    """Stores spool files into the database: the live files of process ``owner`` (read without their
+    lock, which the owner holds: only this drainer reads them) and any file whose lock is free (its owner
+    rotated it or died): taken, drained, removed. Several drainers may share a directory."""
+
+    def __init__(self, directory: Path, *, owner: int) -> None:
+        self.directory = directory
+        self.owner_suffix = f"-{owner}.ndjson"
+        self.open: dict[Path, Segment] = {}  # the owner's live files, opened without the lock
 
     def drain(self, store: Callable[[list[dict[str, Any]]], None]) -> int:
-        """Store what this process appended since the last drain (and, every 30 s, dead processes'
-        files); the records stored. ``store`` raising (the database down) leaves the rest for next time."""
-        stored = 0
-        if time.monotonic() - self.last_orphan_scan > 30:
-            stored += self.drain_orphans(store)
-            self.last_orphan_scan = time.monotonic()
-        for records, offset in self.segment.batches():
-            if records:
-                store(records)
-            self.segment.mark_done(offset)
-            stored += len(records)
-        if self.segment.done >= SEGMENT_BYTES:
-            with self.lock:
-                if self.segment.size() == self.segment.done:
-                    old, self.segment = self.segment, Segment.create(self.directory)
-                    old.remove()
-        return stored
-
-    def drain_orphans(self, store: Callable[[list[dict[str, Any]]], None]) -> int:
+        """One pass over the directory; the records stored. ``store`` raising (the database down) leaves
+        the rest for the next pass."""
         stored = 0
         for path in sorted(self.directory.glob("*.ndjson")):
-            if path == self.segment.path:
-                continue
-            segment = Segment.take(path)
-            if segment is None:
-                continue
-            try:
-                for records, offset in segment.batches():
-                    if records:
-                        store(records)
-                    segment.mark_done(offset)
-                    stored += len(records)
-            except BaseException:
+            taken = Segment.take(path)
+            if taken is not None:
+                live = self.open.pop(path, None)
+                if live is not None:
+                    live.close()
+                stored += self._drain(taken, store, whole=True)
+            elif path.name.endswith(self.owner_suffix):
+                if path not in self.open:
+                    self.open[path] = Segment(path, os.open(path, os.O_RDONLY))
+                stored += self._drain(self.open[path], store, whole=False)
+        return stored
+
+    def _drain(self, segment: Segment, store: Callable[[list[dict[str, Any]]], None], *, whole: bool) -> int:
+        stored = 0
+        try:
+            for records, offset in segment.batches():
+                if records:
+                    store(records)
+                segment.mark_done(offset)
+                stored += len(records)
+        except BaseException:
+            if whole:
                 segment.close()
-                raise
+            raise
+        if whole:
             if segment.size() > segment.done:
                 logger.error(
                     "ubi spool %s: its last %d bytes are a line cut short when its process died; not stored",
-                    path.name,
+                    segment.path.name,
                     segment.size() - segment.done,
                 )
-            logger.info("ubi spool: replayed %s (%d records)", path.name, stored)
             segment.remove()
         return stored
 
     def close(self) -> None:
-        """Let the file go: removed when all of it is stored, else left for the next process to replay."""
-        with self.lock:
-            if self.segment.size() == self.segment.done:
-                self.segment.remove()
-            else:
-                self.segment.close()
-
-
-class SpoolWriter(threading.Thread):
-    """Drains the spool into the database every ``interval`` seconds (sooner when ``wake`` is called),
-    retrying after a failure with a back-off of up to 5 s; ``stop`` drains what is left, once."""
-
-    def __init__(
-        self, spool: Spool, store: Callable[[list[dict[str, Any]]], None], *, interval: float = 0.2
-    ) -> None:
-        super().__init__(name="ubi-writer", daemon=True)
-        self.spool = spool
-        self.store = store
-        self.interval = interval
-        self.woken = threading.Event()
-        self.stopping = threading.Event()
-        self.stored = 0
-        self.failures = 0
-        self.last_error = ""
-        self.on_failure: Callable[[], None] = lambda: None  # e.g. drop the database connection
-        self.on_idle: Callable[[], None] = lambda: None  # nothing to store: e.g. let the connection go
-
-    def wake(self) -> None:
-        self.woken.set()
-
-    def drain_once(self) -> bool:
-        try:
-            stored = self.spool.drain(self.store)
-            self.stored += stored
-            if not stored:
-                self.on_idle()
-        except Exception as exc:  # the database down or refusing: keep the lines, try again
-            self.failures += 1
-            self.last_error = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else repr(exc)
-            logger.warning("ubi writer: cannot store (%s); kept in the spool, retrying", self.last_error)
-            with suppress(Exception):
-                self.on_failure()
-            return False
-        self.last_error = ""
-        return True
-
-    def run(self) -> None:
-        self.spool.last_orphan_scan = 0.0  # replay what dead processes left, first
-        delay = self.interval
-        while not self.stopping.is_set():
-            self.woken.wait(delay)
-            self.woken.clear()
-            delay = self.interval if self.drain_once() else min(max(delay * 2, 0.5), 5.0)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self.stopping.set()
-        self.woken.set()
-        self.join(timeout)
-        self.drain_once()
+        for segment in self.open.values():
+            segment.close()
+        self.open.clear()

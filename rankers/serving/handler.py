@@ -184,7 +184,9 @@ def make_handler(
             except ProtocolError as exc:
                 self._send(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
                 return
-            self._answer(service.rank(request), request.rows, fake_ids=0, query=request.query, ids=request.ids)
+            self._answer(
+                service.rank(request), request.rows, fake_ids=0, query=request.query, ids=request.ids
+            )
 
         def _answer(
             self, answered: Answered, rows: int, *, fake_ids: int, query: Any, ids: dict[str, str]

@@ -40,8 +40,13 @@ EVENT = {
 
 @pytest.fixture
 def ubi_indexes(opensearch):
-    for index, mapping, doc in (("ubi_queries", QUERIES_MAPPING, QUERY), ("ubi_events", EVENTS_MAPPING, EVENT)):
-        HTTP.put(f"{opensearch.url}/{index}", json={"settings": {"number_of_replicas": 0}, "mappings": mapping})
+    for index, mapping, doc in (
+        ("ubi_queries", QUERIES_MAPPING, QUERY),
+        ("ubi_events", EVENTS_MAPPING, EVENT),
+    ):
+        HTTP.put(
+            f"{opensearch.url}/{index}", json={"settings": {"number_of_replicas": 0}, "mappings": mapping}
+        )
         response = HTTP.post(f"{opensearch.url}/{index}/_doc", params={"refresh": "true"}, json=doc)
         assert response.status_code == 201, response.text
     yield opensearch
@@ -65,7 +70,9 @@ def test_ubi_import_opensearch_reads_both_indexes_and_exports_them_in_the_same_s
 
 
 def test_ubi_import_opensearch_missing_index_imports_nothing(ubi_indexes):
-    with pytest.raises(CommandError, match=r"searching nope: HTTP 404: .*index_not_found_exception.*; nothing imported"):
+    with pytest.raises(
+        CommandError, match=r"searching nope: HTTP 404: .*index_not_found_exception.*; nothing imported"
+    ):
         call_command("ubi_import_opensearch", url=ubi_indexes.url, events_index="nope")
 
     assert UbiQuery.objects.count() == 0

@@ -36,7 +36,10 @@ EVENTS = [
         "client_id": "c-1",
         "message_type": "CLICK",
         "message": "clicked s1",
-        "event_attributes": {"object": {"object_id": "s1", "object_id_field": "sku"}, "position": {"ordinal": 2}},
+        "event_attributes": {
+            "object": {"object_id": "s1", "object_id_field": "sku"},
+            "position": {"ordinal": 2},
+        },
     }
 ]
 
@@ -47,7 +50,11 @@ def _ndjson(path, records):
 
 
 def test_ubi_import_then_export_gives_the_same_records(tmp_path):
-    call_command("ubi_import", queries=_ndjson(tmp_path / "q.ndjson", QUERIES), events=_ndjson(tmp_path / "e.ndjson", EVENTS))
+    call_command(
+        "ubi_import",
+        queries=_ndjson(tmp_path / "q.ndjson", QUERIES),
+        events=_ndjson(tmp_path / "e.ndjson", EVENTS),
+    )
     call_command("ubi_export", queries=str(tmp_path / "q2.ndjson"), events=str(tmp_path / "e2.ndjson"))
 
     assert [json.loads(line) for line in (tmp_path / "q2.ndjson").read_text().splitlines()] == QUERIES
@@ -57,14 +64,25 @@ def test_ubi_import_then_export_gives_the_same_records(tmp_path):
 def test_ubi_import_bad_line_imports_nothing(tmp_path):
     bad = [*EVENTS, {**EVENTS[0], "timestamp": "yesterday"}]
 
-    with pytest.raises(CommandError, match=r"line 2: \"timestamp\" is not an ISO-8601 date and time: 'yesterday'; nothing imported"):
-        call_command("ubi_import", queries=_ndjson(tmp_path / "q.ndjson", QUERIES), events=_ndjson(tmp_path / "e.ndjson", bad))
+    with pytest.raises(
+        CommandError,
+        match=r"line 2: \"timestamp\" is not an ISO-8601 date and time: 'yesterday'; nothing imported",
+    ):
+        call_command(
+            "ubi_import",
+            queries=_ndjson(tmp_path / "q.ndjson", QUERIES),
+            events=_ndjson(tmp_path / "e.ndjson", bad),
+        )
 
     assert (UbiQuery.objects.count(), UbiEvent.objects.count()) == (0, 0)
 
 
 def test_ubi_erase_client_and_expire_commands(tmp_path, capsys):
-    call_command("ubi_import", queries=_ndjson(tmp_path / "q.ndjson", QUERIES), events=_ndjson(tmp_path / "e.ndjson", EVENTS))
+    call_command(
+        "ubi_import",
+        queries=_ndjson(tmp_path / "q.ndjson", QUERIES),
+        events=_ndjson(tmp_path / "e.ndjson", EVENTS),
+    )
 
     call_command("ubi_expire", days=0)
     call_command("ubi_erase_client", "c-1")

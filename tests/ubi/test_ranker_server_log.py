@@ -52,7 +52,12 @@ def _click(query_id: str, ordinal: int = 1, **fields) -> dict:
 def test_ranker_server_answer_has_a_query_id_and_is_logged_as_a_ubi_query(server, django_db_blocker):
     response = HTTP.post(
         server.url,
-        json={"question": {"id": "q1", "text": "boundary layer flows"}, "rows": 2, "client_id": "c-1", "user_id": "u-9"},
+        json={
+            "question": {"id": "q1", "text": "boundary layer flows"},
+            "rows": 2,
+            "client_id": "c-1",
+            "user_id": "u-9",
+        },
     )
     echoed = HTTP.post(
         server.url, json={"question": {"id": "q2", "text": "shock"}, "rows": 1, "query_id": "caller-qid-1"}
@@ -62,7 +67,12 @@ def test_ranker_server_answer_has_a_query_id_and_is_logged_as_a_ubi_query(server
     assert str(uuid.UUID(query_id)) == query_id
     assert echoed.json()["query_id"] == "caller-qid-1"
     (row,) = await_value(_rows(django_db_blocker, UbiQuery, query_id=query_id), bool, "the query row")
-    assert (row.application, row.client_id, row.user_id, row.user_query) == ("served", "c-1", "", "boundary layer flows")
+    assert (row.application, row.client_id, row.user_id, row.user_query) == (
+        "served",
+        "c-1",
+        "",
+        "boundary layer flows",
+    )
     assert row.query_response_hit_ids == ["a1", "a4"]
     assert row.query_attributes == {"ranker": "BM25", "version": None, "question_id": "q1"}
     assert row.object_id_field == "id"
@@ -91,10 +101,16 @@ def test_events_one_list_and_ndjson_are_stored_with_orphans_counted(server, djan
         (202, {"accepted": 2, "orphans": 1}),
         (202, {"accepted": 2, "orphans": 0}),
     ]
-    rows = await_value(_rows(django_db_blocker, UbiEvent, client_id="c-1", query_id__in=[query_id, orphan]),
-                       lambda rows: len(rows) == 5, "five events")
+    rows = await_value(
+        _rows(django_db_blocker, UbiEvent, client_id="c-1", query_id__in=[query_id, orphan]),
+        lambda rows: len(rows) == 5,
+        "five events",
+    )
     assert sorted((r.query_id == query_id, r.ordinal, r.object_id, r.session_id) for r in rows) == [
-        (False, 3, "a1", "s-1"), (True, 1, "a1", "s-1"), (True, 2, "a1", "s-1"), (True, 4, "a1", "s-1"),
+        (False, 3, "a1", "s-1"),
+        (True, 1, "a1", "s-1"),
+        (True, 2, "a1", "s-1"),
+        (True, 4, "a1", "s-1"),
         (True, 5, "a1", "s-1"),
     ]
     assert {r.timestamp.isoformat() for r in rows} == {"2026-11-29T00:02:03.456000+00:00"}
@@ -111,18 +127,27 @@ def test_events_one_list_and_ndjson_are_stored_with_orphans_counted(server, djan
         ),
         (
             json.dumps(_click("q")) + "\n" + json.dumps(_click("q", timestamp="2026-11-29T01:02:03")),
-            {"error": "line 2: \"timestamp\" has no UTC offset (add 'Z' or '+00:00'): '2026-11-29T01:02:03'",
-             "field": "timestamp", "line": 2},
+            {
+                "error": "line 2: \"timestamp\" has no UTC offset (add 'Z' or '+00:00'): '2026-11-29T01:02:03'",
+                "field": "timestamp",
+                "line": 2,
+            },
         ),
         (
             json.dumps([_click("q", 0)]),
-            {"error": 'index 0: "event_attributes.position.ordinal" must be a whole number, 1 or more',
-             "field": "event_attributes.position.ordinal", "index": 0},
+            {
+                "error": 'index 0: "event_attributes.position.ordinal" must be a whole number, 1 or more',
+                "field": "event_attributes.position.ordinal",
+                "index": 0,
+            },
         ),
         (
             json.dumps(_click("q", colour="red")),
-            {"error": '"colour" is not a field of a UBI event (application, action_name, query_id, session_id, '
-             "client_id, user_id, timestamp, message_type, message, event_attributes)", "field": "colour"},
+            {
+                "error": '"colour" is not a field of a UBI event (application, action_name, query_id, session_id, '
+                "client_id, user_id, timestamp, message_type, message, event_attributes)",
+                "field": "colour",
+            },
         ),
     ],
 )
@@ -140,23 +165,39 @@ def test_events_bad_event_is_400_naming_the_field_and_none_is_kept(server, djang
     assert _rows(django_db_blocker, UbiEvent, client_id=marker)() == []
 
 
-def test_ranker_server_killed_loses_no_accepted_event_and_the_next_one_replays_it(served, tmp_path, django_db_blocker):
+def test_ranker_server_killed_loses_no_accepted_event_and_the_next_one_replays_it(
+    served, tmp_path, django_db_blocker
+):
     spool = tmp_path / "spool"
     # Killed at once (SIGKILL: no drain at exit): what its writer had not stored yet is in its spool file.
     first = start_logging_server(served.slug, served.log_dir, spool)
     marker = f"c-kill-{uuid.uuid4()}"
     try:
         for n in range(1, 51):
-            assert HTTP.post(server_url := first.url, json={"question": {"id": f"q{n}", "text": "flow"},
-                                                          "client_id": marker}).status_code == 200
-        assert HTTP.post(server_url + "events", json=[_click("q", n, client_id=marker) for n in range(1, 51)]).status_code == 202
+            assert (
+                HTTP.post(
+                    server_url := first.url,
+                    json={"question": {"id": f"q{n}", "text": "flow"}, "client_id": marker},
+                ).status_code
+                == 200
+            )
+        assert (
+            HTTP.post(
+                server_url + "events", json=[_click("q", n, client_id=marker) for n in range(1, 51)]
+            ).status_code
+            == 202
+        )
     finally:
         os.kill(first.process.pid, signal.SIGKILL)  # no drain at exit
         first.process.wait()
     second = start_logging_server(served.slug, served.log_dir, spool)
     try:
-        events = await_value(_rows(django_db_blocker, UbiEvent, client_id=marker), lambda r: len(r) == 50, "50 events")
-        queries = await_value(_rows(django_db_blocker, UbiQuery, client_id=marker), lambda r: len(r) == 50, "50 queries")
+        events = await_value(
+            _rows(django_db_blocker, UbiEvent, client_id=marker), lambda r: len(r) == 50, "50 events"
+        )
+        queries = await_value(
+            _rows(django_db_blocker, UbiQuery, client_id=marker), lambda r: len(r) == 50, "50 queries"
+        )
     finally:
         second.stop()
 

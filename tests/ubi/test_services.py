@@ -25,7 +25,10 @@ def _event(query_id: str, client_id: str, timestamp: str, **fields):
 
 def _log():
     ubi_records_import(
-        queries=[_query("q-old", "c-1", "2026-08-01T00:00:00Z"), _query("q-new", "c-2", "2026-11-28T00:00:00Z")],
+        queries=[
+            _query("q-old", "c-1", "2026-08-01T00:00:00Z"),
+            _query("q-new", "c-2", "2026-11-28T00:00:00Z"),
+        ],
         events=[
             _event("q-old", "c-1", "2026-08-01T00:00:05Z"),
             _event("q-new", "c-2", "2026-11-28T00:00:05Z"),

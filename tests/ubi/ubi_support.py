@@ -16,7 +16,13 @@ AWAIT_SECONDS = 20
 def start_logging_server(slug: str, log_dir: Path, spool: Path, *args: str, **env: str) -> RankerServer:
     """``manage.py ranker_server`` for the collection, its UBI spool in ``spool``."""
     return start_manage_server(
-        "ranker_server", slug, log_dir, *args, server=RankerServer, path="/", env={"UBI_SPOOL_DIR": str(spool), **env}
+        "ranker_server",
+        slug,
+        log_dir,
+        *args,
+        server=RankerServer,
+        path="/",
+        env={"UBI_SPOOL_DIR": str(spool), **env},
     )
 
 

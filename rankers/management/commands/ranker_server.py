@@ -63,7 +63,8 @@ class Command(BaseCommand):
             "UBI query, see docs/ubi.md)",
         )
         parser.add_argument(
-            "--application", help="the UBI application name of the logged queries (default: the collection's slug)"
+            "--application",
+            help="the UBI application name of the logged queries (default: the collection's slug)",
         )
         faults = parser.add_argument_group("fault injection (tests and benchmarks only)")
         faults.add_argument("--latency-ms", type=int, default=0, help="sleep this long before each answer")

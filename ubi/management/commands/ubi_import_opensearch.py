@@ -20,7 +20,11 @@ class Command(BaseCommand):
         parser.add_argument("--queries-index", default="ubi_queries")
         parser.add_argument("--events-index", default="ubi_events")
         parser.add_argument(
-            "--header", action="append", default=[], metavar="NAME: VALUE", help="e.g. 'Authorization: Basic ...'"
+            "--header",
+            action="append",
+            default=[],
+            metavar="NAME: VALUE",
+            help="e.g. 'Authorization: Basic ...'",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
