@@ -104,6 +104,8 @@ def writer_fork(directory: Path, owner: int) -> int:
         return pid
     code = 0
     try:
+        # Background work: on a busy machine the serving process's requests go first.
+        os.nice(10)
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the owner says when

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from pathlib import Path
@@ -24,6 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--spool-dir", help="default: UBI_SPOOL_DIR")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        os.nice(10)  # background work: the serving process's requests go first
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the owner says when
