@@ -198,6 +198,26 @@ class Load:
         asyncio.run(self._run(port, seconds or self.seconds, offset))
 
 
+def append_cost(directory: Path, n: int = 20_000) -> None:
+    """What logging adds to a request thread, alone: building a query record and ``Spool.append``."""
+    from ubi.log import UbiLog, query_id_new
+
+    log = UbiLog(directory=directory, application="ubi-bench")
+    from ubi.spool import Spool
+
+    log.spool = Spool(directory)  # no writer: the file only grows
+    hits = [f"a{i}" for i in range(10)]
+    times = []
+    for _ in range(n):
+        started = time.perf_counter()
+        log.query_log(query_id=query_id_new(), user_query="w1 w2 w3", hit_ids=hits,
+                      attributes={"ranker": "BM25", "version": None, "question_id": "q1"}, client_id="c1")  # fmt: skip
+        times.append((time.perf_counter() - started) * 1e6)
+    log.spool.close()
+    print(f"  a request thread's share (record + append, {n:,} in a row): p50 {pct(times, 50):.1f} us, "
+          f"p99 {pct(times, 99):.1f} us, p99.9 {pct(times, 99.9):.1f} us (load {os.getloadavg()[0]:.1f})")  # fmt: skip
+
+
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
@@ -288,8 +308,14 @@ def main() -> None:
         per_round = float(np.median(np.subtract(round_p99[key], round_p99["no log"])))
         print(f"  p99 overhead of {name}: {overall:+.2f} ms over all requests, median of the rounds' "
               f"{per_round:+.2f} ms (p50 {pct(load.latencies, 50) - pct(without.latencies, 50):+.2f} ms); goal <= 2 ms")  # fmt: skip
+    for name, load in (("logging", with_log), ("logging + events", with_events), ("--no-ubi", without)):
+        print(f"  {name:17} p90 {pct(load.latencies, 90):6.2f} ms  p95 {pct(load.latencies, 95):6.2f} ms")
+    no_log_rounds = round_p99["no log"]
+    print(f"  noise: the --no-ubi server's own p99 ranged {min(no_log_rounds):.1f}-{max(no_log_rounds):.1f} ms "
+          "between rounds")  # fmt: skip
     off.send_signal(signal.SIGTERM)
     off.wait(30)
+    append_cost(work / "append-spool")
 
     # --- 2. durability -------------------------------------------------------------------------------
     durable = Load(args.rate, 45, events=True)
