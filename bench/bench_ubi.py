@@ -280,9 +280,16 @@ def main() -> None:
     )
 
     # --- 1. overhead ---------------------------------------------------------------------------------
-    with_log, with_events = Load(args.rate, args.seconds, events=False), Load(args.rate, args.seconds, events=True)
+    with_log, with_events = (
+        Load(args.rate, args.seconds, events=False),
+        Load(args.rate, args.seconds, events=True),
+    )
     without = Load(args.rate, args.seconds, events=False)
-    measured = (("logging", with_log, on_port), ("+events", with_events, on_port), ("no log", without, off_port))
+    measured = (
+        ("logging", with_log, on_port),
+        ("+events", with_events, on_port),
+        ("no log", without, off_port),
+    )
     for port in (on_port, off_port):  # warm-up, not counted: first requests, connections, caches
         Load(args.rate, 2, events=port == on_port).run(f"http://127.0.0.1:{port}/", offset=900_000)
     loads = []

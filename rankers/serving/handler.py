@@ -157,7 +157,7 @@ def make_handler(
             try:
                 accepted, orphans = ubi.events_accept(body)
             except RecordError as exc:
-                error = {"error": str(exc), "field": exc.field}
+                error: dict[str, Any] = {"error": str(exc), "field": exc.field}
                 if exc.where.startswith(("line ", "index ")):
                     kind, number = exc.where.split()
                     error[kind] = int(number)
