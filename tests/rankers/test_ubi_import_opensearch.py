@@ -40,6 +40,9 @@ EVENT = {
 
 @pytest.fixture
 def ubi_indexes(opensearch):
+    # Every ranker_server of the run logs into this database: count from none (rolled back after).
+    UbiQuery.objects.all().delete()
+    UbiEvent.objects.all().delete()
     for index, mapping, doc in (
         ("ubi_queries", QUERIES_MAPPING, QUERY),
         ("ubi_events", EVENTS_MAPPING, EVENT),

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from ubi.models import UbiEvent, UbiQuery
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("ubi_empty")]
 
 QUERIES = [
     {

@@ -11,7 +11,7 @@ from ubi.records import event_check, query_check
 from ubi.selectors import orphan_events
 from ubi.services import ubi_client_erase, ubi_records_import, ubi_rows_expire
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("ubi_empty")]
 
 
 def _query(query_id: str, client_id: str, timestamp: str, **fields):

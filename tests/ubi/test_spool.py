@@ -13,7 +13,7 @@ from ubi.models import UbiEvent, UbiQuery
 from ubi.services import ubi_spooled_store
 from ubi.spool import Drainer, Spool
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("ubi_empty")]
 
 
 def _query(query_id: str) -> dict:
