@@ -166,30 +166,20 @@ def test_events_bad_event_is_400_naming_the_field_and_none_is_kept(server, djang
 
 
 def test_ranker_server_killed_loses_no_accepted_event_and_the_next_one_replays_it(
-    served, tmp_path, django_db_blocker
+    server, spool, served, django_db_blocker
 ):
-    spool = tmp_path / "spool"
-    # Killed at once (SIGKILL: no drain at exit): what its writer had not stored yet is in its spool file.
-    first = start_logging_server(served.slug, served.log_dir, spool)
+    """The module's server, last: killed at once (SIGKILL: no drain at exit), what its writer had not
+    stored yet is in its spool file, which the next server's writer replays."""
     marker = f"c-kill-{uuid.uuid4()}"
     try:
         for n in range(1, 51):
-            assert (
-                HTTP.post(
-                    server_url := first.url,
-                    json={"question": {"id": f"q{n}", "text": "flow"}, "client_id": marker},
-                ).status_code
-                == 200
-            )
-        assert (
-            HTTP.post(
-                server_url + "events", json=[_click("q", n, client_id=marker) for n in range(1, 51)]
-            ).status_code
-            == 202
-        )
+            question = {"question": {"id": f"q{n}", "text": "flow"}, "client_id": marker}
+            assert HTTP.post(server.url, json=question).status_code == 200
+        clicks = [_click("q", n, client_id=marker) for n in range(1, 51)]
+        assert HTTP.post(server.url + "events", json=clicks).status_code == 202
     finally:
-        os.kill(first.process.pid, signal.SIGKILL)  # no drain at exit
-        first.process.wait()
+        os.kill(server.process.pid, signal.SIGKILL)
+        server.process.wait()
     second = start_logging_server(served.slug, served.log_dir, spool)
     try:
         events = await_value(
