@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -163,6 +164,27 @@ def test_events_bad_event_is_400_naming_the_field_and_none_is_kept(server, djang
     assert response.status_code == 400
     assert response.json() == error
     assert _rows(django_db_blocker, UbiEvent, client_id=marker)() == []
+
+
+def _children(pid: int) -> list[int]:
+    return [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+
+
+def test_ranker_server_writer_killed_is_started_again(server, django_db_blocker):
+    (writer,) = _children(server.process.pid)
+    os.kill(writer, signal.SIGKILL)
+    restarted = await_value(
+        lambda: _children(server.process.pid), lambda c: c and c != [writer], "a new writer"
+    )
+
+    query_id = HTTP.post(server.url, json={"question": {"id": "q1", "text": "plate"}}).json()["query_id"]
+
+    assert await_value(_rows(django_db_blocker, UbiQuery, query_id=query_id), bool, "the query row")
+    assert restarted != [writer]
 
 
 def test_ranker_server_killed_loses_no_accepted_event_and_the_next_one_replays_it(
