@@ -1,18 +1,19 @@
 """The durable buffer between an answered request and the database: an append-only NDJSON file per
-process under ``<VAR_DIR>/ubi-spool/``, drained into the database in batches by a background thread.
+process under ``<VAR_DIR>/ubi-spool/``, drained into the database in batches by the writer process
+(``ubi.writer``, with ``Drainer``).
 
 Why a file and not Redis or an in-memory queue: a record is accepted once ``append`` has written its line
 to the file (one ``write`` to the kernel, a microsecond; the request thread never waits for the database).
 From then on it survives the process being killed or restarted (the kernel has the bytes) and any database
 outage (the file grows until the database is back), and it costs no other server that could itself be down.
 ``UBI_SPOOL_FSYNC`` also ``fsync``\\ s before acknowledging, which a power cut needs (2.6 ms p50, 8 ms p99
-on this machine's disk: over the 2 ms budget, so off by default; the writer thread fsyncs what it has read
-every drain, so without it a power cut loses at most the last fraction of a second).
+on this machine's disk: over the 2 ms budget, so off by default; the writer fsyncs what it has read every
+drain, so without it a power cut loses at most the last fraction of a second).
 
 Layout: ``<created>-<pid>.ndjson`` holds the lines, ``<same>.ndjson.done`` the byte offset up to which they
 are in the database. The owning process holds an exclusive ``flock`` on its file; a file nobody holds
-belongs to a process that died, and the next process to look (at its start, then every 30 s) takes the
-lock and drains it. A crash between a batch's commit and its ``.done`` write replays that batch: rows are
+belongs to a process that died (or to one that started a new file past SEGMENT_BYTES), and the next
+writer to look (every 0.2 s) takes the lock, drains it and removes it. A crash between a batch's commit and its ``.done`` write replays that batch: rows are
 keyed (``query_id``, ``event_id``), so a replay writes nothing twice.
 """
 
