@@ -94,7 +94,7 @@ test-fast: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	DEBUG=1 $(BIN)/mypy jobs corpus rankers ratings evaluation raters judges trainer api config
+	DEBUG=1 $(BIN)/mypy jobs corpus ubi rankers ratings evaluation raters judges trainer api config
 
 bench: install
 	DEBUG=1 $(BIN)/python bench/bench_metrics.py

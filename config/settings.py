@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "axes",
     # Bottom layer first; each app imports only the apps above it in this list (see CONTRIBUTING.md, "Where things are").
     "corpus",
+    "ubi",
     "rankers",
     "ratings",
     "evaluation",
@@ -253,6 +254,17 @@ CELERY_BEAT_SCHEDULE["judging-sweep"] = {"task": "judges.sweep", "schedule": 60.
 CANDIDATES_STALE_SECONDS = env_int("CANDIDATES_STALE_SECONDS", 60, minimum=1)
 QUEUE_INLINE_MAX_ANSWERS = env_int("QUEUE_INLINE_MAX_ANSWERS", 5000, minimum=0)
 CELERY_BEAT_SCHEDULE["candidates-sweep"] = {"task": "raters.candidates_sweep", "schedule": 60.0}
+
+# --- Production log (UBI: ubi/, docs/ubi.md) ------------------------------------------------------
+# user_id in queries and events is dropped before anything is written unless this is on.
+UBI_STORE_USER_ID = env_bool("UBI_STORE_USER_ID", False)
+# Queries and events older than this many days are deleted by beat's hourly job (0: kept forever).
+UBI_RETENTION_DAYS = env_int("UBI_RETENTION_DAYS", 90)
+CELERY_BEAT_SCHEDULE["ubi-expire"] = {"task": "ubi.expire", "schedule": 3600.0}
+# ranker_server's durable buffer of accepted queries and events (ubi/spool.py), and whether each append
+# is fsynced before the answer (a power cut then loses nothing; costs an fsync, 2-8 ms here, per request).
+UBI_SPOOL_DIR = Path(env_str("UBI_SPOOL_DIR", str(VAR_DIR / "ubi-spool")))
+UBI_SPOOL_FSYNC = env_bool("UBI_SPOOL_FSYNC", False)
 if EVALUATION_SCHEDULE:
     from celery.schedules import crontab
 

@@ -83,6 +83,7 @@ GROUPS = {
         "tests/rankers/test_real_engine_reranker.py",
         "tests/rankers/test_real_opensearch.py",
         "tests/rankers/test_real_solr.py",
+        "tests/rankers/test_ubi_import_opensearch.py",
     ),
     # The files with tests in chromium (under tests/browser/, or named test_browser_*.py), in two groups of
     # about the same time (one chromium each); a file in neither goes to the second (see group_of).

@@ -22,6 +22,8 @@ from rankers.serving.protocol import (
     parse_request,
 )
 from rankers.serving.service import Answered, Faults, RerankingService, UpstreamError
+from ubi.log import UbiLog, query_id_new
+from ubi.records import RecordError
 
 logger = logging.getLogger(__name__)
 
@@ -38,10 +40,13 @@ def make_handler(
     health: dict[str, Any],
     verbose: bool,
     version_label: str | None = None,
+    ubi: UbiLog | None = None,
 ) -> type:
     """The request handler. ``backend``: a BuiltinBackend (answers as the protocol has them) or a
-    RerankingService (answers saying ``reranked`` and ``version``, and ``POST /rank``)."""
+    RerankingService (answers saying ``reranked`` and ``version``, and ``POST /rank``). ``ubi``: the log
+    each answer (with its ``query_id``) goes to, and ``POST /events``; None: nothing is logged."""
     service = backend if isinstance(backend, RerankingService) else None
+    ranker_name = health.get("ranker")
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: the trainer's client reuses connections
@@ -69,6 +74,8 @@ def make_handler(
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             if self.path.rstrip("/") == "/healthz":
                 self._send(HTTPStatus.OK, health)
+            elif self.path.rstrip("/") == "/ubi/stats" and ubi is not None:
+                self._send(HTTPStatus.OK, ubi.stats())
             else:
                 self._send(HTTPStatus.NOT_FOUND, {"error": "POST a question to / ; GET /healthz"})
 
@@ -95,6 +102,9 @@ def make_handler(
                 return
             body = self.rfile.read(length)
             self.started = time.perf_counter()
+            if self.path.split("?", 1)[0].rstrip("/") == "/events":
+                self._events(body)
+                return
             if faults.latency:
                 time.sleep(faults.latency)
             if faults.should_fail():
@@ -110,7 +120,7 @@ def make_handler(
                 self._encode(body)
                 return
             try:
-                query, rows = parse_request(body)
+                query, rows, ids = parse_request(body)
             except ProtocolError as exc:
                 self._send(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
                 return
@@ -120,14 +130,51 @@ def make_handler(
                 except UpstreamError as exc:
                     self._send(HTTPStatus.BAD_GATEWAY, {"error": str(exc)})
                     return
-                self._answer(answered, rows, fake_ids=faults.unknown_ids)
+                self._answer(answered, rows, fake_ids=faults.unknown_ids, query=query, ids=ids)
                 return
             try:
                 ranking = backend.rank(query, rows)
             except RankerError as exc:
                 self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": str(exc)})
                 return
-            self._send(HTTPStatus.OK, {"answers": with_unknown(ranking, rows, faults.unknown_ids)})
+            payload: dict[str, Any] = {"answers": with_unknown(ranking, rows, faults.unknown_ids)}
+            self._log(payload, query, ids, {"ranker": ranker_name, "version": version_label})
+            self._send(HTTPStatus.OK, payload)
+
+        def _log(self, payload: dict[str, Any], query: Any, ids: dict[str, str], attributes: dict) -> None:
+            """Give the answer its ``query_id`` (the caller's, or a new one) and spool it as a UBI query
+            (``query_attributes``: the ranker and version that ranked it, and the caller's question id)."""
+            if ubi is None:
+                return
+            query_id = ids.get("query_id") or query_id_new()
+            payload["query_id"] = query_id
+            ubi.query_log(
+                query_id=query_id,
+                user_query=query.text,
+                hit_ids=[answer["id"] for answer in payload["answers"]],
+                attributes={**attributes, "question_id": query.external_id},
+                client_id=ids.get("client_id", ""),
+                user_id=ids.get("user_id", ""),
+            )
+
+        def _events(self, body: bytes) -> None:
+            if ubi is None:
+                self._send(HTTPStatus.NOT_FOUND, {"error": "this server logs nothing (--no-ubi)"})
+                return
+            try:
+                accepted, orphans = ubi.events_accept(body)
+            except RecordError as exc:
+                error: dict[str, Any] = {"error": str(exc), "field": exc.field}
+                if exc.where.startswith(("line ", "index ")):
+                    kind, number = exc.where.split()
+                    error[kind] = int(number)
+                self._send(HTTPStatus.BAD_REQUEST, error)
+                return
+            except OSError as exc:
+                logger.error("ranker_server: cannot spool events: %s", exc)
+                self._send(HTTPStatus.SERVICE_UNAVAILABLE, {"error": f"events cannot be kept now: {exc}"})
+                return
+            self._send(HTTPStatus.ACCEPTED, {"accepted": accepted, "orphans": orphans})
 
         def _encode(self, body: bytes) -> None:
             """The question's vector for an exported search's {{question_vector}} (docs/rankers.md)."""
@@ -160,9 +207,13 @@ def make_handler(
             except ProtocolError as exc:
                 self._send(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
                 return
-            self._answer(service.rank(request), request.rows, fake_ids=0)
+            self._answer(
+                service.rank(request), request.rows, fake_ids=0, query=request.query, ids=request.ids
+            )
 
-        def _answer(self, answered: Answered, rows: int, *, fake_ids: int) -> None:
+        def _answer(
+            self, answered: Answered, rows: int, *, fake_ids: int, query: Any, ids: dict[str, str]
+        ) -> None:
             payload: dict[str, Any] = {
                 "answers": with_unknown(answered.ranking, rows, fake_ids),
                 "reranked": answered.reranked,
@@ -172,6 +223,10 @@ def make_handler(
                 payload["fallback"] = answered.fallback
             if answered.warning:
                 payload["warning"] = answered.warning
+            attributes = {"ranker": ranker_name, "version": version_label, "reranked": answered.reranked}
+            if answered.fallback:
+                attributes["fallback"] = answered.fallback
+            self._log(payload, query, ids, attributes)
             total = (time.perf_counter() - self.started) * 1000
             timings = [
                 f"{name};dur={ms:.3f}"

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rankers.backends import RankQuery
 from rankers.base import Ranking
+from ubi.log import caller_ids
+from ubi.records import RecordError
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +49,19 @@ def _json(body: bytes) -> Any:
         raise ProtocolError("body must be JSON") from None
 
 
-def parse_request(body: bytes) -> tuple[RankQuery, int]:
-    """The question and rows of a rank request, or ProtocolError saying what is wrong."""
-    return _query_and_rows(_json(body))
+def _ids(payload: Any) -> dict[str, str]:
+    try:
+        return caller_ids(payload)
+    except RecordError as exc:
+        raise ProtocolError(str(exc)) from None
+
+
+def parse_request(body: bytes) -> tuple[RankQuery, int, dict[str, str]]:
+    """The question and rows of a rank request, and the UBI ids it carries (``query_id``, ``client_id``,
+    ``user_id``: optional), or ProtocolError saying what is wrong."""
+    payload = _json(body)
+    query, rows = _query_and_rows(payload)
+    return query, rows, _ids(payload)
 
 
 @dataclass(frozen=True)
@@ -60,9 +72,10 @@ class RankRequest:
     candidates: Ranking
     rows: int
     scored: bool
+    ids: dict[str, str] = field(default_factory=dict)  # the caller's UBI ids (query_id, client_id, user_id)
 
 
-RANK_FIELDS = ("question", "candidates", "rows")
+RANK_FIELDS = ("question", "candidates", "rows", "query_id", "client_id", "user_id")
 CANDIDATE_FIELDS = ("id", "score")
 
 
@@ -75,6 +88,7 @@ def parse_rank_request(body: bytes) -> RankRequest:
         if name not in RANK_FIELDS:
             raise ProtocolError(f'"{name}" is not a field of a rank request ({", ".join(RANK_FIELDS)})')
     query, rows = _query_and_rows(payload)
+    ids = _ids(payload)
     if "candidates" not in payload:
         raise ProtocolError('"candidates" is missing: a list of {"id", "score"} objects, best first')
     items = payload["candidates"]
@@ -127,7 +141,7 @@ def parse_rank_request(body: bytes) -> RankRequest:
             for i, (answer_id, score) in enumerate(answers)
         ]
     )
-    return RankRequest(query=query, candidates=ranking, rows=rows, scored=scored)
+    return RankRequest(query=query, candidates=ranking, rows=rows, scored=scored, ids=ids)
 
 
 def parse_encode_request(body: bytes) -> str:

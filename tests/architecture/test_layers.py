@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS = [
     "jobs",
     "corpus",
+    "ubi",  # production queries and events (UBI): ranker_server logs through it
     "rankers",
     "ratings",
     "evaluation",

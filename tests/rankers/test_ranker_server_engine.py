@@ -9,6 +9,7 @@ computed one question at a time as the server computes them."""
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -250,7 +251,7 @@ def test_rank_call_keeps_unknown_ids_after_the_reranked_ones(server, questions, 
         ({"question": {"id": "q", "text": "x"}, "candidates": {}}, '"candidates" must be a list of {"id", "score"} objects, best first'),
         ({"question": {"id": "q"}, "candidates": []}, '"question.text" must be a string'),
         ({"question": {"id": "q", "text": "x"}, "candidates": [], "rows": 0}, '"rows" must be a whole number from 1 to 1000'),
-        ({"question": {"id": "q", "text": "x"}, "candidates": [], "top": 3}, '"top" is not a field of a rank request (question, candidates, rows)'),
+        ({"question": {"id": "q", "text": "x"}, "candidates": [], "top": 3}, '"top" is not a field of a rank request (question, candidates, rows, query_id, client_id, user_id)'),
         ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "1"}, "2"]}, '"candidates[1]" must be an object with "id" and optionally "score"'),
         ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "1"}, {"id": ""}]}, '"candidates[1].id" must be a non-empty string or a whole number'),
         ({"question": {"id": "q", "text": "x"}, "candidates": [{"id": "1"}, {"id": True}]}, '"candidates[1].id" must be a non-empty string or a whole number'),
@@ -300,7 +301,9 @@ def test_slow_rerank_answers_the_engine_order_within_the_budget(trained, questio
 
     for response in (searched, ranked):
         assert response.status_code == 200
-        assert response.json() == {
+        body = response.json()
+        assert uuid.UUID(body.pop("query_id"))  # each answer is logged under its own (docs/ubi.md)
+        assert body == {
             "answers": [{"id": a, "score": s} for a, s in top50.answers[:10]],
             "reranked": False,
             "version": trained.label,
@@ -319,7 +322,9 @@ def test_failing_rerank_answers_the_engine_order_saying_why(trained, questions, 
         process.stop()
 
     assert response.status_code == 200
-    assert response.json() == {
+    body = response.json()
+    assert uuid.UUID(body.pop("query_id"))
+    assert body == {
         "answers": [{"id": a, "score": s} for a, s in engine.rank(query, 50).answers[:5]],
         "reranked": False,
         "version": trained.label,

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gc
 import logging
+import signal
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
@@ -19,6 +21,7 @@ from rankers.selectors import default_ranker
 from rankers.semantic import encode_on_one_thread
 from rankers.serving.handler import Server, make_handler
 from rankers.serving.service import Faults, RerankingService, ServeError, reranking_service
+from ubi.log import UbiLog
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +55,16 @@ class Command(BaseCommand):
             type=int,
             help="engine and http rankers: how long a rerank may take before the engine's order is answered "
             "(default: the ranker's budget_ms config, 50 when unset)",
+        )
+        parser.add_argument(
+            "--no-ubi",
+            action="store_true",
+            help="log nothing: no query_id in answers, no POST /events (default: every answer is logged as a "
+            "UBI query, see docs/ubi.md)",
+        )
+        parser.add_argument(
+            "--application",
+            help="the UBI application name of the logged queries (default: the collection's slug)",
         )
         faults = parser.add_argument_group("fault injection (tests and benchmarks only)")
         faults.add_argument("--latency-ms", type=int, default=0, help="sleep this long before each answer")
@@ -153,12 +166,21 @@ class Command(BaseCommand):
         # collection no longer walks the index and the models (tens of ms, at any request's expense).
         gc.collect()
         gc.freeze()
+        ubi = None
+        if not options["no_ubi"]:
+            # Its writer thread has its own database connection; requests never touch it.
+            ubi = UbiLog(
+                directory=settings.UBI_SPOOL_DIR,
+                application=options["application"] or collection.slug,
+                fsync=settings.UBI_SPOOL_FSYNC,
+            ).start()
         handler = make_handler(
             backend=backend,
             faults=faults,
             health=health,
             verbose=options["verbosity"] >= 2,
             version_label=version.label if version else None,
+            ubi=ubi,
         )
         server = Server((options["host"], options["port"]), handler)
         host, port = options["host"], server.server_address[1]
@@ -169,11 +191,15 @@ class Command(BaseCommand):
         if health.get("fallback"):
             self.stdout.write(f"ranker_server: answering the engine's order: {health['fallback']}")
         self.stdout.flush()
+        # SIGTERM stops as Ctrl-C does: the log's writer stores what the spool holds before the exit.
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             server.serve_forever()
         except KeyboardInterrupt:
             pass
         finally:
             server.server_close()
+            if ubi is not None:
+                ubi.stop()
             if isinstance(backend, RerankingService):
                 backend.pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,373 @@
+"""What UBI logging costs ``ranker_server`` and whether it loses anything (issue 36 §1; bench/README.md,
+"UBI logging: overhead and durability").
+
+    .venv/bin/python bench/bench_ubi.py            # ~3 min; --quick: ~1.5 min
+
+Starts its own PostgreSQL (Debian's binaries, a temporary directory, fsync on: it is the store being
+measured, and the bench stops it), migrates it, makes a collection of ``--answers`` synthetic answers, and
+serves it with two ``manage.py ranker_server`` processes (the builtin BM25 ranker): one logging (the
+default) and one with ``--no-ubi``. Then:
+
+1. **Overhead**: an open-loop load generator sends POST / at ``--rate`` requests/s (200) to one server,
+   then the other, alternating in ``--rounds`` rounds of ``--seconds`` each, so both meet the same load of
+   the shared machine. While the logging server is measured, POST /events also gets one click per 4
+   queries (50/s, sent by the same generator), so the figure includes storing events. Latency is from the
+   request's scheduled time to its answer (a late send counts against the server: no coordinated
+   omission). The figure: p50/p99 of each, and p99 with logging minus p99 without.
+2. **Durability**: load on the logging server for 45 s; 5 s in, PostgreSQL is stopped for 30 s; at 40 s
+   the server is killed (SIGKILL: no drain at exit) and a new one is started on the same spool; when the
+   load ends and the spool is drained, every query_id answered 200 and every event answered 202 must be
+   in the database. Prints what is missing (the goal: nothing).
+
+The load average (1 min) is printed with each figure; the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+PG_BIN = (
+    Path(sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1])
+    if Path("/usr/lib/postgresql").exists()
+    else None
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Postgres:
+    """A throwaway PostgreSQL the bench can stop and start (the outage)."""
+
+    def __init__(self, directory: Path) -> None:
+        assert PG_BIN is not None, "needs Debian's postgresql (/usr/lib/postgresql/*/bin)"
+        self.data = directory / "pg"
+        self.port = free_port()
+        self.url = f"postgres://postgres@127.0.0.1:{self.port}/postgres"
+        user = ["-U", "postgres"]
+        subprocess.run([PG_BIN / "initdb", "-D", self.data, *user, "--auth=trust", "-E", "UTF8"],
+                       check=True, stdout=subprocess.DEVNULL, **self._as_postgres())  # fmt: skip
+
+    def _as_postgres(self) -> dict:
+        # initdb/postgres refuse to run as root: run them as the "postgres" user when we are root.
+        if os.geteuid() != 0:
+            return {}
+        import pwd
+
+        entry = pwd.getpwnam("postgres")
+        shutil.chown(self.data.parent, entry.pw_uid, entry.pw_gid)
+        return {"user": entry.pw_uid, "group": entry.pw_gid}
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1"
+        subprocess.run([PG_BIN / "pg_ctl", "-D", self.data, "-o", options, "-l", self.data.parent / "pg.log",
+                        "-w", "start"], check=True, stdout=subprocess.DEVNULL, **self._as_postgres())  # fmt: skip
+
+    def stop(self) -> None:
+        subprocess.run([PG_BIN / "pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop"],
+                       check=True, stdout=subprocess.DEVNULL, **self._as_postgres())  # fmt: skip
+
+
+def server_start(env: dict, port: int, *args: str, log: Path) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "ranker_server", "--collection", "ubi-bench", "--port", str(port), *args],
+        cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"ranker_server exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise RuntimeError("ranker_server did not start")
+
+
+WORDS = [f"w{n}" for n in range(400)]
+
+
+class Load:
+    """Open-loop load: request i is due at start + i / rate, and its latency counts from then. An asyncio
+    client on raw keep-alive connections (``CONNECTIONS`` of them), a few microseconds of CPU a request, so
+    the generator's own lateness (``lags``) stays out of the figures on a loaded machine."""
+
+    CONNECTIONS = 32
+
+    def __init__(self, rate: float, seconds: float, *, events: bool) -> None:
+        self.rate, self.seconds, self.events = rate, seconds, events
+        self.latencies: list[float] = []
+        self.lags: list[float] = []  # how late the generator sent (its own share of a latency)
+        self.event_latencies: list[float] = []
+        self.query_ids: set[str] = set()
+        self.event_sessions: set[str] = set()
+        self.errors = 0
+
+    @staticmethod
+    async def _exchange(reader, writer, path: str, body: bytes) -> tuple[int, bytes]:
+        writer.write(
+            f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        await writer.drain()
+        status = int((await reader.readline()).split()[1])
+        length = 0
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return status, await reader.readexactly(length)
+
+    async def _worker(self, port: int, queue: asyncio.Queue) -> None:
+        connection = None
+        while (item := await queue.get()) is not None:
+            i, due = item
+            lag = (time.perf_counter() - due) * 1000
+            rng = np.random.default_rng(i)
+            question = {"question": {"id": f"q{i}", "text": " ".join(rng.choice(WORDS, 3))}, "rows": 10,
+                        "client_id": f"c{i % 50}"}  # fmt: skip
+            try:
+                if connection is None:
+                    connection = await asyncio.open_connection("127.0.0.1", port)
+                status, raw = await self._exchange(*connection, "/", json.dumps(question).encode())
+            except (OSError, asyncio.IncompleteReadError, IndexError, ValueError):
+                self.errors += 1
+                connection = None
+                continue
+            self.latencies.append((time.perf_counter() - due) * 1000)
+            self.lags.append(lag)
+            answer = json.loads(raw) if status == 200 else {}
+            if "query_id" in answer:
+                self.query_ids.add(answer["query_id"])
+            if not (self.events and i % 4 == 0 and "query_id" in answer):
+                continue
+            session = f"s{i}-{time.time_ns()}"
+            top = answer["answers"][0]["id"] if answer["answers"] else "x"
+            event = {"action_name": "click", "query_id": answer["query_id"], "client_id": f"c{i % 50}",
+                     "session_id": session, "timestamp": "2026-11-29T00:00:00Z",
+                     "event_attributes": {"position": {"ordinal": 1}, "object": {"object_id": top}}}  # fmt: skip
+            started = time.perf_counter()
+            try:
+                status, _ = await self._exchange(*connection, "/events", json.dumps(event).encode())
+            except (OSError, asyncio.IncompleteReadError, IndexError, ValueError):
+                self.errors += 1
+                connection = None
+                continue
+            self.event_latencies.append((time.perf_counter() - started) * 1000)
+            if status == 202:
+                self.event_sessions.add(session)
+
+    async def _run(self, port: int, seconds: float, offset: int) -> None:
+        queue: asyncio.Queue = asyncio.Queue()
+        workers = [asyncio.create_task(self._worker(port, queue)) for _ in range(self.CONNECTIONS)]
+        start = time.perf_counter()
+        for i in range(int(self.rate * seconds)):
+            due = start + i / self.rate
+            pause = due - time.perf_counter()
+            if pause > 0:
+                await asyncio.sleep(pause)
+            queue.put_nowait((offset + i, due))
+        for _ in workers:
+            queue.put_nowait(None)
+        await asyncio.gather(*workers)
+
+    def run(self, url: str, seconds: float | None = None, offset: int = 0) -> None:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        asyncio.run(self._run(port, seconds or self.seconds, offset))
+
+
+def append_cost(directory: Path, n: int = 20_000) -> None:
+    """What logging adds to a request thread, alone: building a query record and ``Spool.append``."""
+    from ubi.log import UbiLog, query_id_new
+
+    log = UbiLog(directory=directory, application="ubi-bench")
+    from ubi.spool import Spool
+
+    log.spool = Spool(directory)  # no writer: the file only grows
+    hits = [f"a{i}" for i in range(10)]
+    times = []
+    for _ in range(n):
+        started = time.perf_counter()
+        log.query_log(query_id=query_id_new(), user_query="w1 w2 w3", hit_ids=hits,
+                      attributes={"ranker": "BM25", "version": None, "question_id": "q1"}, client_id="c1")  # fmt: skip
+        times.append((time.perf_counter() - started) * 1e6)
+    log.spool.close()
+    print(f"  a request thread's share (record + append, {n:,} in a row): p50 {pct(times, 50):.1f} us, "
+          f"p99 {pct(times, 99):.1f} us, p99.9 {pct(times, 99.9):.1f} us (load {os.getloadavg()[0]:.1f})")  # fmt: skip
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rate", type=float, default=200)
+    parser.add_argument("--seconds", type=float, default=15, help="per round and server")
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--answers", type=int, default=2000)
+    parser.add_argument("--quick", action="store_true", help="10 s rounds, a 20 s outage")
+    args = parser.parse_args()
+    if args.quick:
+        args.seconds = 10
+    outage = 20 if args.quick else 30
+    work = Path(tempfile.mkdtemp(prefix="bench-ubi-"))
+    postgres = Postgres(work)
+    postgres.start()
+    env = {
+        **os.environ,
+        "DATABASE_URL": postgres.url,
+        "RANK_TRAINER_VAR_DIR": str(work / "var"),
+        "MODEL_DIR": str(work / "var" / "models"),
+        "UBI_SPOOL_DIR": str(work / "spool"),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SECRET_KEY": "bench-ubi",
+        "DEBUG": "0",
+        "LOG_LEVEL": "WARNING",
+    }
+    os.environ.update({k: env[k] for k in ("DATABASE_URL", "RANK_TRAINER_VAR_DIR", "MODEL_DIR", "DJANGO_SETTINGS_MODULE",
+                                          "SECRET_KEY", "DEBUG", "LOG_LEVEL")})  # fmt: skip
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connections
+
+    from corpus.formats.records import AnswerRecord
+    from corpus.services import collection_create
+    from trainer.services import collection_import
+    from ubi.models import UbiEvent, UbiQuery
+
+    call_command("migrate", verbosity=0)
+    rng = np.random.default_rng(36)
+    collection = collection_create(name="UBI bench", slug="ubi-bench")
+    answers = [
+        AnswerRecord(f"a{n}", f"answer {n}", " ".join(rng.choice(WORDS, 30))) for n in range(args.answers)
+    ]
+    collection_import(collection=collection, answers=answers)
+    connections.close_all()
+    logs = work / "logs"
+    logs.mkdir()
+    on_port, off_port = free_port(), free_port()
+    on = server_start(env, on_port, log=logs / "on.log")
+    off = server_start(env, off_port, "--no-ubi", log=logs / "off.log")
+    print(
+        f"ranker_server x2 on {args.answers} answers; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}"
+    )
+
+    # --- 1. overhead ---------------------------------------------------------------------------------
+    with_log, with_events = (
+        Load(args.rate, args.seconds, events=False),
+        Load(args.rate, args.seconds, events=True),
+    )
+    without = Load(args.rate, args.seconds, events=False)
+    measured = (
+        ("logging", with_log, on_port),
+        ("+events", with_events, on_port),
+        ("no log", without, off_port),
+    )
+    for port in (on_port, off_port):  # warm-up, not counted: first requests, connections, caches
+        Load(args.rate, 2, events=port == on_port).run(f"http://127.0.0.1:{port}/", offset=900_000)
+    loads = []
+    round_p99: dict[str, list[float]] = {name: [] for name, _, _ in measured}
+    for round_ in range(args.rounds):
+        for name, load, port in measured:
+            before = len(load.latencies)
+            load.run(f"http://127.0.0.1:{port}/", offset=round_ * 100_000)
+            loads.append(os.getloadavg()[0])
+            round_p99[name].append(pct(load.latencies[before:], 99))
+            print(f"  round {round_ + 1} {name:8}: p50 {pct(load.latencies[before:], 50):6.2f} ms  p99 "
+                  f"{round_p99[name][-1]:7.2f} ms  client lag p99 {pct(load.lags[before:], 99):6.2f} ms, "
+                  f"load {loads[-1]:.1f}")  # fmt: skip
+    print(f"\n1. overhead at {args.rate:.0f} requests/s, {args.rounds} rounds x {args.seconds:.0f} s each (load average "
+          f"{min(loads):.1f}-{max(loads):.1f})")  # fmt: skip
+    for name, load in (("logging", with_log), ("logging + 50 events/s", with_events), ("--no-ubi", without)):
+        print(f"  {name:24} n={len(load.latencies):5d} p50 {pct(load.latencies, 50):6.2f} ms  "
+              f"p99 {pct(load.latencies, 99):6.2f} ms  errors {load.errors}")  # fmt: skip
+    print(f"  POST /events             n={len(with_events.event_latencies):5d} p50 "
+          f"{pct(with_events.event_latencies, 50):6.2f} ms  p99 {pct(with_events.event_latencies, 99):6.2f} ms")  # fmt: skip
+    for name, load, key in (("logging", with_log, "logging"), ("logging + events", with_events, "+events")):
+        overall = pct(load.latencies, 99) - pct(without.latencies, 99)
+        per_round = float(np.median(np.subtract(round_p99[key], round_p99["no log"])))
+        print(f"  p99 overhead of {name}: {overall:+.2f} ms over all requests, median of the rounds' "
+              f"{per_round:+.2f} ms (p50 {pct(load.latencies, 50) - pct(without.latencies, 50):+.2f} ms); goal <= 2 ms")  # fmt: skip
+    for name, load in (("logging", with_log), ("logging + events", with_events), ("--no-ubi", without)):
+        print(f"  {name:17} p90 {pct(load.latencies, 90):6.2f} ms  p95 {pct(load.latencies, 95):6.2f} ms")
+    no_log_rounds = round_p99["no log"]
+    print(f"  noise: the --no-ubi server's own p99 ranged {min(no_log_rounds):.1f}-{max(no_log_rounds):.1f} ms "
+          "between rounds")  # fmt: skip
+    off.send_signal(signal.SIGTERM)
+    off.wait(30)
+    append_cost(work / "append-spool")
+
+    # --- 2. durability -------------------------------------------------------------------------------
+    durable = Load(args.rate, 45, events=True)
+    total = outage + 15
+    url = f"http://127.0.0.1:{on_port}/"
+    runner = threading.Thread(target=durable.run, args=(url, total, 1_000_000))
+    runner.start()
+    time.sleep(5)
+    postgres.stop()
+    print(
+        f"\n2. durability: PostgreSQL stopped for {outage} s under load (load average {os.getloadavg()[0]:.1f})"
+    )
+    time.sleep(outage)
+    pending = httpx.get(url + "ubi/stats").json()
+    postgres.start()
+    print(f"  PostgreSQL back; the spool held {pending['spool_pending_bytes']:,} bytes; "
+          f"writer said: {pending['database_error']!r}")  # fmt: skip
+    time.sleep(5)
+    on.kill()  # SIGKILL: no drain at exit
+    on.wait()
+    killed_at = time.monotonic()
+    on = server_start(env, on_port, log=logs / "on2.log")
+    print(f"  server killed (SIGKILL) and restarted in {time.monotonic() - killed_at:.1f} s")
+    runner.join()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and httpx.get(url + "ubi/stats").json()["spool_pending_bytes"]:
+        time.sleep(0.2)
+    connections.close_all()
+    stored_queries = set(
+        UbiQuery.objects.filter(query_id__in=durable.query_ids).values_list("query_id", flat=True)
+    )
+    stored_events = set(
+        UbiEvent.objects.filter(session_id__in=durable.event_sessions).values_list("session_id", flat=True)
+    )
+    print(f"  accepted {len(durable.query_ids)} queries and {len(durable.event_sessions)} events "
+          f"({durable.errors} requests refused while the server restarted: not accepted)")  # fmt: skip
+    print(f"  in the database: {len(stored_queries)} queries, {len(stored_events)} events; lost "
+          f"{len(durable.query_ids - stored_queries)} queries, {len(durable.event_sessions - stored_events)} events "
+          f"(goal 0); p99 under the outage {pct(durable.latencies, 99):.2f} ms")  # fmt: skip
+    on.send_signal(signal.SIGTERM)
+    on.wait(30)
+    connections.close_all()
+    postgres.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
