@@ -49,7 +49,9 @@ schema = schemathesis.from_pytest_fixture("api_schema")
 
 @schema.parametrize()
 @settings(
-    max_examples=15,
+    # 10 cases an operation: 15 took a third longer (24 s of the suite's slowest test) and found nothing more
+    # in this session's runs; the stateful test below adds the linked sequences.
+    max_examples=10,
     deadline=None,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture,
@@ -270,10 +272,13 @@ def test_api_stateful_links_conform(api_data, trainer, collection, api_schema):
     run_state_machine_as_test(
         Workflow,
         settings=settings(
-            max_examples=40,
+            max_examples=60,
             stateful_step_count=6,
-            # The same runs each time: drawn afresh, 40 runs of 6 steps sometimes never follow the link
-            # to GET /api/rankers/{ranker_id}/ (seen once in ~20 runs), and the test failed by chance.
+            # The same draws each time: drawn afresh, 40 runs of 6 steps sometimes never follow the link
+            # to GET /api/rankers/{ranker_id}/ (seen once in ~20 runs), and the test failed by chance. The
+            # draws alone do not fix the walk: an answer to a random id (200 or 404) depends on the ids the
+            # worker's earlier tests used up (sequences are not rolled back), and a walk of 40 missed the link
+            # once in a 2-worker run on 2026-11-29. 60 runs follow it in each of several orders tried.
             derandomize=True,
             deadline=None,
             suppress_health_check=list(HealthCheck),

@@ -101,8 +101,8 @@ def test_one_thread_session_gives_the_two_thread_vectors_bit_for_bit(encoder):
     the two-thread session's exactly: the Cranfield demo's questions one at a time, and its answers in
     batches of 16 as an engine's candidates are encoded."""
     with open(DEMO_QUESTIONS, newline="") as handle:
-        questions = [row[0] for row in csv.reader(handle)][:40]
-    answers = demo_answer_texts()[:48]
+        questions = [row[0] for row in csv.reader(handle)][:16]
+    answers = demo_answer_texts()[:32]
     single = load_encoder(threads=embedding.SINGLE_THREADS)
     assert single is not encoder and single is load_encoder(threads=1)
     one = np.vstack([single.encode([q]) for q in questions])
