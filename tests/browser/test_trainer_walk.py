@@ -108,6 +108,9 @@ def test_compare_page_one_chooser_showing_what_it_compares_and_tables_that_say_t
 
     # On a phone the pairs' table scrolls sideways, and says so; its region is labelled and focusable.
     region = page.get_by_role("region", name="Each pair (table)")
+    # table_scroll.js adds the hint and points the region at it once the page has laid out: wait for it
+    # (reading the attribute at once raced the script, and read None once in a fresh clone's run).
+    expect(region).to_have_attribute("aria-describedby", re.compile(r"\S"))
     hint_id = region.get_attribute("aria-describedby")
     hint = page.locator(f"#{hint_id}")
     expect(hint).to_be_visible()
