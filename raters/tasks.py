@@ -31,10 +31,11 @@ def _enqueue(table_ids: list[int]) -> None:
 
 @shared_task(name="raters.candidates_sweep", bind=True)
 def candidates_sweep(self) -> int:
-    """Beat, every minute: queue again the refreshes whose worker went silent or whose message was lost."""
+    """Beat, every minute: queue again the refreshes whose worker went silent or whose message was lost, and
+    queue those of the tables a change left out of date (an import, a version, embeddings, an evaluation)."""
     ids = refresh.candidate_tables_resume()
     _enqueue(ids)
-    return len(ids)
+    return len(ids) + refresh.candidate_tables_stale_queue()
 
 
 @worker_ready.connect

@@ -5,6 +5,10 @@ every minute, and a worker's start).
 
 A build is for the collection's state when it starts; if a request saw a newer state meanwhile
 (``wanted``), the job builds again before it lets go, so the last change is never left unbuilt.
+
+A change queues the refresh without waiting for a rater: beat's sweep (``candidate_tables_stale_queue``,
+every minute) queues the refresh of every table that no longer matches its collection (an import, a new
+version or champion, an embeddings build, an evaluation), two queries a collection.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from django.utils import timezone
 
 from jobs import failure_reason, heartbeat_rows, job_claim, stale_jobs_take_over
 from raters.models import CandidateTable, TableStatus
-from raters.next_task.table import table_build, table_state
+from raters.next_task.table import is_fresh, refresh_request, small, table_build, table_state
 
 logger = logging.getLogger(__name__)
 
@@ -66,3 +70,18 @@ def candidate_tables_resume(*, worker: str = "", since: datetime | None = None) 
         worker=worker,
         since=since,
     )
+
+
+def candidate_tables_stale_queue() -> int:
+    """Queue the refresh of every idle table built for an older state of its collection (``refresh_request``:
+    one conditional UPDATE, so a request queueing it at the same moment does not queue it twice). A small
+    collection's table is left to the request that reads it (``table.small``: it ranks in a moment).
+    Returns how many were queued."""
+    queued = 0
+    idle = CandidateTable.objects.filter(status__in=[TableStatus.READY, TableStatus.FAILED])
+    for row in idle.exclude(built_at=None).select_related("collection").defer("table", "run_top"):
+        state = table_state(collection=row.collection)
+        if is_fresh(row, state) or small(row.collection):
+            continue
+        queued += refresh_request(row=row, state=state)
+    return queued

@@ -204,14 +204,14 @@ def refresh_request(*, row: CandidateTable, state: dict) -> bool:
     return True
 
 
-def _is_fresh(row: CandidateTable, state: dict) -> bool:
+def is_fresh(row: CandidateTable, state: dict) -> bool:
     parts = row.parts or {}
     if row.built_at is None or any(parts.get(key) != state[key] for key in ("rank", "questions", "run")):
         return False
     return row.reachable or row.built_at > timezone.now() - timedelta(seconds=UNREACHABLE_RETRY_SECONDS)
 
 
-def _small(collection: Collection) -> bool:
+def small(collection: Collection) -> bool:
     """Whether ranking the whole collection takes a moment: at most ``INLINE_MAX_ANSWERS`` answers (a
     count that stops there, so its cost does not grow with the collection)."""
     limit = settings.QUEUE_INLINE_MAX_ANSWERS
@@ -267,8 +267,8 @@ def served(*, collection: Collection) -> Served:
     row = CandidateTable.objects.filter(collection=collection).defer("table", "run_top").first()
     if row is None:
         row = table_row(collection=collection)
-    freshness = FRESH if _is_fresh(row, state) else (STALE if row.built_at is not None else PREPARING)
-    if freshness != FRESH and _small(collection):
+    freshness = FRESH if is_fresh(row, state) else (STALE if row.built_at is not None else PREPARING)
+    if freshness != FRESH and small(collection):
         table_build(collection=collection, state=state, previous=CandidateTable.objects.get(pk=row.pk))
         row = CandidateTable.objects.defer("table", "run_top").get(pk=row.pk)
         freshness = FRESH

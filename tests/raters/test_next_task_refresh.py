@@ -12,7 +12,7 @@ from corpus.formats.records import AnswerRecord
 from corpus.models import Answer, Collection, Question
 from corpus.services import answers_upsert
 from raters.models import CandidateTable
-from raters.next_task.refresh import candidate_tables_resume, candidates_refresh
+from raters.next_task.refresh import candidate_tables_resume, candidate_tables_stale_queue, candidates_refresh
 from raters.next_task.table import served
 
 pytestmark = pytest.mark.django_db
@@ -77,6 +77,31 @@ def test_candidate_table_change_serves_the_previous_table_until_refreshed(corpus
     after = served(collection=corpus.collection)
     assert after.freshness == "fresh"
     assert any(extra.pk in pool for pool in after.table.values())
+
+
+def test_candidate_tables_stale_queue_queues_a_changed_collection_before_any_rater_asks(
+    corpus, builtin_ranker, no_inline
+):
+    served(collection=corpus.collection)
+    row = CandidateTable.objects.get(collection=corpus.collection)
+    candidates_refresh(table_id=row.pk, worker="w1")
+    assert candidate_tables_stale_queue() == 0  # built for the collection as it is
+
+    answers_upsert(collection=corpus.collection, records=[AnswerRecord("swept", "Wing", "wing lift")])
+
+    assert candidate_tables_stale_queue() == 1
+    assert CandidateTable.objects.get(pk=row.pk).status == "queued"
+    assert candidate_tables_stale_queue() == 0  # queued once
+    assert candidates_refresh(table_id=row.pk, worker="w1").status == "ready"
+    assert served(collection=corpus.collection).freshness == "fresh"
+
+
+def test_candidate_tables_stale_queue_leaves_a_small_collection_to_its_request(corpus, builtin_ranker):
+    served(collection=corpus.collection)  # small: built by the request
+    answers_upsert(collection=corpus.collection, records=[AnswerRecord("swept", "Wing", "wing lift")])
+
+    assert candidate_tables_stale_queue() == 0
+    assert CandidateTable.objects.get(collection=corpus.collection).status == "ready"
 
 
 def test_candidate_table_new_question_only_ranks_it(corpus, builtin_ranker, no_inline):
