@@ -107,14 +107,14 @@ def cold_path(*, threads: int, store: bool) -> Iterator[None]:
     """The cold path with the question encoded by a session of ``threads`` threads and the answers'
     vectors read from the index-ordered store or (``store`` False) from their per-text files. Before
     issue 35 §4 it was two threads, no store."""
-    single, opener = semantic._encode_threads, semantic.open_store
-    semantic._encode_threads = threads
+    single, opener = semantic.encoding._encode_threads, semantic.returned.open_store
+    semantic.encoding._encode_threads = threads
     if not store:
-        semantic.open_store = lambda *args: None  # type: ignore[assignment]
+        semantic.returned.open_store = lambda *args: None  # type: ignore[assignment]
     try:
         yield
     finally:
-        semantic._encode_threads, semantic.open_store = single, opener
+        semantic.encoding._encode_threads, semantic.returned.open_store = single, opener
         forget_vectors()
 
 

@@ -368,7 +368,8 @@ def test_builtin_judge_without_the_embedding_model_falls_back_and_says_why(judge
         raise EmbeddingUnavailable("The embedding model package is not installed")
 
     semantic.forget_vectors()  # cached question vectors would hide the missing model
-    monkeypatch.setattr(semantic, "load_encoder", missing)
+    monkeypatch.setattr(semantic.encoding, "load_encoder", missing)
+    monkeypatch.setattr(semantic.build, "load_encoder", missing)
     judge = judge_create(collection=judged.collection, name="No model", kind="builtin")
 
     done = judging_run(judging_id=_start(judge, question_ids=["q1"]).pk, worker="test")

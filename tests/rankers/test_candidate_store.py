@@ -93,7 +93,9 @@ def test_candidate_vectors_without_a_store_read_the_per_text_files(index, settin
     texts = answer_texts(index=index)
     kept = unit_rows(index.size, seed=3)
     vectors_keep(keys=[text_hash(t) for t in texts], vectors=kept)
-    monkeypatch.setattr(semantic, "open_store", lambda *args: None)  # a directory that cannot be written
+    monkeypatch.setattr(
+        semantic.returned, "open_store", lambda *args: None
+    )  # a directory that cannot be written
 
     positions = np.array([2, 1], dtype=np.int64)
     assert np.array_equal(CandidateVectors(index=index, texts=texts).cached(positions), kept[positions])

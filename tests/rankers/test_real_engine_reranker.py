@@ -134,12 +134,12 @@ def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(request, engine, d
         # Cold (issue 35 §4): the question on one thread (as ranker_server encodes), the answers' vectors
         # from the index-ordered store, rank exactly as the path before (two threads, the per-text files).
         with monkeypatch.context() as now:
-            now.setattr(semantic, "_encode_threads", SINGLE_THREADS)
+            now.setattr(semantic.encoding, "_encode_threads", SINGLE_THREADS)
             forget_vectors()
             assert backend.rerank(query, Ranking(answers=top50.answers), 10).answers == reranked.answers
         with monkeypatch.context() as before:
-            before.setattr(semantic, "_encode_threads", INTRA_OP_THREADS)
-            before.setattr(semantic, "open_store", lambda *args: None)
+            before.setattr(semantic.encoding, "_encode_threads", INTRA_OP_THREADS)
+            before.setattr(semantic.returned, "open_store", lambda *args: None)
             forget_vectors()
             assert backend.rerank(query, Ranking(answers=top50.answers), 10).answers == reranked.answers
         forget_vectors()

@@ -21,7 +21,7 @@ ANSWERS = [AnswerRecord(f"a{i}", f"Title {i}", f"body of answer {i} about wings"
 @pytest.fixture
 def small(model_dir, settings, tmp_path, monkeypatch):
     settings.EMBEDDINGS_DIR = tmp_path / "embeddings"
-    monkeypatch.setattr(semantic, "PART_SIZE", 2)  # 5 answers: 3 parts
+    monkeypatch.setattr(semantic.build, "PART_SIZE", 2)  # 5 answers: 3 parts
     collection = collection_create(name="C", slug="c")
     collection_import(collection=collection, answers=ANSWERS)
     return collection
@@ -44,7 +44,9 @@ def test_embeddings_plan_then_parts_then_assemble_in_index_order(small):
         5,
     )
     vectors = semantic.answer_vectors(index=index)
-    expected = semantic.load_encoder().encode([semantic.answer_text(a.title, a.body) for a in ANSWERS])
+    expected = semantic.encoding.load_encoder().encode(
+        [semantic.answer_text(a.title, a.body) for a in ANSWERS]
+    )
     assert np.allclose(vectors, expected, atol=1e-6)
     assert not list(semantic.embeddings_dir(collection_id=small.pk).glob("part-*"))
 
@@ -72,7 +74,7 @@ def test_embeddings_new_state_reencodes_only_changed_texts(small):
 
     build = EmbeddingBuild.objects.get(collection=small, fingerprint=index.fingerprint)
     assert (build.answers_total, build.answers_reused, build.parts_total) == (5, 4, 1)
-    fresh = semantic.load_encoder().encode(["Title 0. a new body about flutter"])[0]
+    fresh = semantic.encoding.load_encoder().encode(["Title 0. a new body about flutter"])[0]
     assert np.allclose(vectors[index.position["a0"]], fresh, atol=1e-6)
 
 
@@ -135,7 +137,7 @@ def test_embeddings_resume_assembles_a_build_whose_last_part_died_before_countin
     semantic.embeddings_part(build_id=build.pk, part=0)
     semantic.embeddings_part(build_id=build.pk, part=1)
     # the last part's worker wrote its file, then died before counting it
-    last = semantic.load_encoder().encode([semantic.answer_text(ANSWERS[4].title, ANSWERS[4].body)])
+    last = semantic.encoding.load_encoder().encode([semantic.answer_text(ANSWERS[4].title, ANSWERS[4].body)])
     semantic._save_first(semantic._part_file(small.pk, build.fingerprint, 2), last)
     EmbeddingBuild.objects.filter(pk=build.pk).update(heartbeat_at=None)
 

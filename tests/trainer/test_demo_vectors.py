@@ -33,7 +33,7 @@ def test_demo_vectors_file_has_a_unit_vector_for_every_demo_answer_in_order(ship
 def test_demo_vectors_are_the_models_vectors_of_the_first_batches(shipped):
     # The first two batches of the first part are the batches a build encodes (the int8 model's
     # activations are quantised per batch): the same vectors, up to the CPU's rounding.
-    texts = demo_answer_texts()[: 2 * semantic.BATCH_SIZE]
+    texts = demo_answer_texts()[: 2 * semantic.encoding.BATCH_SIZE]
     encoded = demo_vectors_encode(texts, load_encoder())
     np.testing.assert_allclose(encoded, shipped[1][: len(texts)], atol=1e-5)
 

@@ -23,7 +23,8 @@ def no_model(monkeypatch):
     def missing(**kwargs):
         raise EmbeddingUnavailable(MISSING)
 
-    monkeypatch.setattr(semantic, "load_encoder", missing)
+    monkeypatch.setattr(semantic.encoding, "load_encoder", missing)
+    monkeypatch.setattr(semantic.build, "load_encoder", missing)
 
 
 @pytest.fixture
