@@ -11,6 +11,7 @@ import pytest
 
 from rankers.engine_config import fill_template, preset_config, validate_engine_config
 from rankers.export.fetch import EngineFeatures
+from rankers.export.model import ExportedSearch
 from rankers.export.render import render
 from rankers.export.spec import QUESTION_VECTOR, export_features, opensearch_query, solr_query
 from rankers.export.vectors import VectorsRefused, engine_vectors_write
@@ -158,6 +159,17 @@ def test_exported_rescore_ranks_in_the_engine_as_in_the_app(request, engine, mod
     rendered = render(model, fmt)
     assert json.dumps(rendered["search"]["linear"]).count(QUESTION_VECTOR) == 1
     assert any("The question's vector goes where" in note for note in rendered["notes"])
+
+    # A question with no indexable word (punctuation only, stop words only): Solr's phrase query of it
+    # was null and failed the features' fetch and the rendered search with a 400. Both now find what
+    # the engine alone finds (nothing), as OpenSearch does.
+    config = validate_engine_config(_config(engine, node))
+    fetch = EngineFeatures(config=config, features=export_features(config, vectors=True))
+    search = ExportedSearch(config, rendered["search"]["linear"])
+    for question in ("???????????????????", "the of and"):
+        vector = question_vectors([question])[0]
+        assert fetch.candidates(question, 50, vector).ids == []
+        assert search.ids(question, 50, vector) == []
 
 
 @pytest.mark.parametrize("engine", ["opensearch", "solr"])
