@@ -35,8 +35,8 @@ fails the whole request (400 "Missing param ef_phrase_title", Solr 9.10's
 the query is an empty ``BooleanQuery``: it matches nothing, so the feature is 0; any other question
 parses to the very ``PhraseQuery`` the bare ``field`` parser gives (one clause is returned as itself), so
 the scores are the same. The LTR form (``{!field f=f}${user_query}``) stays bare: the question is
-pasted after the local parameters there, and Solr's LTR ``SolrFeature`` (8.11) checks for a null query
-itself.
+pasted after the local parameters there, and Solr's LTR ``SolrFeature`` (8.11) takes a null query as a
+``MatchNoDocsQuery`` itself.
 
 An engine ranker with another preset (``custom``, ``opensearch-hybrid``), or whose query is not a
 ``multi_match`` / whose parameters have no ``qf``, is refused (``ExportRefused``): the export would not
