@@ -19,9 +19,11 @@ TRAINING labels, measure it on the TEST questions, and store it on a version.
   reranker, or the engine as it is) and ``cost`` = ndcg_version − ndcg_export_app: what staying inside
   the engine costs (negative: the export ranks better);
 - ``left_out``: the features of the version's reranker that the engine cannot compute, each with why;
-- ``vectors``: ``{"field", "answers", "error", "seconds"}``: the field the answers' vectors were written into, how
-  many answers the engine holds got one, and why none when it could not take them (the engine's words:
-  no k-NN plugin, a schema that cannot change...), in which case the export has no ``vector`` feature.
+- ``vectors``: ``{"field", "answers", "written", "error", "seconds"}``: the field the answers' vectors were
+  written into, how many answers the engine holds hold one, how many of them this export wrote (an answer
+  whose vector the engine holds already is not written again), and why none when it could not take them
+  (the engine's words: no k-NN plugin, a schema that cannot change...), in which case the export has no
+  ``vector`` feature.
 
 The question's vector is the app's own (``rankers.semantic.question_vectors``), given to the engine with
 each request: in the features' fetch, in the exported request the parity check runs, and in the user's
@@ -235,13 +237,15 @@ def left_out_features(
 
 def _engine_vectors(config: dict[str, Any], collection: Collection) -> dict[str, Any]:
     """Write the collection's answer vectors into the ranker's engine (``rankers.export.vectors``):
-    ``{"field", "answers": how many the engine holds got one, "error": why none, "seconds"}``. Never raises: an
-    export without vectors is still an export (the engine failing altogether is found by the fetch)."""
-    out: dict[str, Any] = {"field": VECTOR_FIELD, "answers": 0, "error": ""}
+    ``{"field", "answers": how many the engine holds hold one, "written": how many of them this export
+    wrote (the others held it already), "error": why none, "seconds"}``. Never raises: an export without
+    vectors is still an export (the engine failing altogether is found by the fetch)."""
+    out: dict[str, Any] = {"field": VECTOR_FIELD, "answers": 0, "written": 0, "error": ""}
     began = time.perf_counter()
     try:
         ids, vectors = collection_vectors(collection=collection)
-        out["answers"] = engine_vectors_write(config=config, ids=ids, vectors=vectors)
+        done = engine_vectors_write(config=config, ids=ids, vectors=vectors)
+        out["answers"], out["written"] = done.held, done.written
         if not out["answers"]:
             out["error"] = "the engine holds none of the collection's answers"
     except EmbeddingUnavailable as exc:

@@ -9,8 +9,8 @@ feature        OpenSearch / Elasticsearch query                       Solr query
 =============  =====================================================  ==========================================
 original       the ranker's own query (the score it ranks by)         the main query's score
 bm25_<f>       ``{"match": {f: question}}``: BM25 of field f           ``{!simple qf=f q.operators=WHITESPACE}``
-phrase_<f>     ``{"match_phrase": {f: question}}``: the question as   ``{!field f=f}``: the same phrase query
-               an exact phrase in f (stop words leave gaps), BM25
+phrase_<f>     ``{"match_phrase": {f: question}}``: the question as   ``{!lucene}{!field f=f v=$q}``: the same
+               an exact phrase in f (stop words leave gaps), BM25     phrase query (why the wrapper: below)
 vector         ``script_score`` of the k-NN plugin's ``knn_score``        ``{!func}vectorSimilarity(FLOAT32,COSINE,
                script, space_type ``cosinesimil``, over the             ranktrainer_vector,$question_vector)``
                ``knn_vector`` field ``ranktrainer_vector``
@@ -26,6 +26,17 @@ The question is always text, never query syntax: ``match`` and ``match_phrase`` 
 ``simple`` parser with only its WHITESPACE operator and the ``field`` parser take it as words (see
 ``rankers.engine_config`` on why the solr preset is not edismax). A feature the question does not match
 is 0, in the engine as here.
+
+A question with no indexable word (``???``, only stop words) analyses to no token: ``match_phrase``
+scores 0, but Solr's ``field`` parser gives a null query, and a null query inside ``query($ef_...,0)``
+fails the whole request (400 "Missing param ef_phrase_title", Solr 9.10's
+``FunctionQParser.parseNestedQuery``). Wrapped as a nested clause of the standard parser
+(``{!lucene}{!field ... v=$q}``), a null clause is dropped (Lucene's ``QueryParserBase.addClause``) and
+the query is an empty ``BooleanQuery``: it matches nothing, so the feature is 0; any other question
+parses to the very ``PhraseQuery`` the bare ``field`` parser gives (one clause is returned as itself), so
+the scores are the same. The LTR form (``{!field f=f}${user_query}``) stays bare: the question is
+pasted after the local parameters there, and Solr's LTR ``SolrFeature`` (8.11) takes a null query as a
+``MatchNoDocsQuery`` itself.
 
 An engine ranker with another preset (``custom``, ``opensearch-hybrid``), or whose query is not a
 ``multi_match`` / whose parameters have no ``qf``, is refused (``ExportRefused``): the export would not
@@ -202,5 +213,7 @@ def solr_query(feature: dict[str, str], text: str) -> str:
     if kind == "bm25":
         return f"{{!simple qf={field} q.operators=WHITESPACE{extra}}}{tail}"
     if kind == "phrase":
-        return f"{{!field f={field}{extra}}}{tail}"
+        if inside:  # never a null query (module docstring)
+            return f"{{!lucene}}{{!field f={field}{extra}}}"
+        return f"{{!field f={field}}}{tail}"
     raise ValueError(f"the {kind!r} feature has no Solr query of its own")

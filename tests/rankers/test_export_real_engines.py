@@ -11,14 +11,15 @@ import pytest
 
 from rankers.engine_config import fill_template, preset_config, validate_engine_config
 from rankers.export.fetch import EngineFeatures
+from rankers.export.model import ExportedSearch
 from rankers.export.render import render
 from rankers.export.spec import QUESTION_VECTOR, export_features, opensearch_query, solr_query
-from rankers.export.vectors import VectorsRefused, engine_vectors_write
+from rankers.export.vectors import VectorsRefused, VectorsWritten, engine_vectors_write
 from rankers.models import RankerVersion
 from rankers.semantic import question_vectors
 from rankers.services import ranker_create
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (model_dir)
-from tests.rankers.real_engines import HTTP, cranfield_answers
+from tests.rankers.real_engines import HTTP, OpenSearch, Solr, cranfield_answers
 from tests.trainer.api_support import fill
 from trainer.demo_vectors import DEMO_VECTORS_FILE
 from trainer.engine_export import (
@@ -136,6 +137,7 @@ def test_exported_rescore_ranks_in_the_engine_as_in_the_app(request, engine, mod
     assert {**model["vectors"], "seconds": 0} == {
         "field": "ranktrainer_vector",
         "answers": 1400,
+        "written": 1400,
         "error": "",
         "seconds": 0,
     }
@@ -158,6 +160,17 @@ def test_exported_rescore_ranks_in_the_engine_as_in_the_app(request, engine, mod
     rendered = render(model, fmt)
     assert json.dumps(rendered["search"]["linear"]).count(QUESTION_VECTOR) == 1
     assert any("The question's vector goes where" in note for note in rendered["notes"])
+
+    # A question with no indexable word (punctuation only, stop words only): Solr's phrase query of it
+    # was null and failed the features' fetch and the rendered search with a 400. Both now find what
+    # the engine alone finds (nothing), as OpenSearch does.
+    config = validate_engine_config(_config(engine, node))
+    fetch = EngineFeatures(config=config, features=export_features(config, vectors=True))
+    search = ExportedSearch(config, rendered["search"]["linear"])
+    for question in ("???????????????????", "the of and"):
+        vector = question_vectors([question])[0]
+        assert fetch.candidates(question, 50, vector).ids == []
+        assert search.ids(question, 50, vector) == []
 
 
 @pytest.mark.parametrize("engine", ["opensearch", "solr"])
@@ -200,8 +213,9 @@ def test_fetched_vector_feature_is_the_engines_cosine_of_the_apps_vectors(reques
     with np.load(DEMO_VECTORS_FILE) as shipped:
         by_id = dict(zip([a["id"] for a in cranfield_answers()], shipped["vectors"], strict=True))
     top = EngineFeatures(config=config, features=export_features(config)).candidates(QUESTION, 20).ids
+    # Held: the parity test above may have written the same vectors already (then none is written).
     assert (
-        engine_vectors_write(config=config, ids=top[:10], vectors=np.array([by_id[a] for a in top[:10]]))
+        engine_vectors_write(config=config, ids=top[:10], vectors=np.array([by_id[a] for a in top[:10]])).held
         == 10
     )
     question = question_vectors([QUESTION])[0]
@@ -220,3 +234,66 @@ def test_fetched_vector_feature_is_the_engines_cosine_of_the_apps_vectors(reques
     # A long question and the vector's 384 numbers: over Jetty's URI limit in a Solr URL (414), so a form.
     long = " ".join([QUESTION] * 80)
     assert len(EngineFeatures(config=config, features=features).candidates(long, 5, question).ids) == 5
+
+
+def _small_copy(engine: str, shared, answers: list[dict[str, str]]):
+    """An index / core of its own on the shared node holding ``answers`` (cheaper than a whole copy)."""
+    name = f"small_{engine}_{len(answers)}"
+    if engine == "opensearch":
+        english = {"type": "text", "analyzer": "english"}
+        settings = {"number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": "-1"}
+        body = {"settings": settings, "mappings": {"properties": {"title": english, "text": english}}}
+        HTTP.put(f"{shared.url}/{name}", json=body, timeout=60).raise_for_status()
+        lines = []
+        for answer in answers:
+            lines += [{"index": {"_id": answer["id"]}}, {"title": answer["title"], "text": answer["text"]}]
+        HTTP.post(
+            f"{shared.url}/{name}/_bulk?refresh=true",
+            content="".join(json.dumps(line) + "\n" for line in lines).encode(),
+            headers={"Content-Type": "application/x-ndjson"},
+            timeout=60,
+        ).raise_for_status()
+        return OpenSearch(shared.node, index=name)
+    params = {"action": "CREATE", "name": name, "configSet": "answers"}
+    HTTP.get(f"{shared.url}/admin/cores", params=params, timeout=60).raise_for_status()
+    HTTP.post(f"{shared.url}/{name}/update?commit=true", json=answers, timeout=60).raise_for_status()
+    return Solr(shared.node, core=name)
+
+
+def _versions(engine: str, node, ids: list[str]) -> dict[str, int]:
+    """Each answer's document version as the engine holds it now (real-time: no refresh needed)."""
+    if engine == "opensearch":
+        docs = HTTP.post(f"{node.url}/{node.index}/_mget", json={"ids": ids}, timeout=30).json()["docs"]
+        return {doc["_id"]: doc["_version"] for doc in docs if doc["found"]}
+    found = HTTP.get(
+        f"{node.url}/{node.core}/get", params={"ids": ",".join(ids), "fl": "id,_version_"}, timeout=30
+    ).json()
+    return {doc["id"]: doc["_version_"] for doc in found["response"]["docs"]}
+
+
+@pytest.mark.parametrize("engine", ["opensearch", "solr"])
+def test_vectors_the_engine_holds_already_are_not_written_again(request, engine):
+    """Each answer's vector goes with its signature: a second write of the same vectors rewrites no
+    document (the engine's own document versions stay); an answer whose vector changed (its text did: the
+    vector is the text's embedding) is rewritten, and only it. An answer the engine lacks is not held."""
+    node = _small_copy(engine, request.getfixturevalue(engine), cranfield_answers()[:30])
+    config = validate_engine_config(_config(engine, node))
+    ids = [a["id"] for a in cranfield_answers()[:30]] + ["not-in-the-index"]
+    vectors = np.random.default_rng(35).standard_normal((31, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    first = engine_vectors_write(config=config, ids=ids, vectors=vectors)
+    written = _versions(engine, node, ids)
+    again = engine_vectors_write(config=config, ids=ids, vectors=vectors)
+    unchanged = _versions(engine, node, ids)
+    vectors[4] = -vectors[4]
+    changed = engine_vectors_write(config=config, ids=ids, vectors=vectors)
+    after = _versions(engine, node, ids)
+
+    assert (first, again, changed) == (
+        VectorsWritten(held=30, written=30),
+        VectorsWritten(held=30, written=0),
+        VectorsWritten(held=30, written=1),
+    )
+    assert len(written) == 30 and unchanged == written
+    assert [a for a in ids[:30] if after[a] != written[a]] == [ids[4]]

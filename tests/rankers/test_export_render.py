@@ -76,8 +76,8 @@ def test_solr_rerank_adds_rerank_parameters_to_the_ranker_parameters():
         "fl": "id,score",
         "wt": "json",
         "ef_bm25_title": "{!simple qf=title q.operators=WHITESPACE v=$q}",
-        "ef_phrase_title": "{!field f=title v=$q}",
-        "ef_phrase_text": "{!field f=text v=$q}",
+        "ef_phrase_title": "{!lucene}{!field f=title v=$q}",
+        "ef_phrase_text": "{!lucene}{!field f=text v=$q}",
         "rq": "{!rerank reRankQuery=$rqq reRankDocs=50 reRankWeight=1}",
         # Divided by the original's weight (2), which rerank adds with weight 1.
         "rqq": "{!func}sum(product(0.25,query($ef_bm25_title,0)),product(0.5,query($ef_phrase_title,0)),"

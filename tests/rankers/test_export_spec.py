@@ -106,6 +106,6 @@ def test_solr_queries_read_the_question_inside_or_after_the_local_parameters():
     phrase = {"name": "phrase_text", "kind": "phrase", "field": "text"}
 
     assert solr_query(bm25, "v=$q") == "{!simple qf=title q.operators=WHITESPACE v=$q}"
-    assert solr_query(phrase, "v=$q") == "{!field f=text v=$q}"
+    assert solr_query(phrase, "v=$q") == "{!lucene}{!field f=text v=$q}"  # never a null query
     assert solr_query(bm25, "${user_query}") == "{!simple qf=title q.operators=WHITESPACE}${user_query}"
     assert solr_query(phrase, "${user_query}") == "{!field f=text}${user_query}"
