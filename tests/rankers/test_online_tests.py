@@ -35,7 +35,12 @@ def _errors(call) -> dict:
 def test_online_test_start_runs_the_challenger_against_the_champion(ranker, challenger, trainer):
     test = online_test_start(challenger=challenger, started_by=trainer, share=30, max_queries=5000)
 
-    assert (test.champion.label, test.challenger.label, test.share, test.max_queries) == ("v1", "v2", 30, 5000)
+    assert (test.champion.label, test.challenger.label, test.share, test.max_queries) == (
+        "v1",
+        "v2",
+        30,
+        5000,
+    )
     assert (test.state, test.started_by, test.stop_on_verdict) == (OnlineTestState.RUNNING, trainer, True)
     assert running_online_test(collection=ranker.collection) == test
 
