@@ -150,18 +150,22 @@ def test_ranker_server_interleaves_a_started_test_logs_teams_and_counts_clicks(
 
 
 def test_ranker_server_stops_interleaving_a_stopped_test(server, versions, django_db_blocker):
-    _, _, challenger = versions
+    ranker, champion, challenger = versions
     with django_db_blocker.unblock():
         test = OnlineTest.objects.filter(challenger=challenger, state="running").first() or online_test_start(
             challenger=challenger, started_by=None
         )
         await_value(lambda: "online_test" in _rank(server, "probe-running"), bool, "interleaving")
         online_test_stop(test=test, stopped_by=None)
+        alone = BuiltinBackend(collection=ranker.collection, version=champion).rank(
+            RankQuery("q1", QUESTION), 4
+        )
 
     answer = await_value(
         lambda: _rank(server, "after-the-stop"), lambda a: "online_test" not in a, "the server's look"
     )
 
+    assert [a["id"] for a in answer["answers"]] == alone.ids
     assert HTTP.get(server.url + "healthz").json()["online_test"] is None
 
 

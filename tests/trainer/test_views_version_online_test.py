@@ -64,7 +64,10 @@ def test_version_page_shows_the_online_test_figures_and_verdict(client, versions
     assert 'data-testid="online-wlt">3 / 1 / 1<' in html
     assert "v2 against v1 on 50% of the live queries," in html
     verdict = html.split('data-testid="online-verdict">')[1].split("</p>")[0]
-    assert verdict == "Keep going: about 150 more queries:\n    online Δ +0.200 (95% CI −0.276 to +0.397, p = 0.985)"
+    assert (
+        verdict
+        == "Keep going: about 150 more queries:\n    online Δ +0.200 (95% CI −0.276 to +0.397, p = 0.985)"
+    )
     assert 'data-testid="online-stop"' in html and 'data-testid="online-start"' not in html
     assert 'href="' + _url(versions, "ranker-version-online-test") + '"' in html  # Refresh works without htmx
 

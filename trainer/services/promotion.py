@@ -140,7 +140,7 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
 
 
 ONLINE_POLICIES = (PromotionPolicy.ONLINE, PromotionPolicy.ONLINE_AND_OFFLINE)
-ONLINE_RULES = {
+ONLINE_RULES: dict[str, str] = {
     PromotionPolicy.ONLINE: "a version on a significant win of its online test",
     PromotionPolicy.ONLINE_AND_OFFLINE: (
         "a version on a significant win of its online test if it is also significantly better offline "
