@@ -78,7 +78,8 @@ def make_handler(
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             if self.path.rstrip("/") == "/healthz":
-                self._send(HTTPStatus.OK, {**health, "online_test": online.health() if online else None})
+                testing = online.health() if online is not None else None
+                self._send(HTTPStatus.OK, {**health, "online_test": testing} if testing else health)
             elif self.path.rstrip("/") == "/ubi/stats" and ubi is not None:
                 self._send(HTTPStatus.OK, ubi.stats())
             else:

@@ -82,7 +82,7 @@ def test_ranker_server_interleaves_a_started_test_logs_teams_and_counts_clicks(
         backend_champion = BuiltinBackend(collection=ranker.collection, version=champion)
         backend_challenger = BuiltinBackend(collection=ranker.collection, version=challenger)
     health = await_value(
-        lambda: HTTP.get(server.url + "healthz").json()["online_test"],
+        lambda: HTTP.get(server.url + "healthz").json().get("online_test"),
         bool,
         "the server's look at the started test",
     )
@@ -166,7 +166,7 @@ def test_ranker_server_stops_interleaving_a_stopped_test(server, versions, djang
     )
 
     assert [a["id"] for a in answer["answers"]] == alone.ids
-    assert HTTP.get(server.url + "healthz").json()["online_test"] is None
+    assert "online_test" not in HTTP.get(server.url + "healthz").json()
 
 
 def _stored(django_db_blocker, model, **filters):
