@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from django.db.models import Q
 
 from evaluation.online import OnlineVerdict, Tally, credit_clicks, online_verdict, sequential_p_values, tally
 from evaluation.online.verdict import BETTER, KEEP_GOING, WORSE
@@ -52,7 +53,12 @@ class OnlineTestResult:
 
 
 def interleaved_queries(*, test: OnlineTest):
-    return UbiQuery.objects.filter(query_attributes__online_test=test.pk, query_attributes__has_key="teams")
+    # has_key "online_test" too: the partial index on the test's id (ubi.models) is used only then.
+    return UbiQuery.objects.filter(
+        Q(query_attributes__has_key="online_test"),
+        Q(query_attributes__has_key="teams"),
+        query_attributes__online_test=test.pk,
+    )
 
 
 def online_test_result(*, test: OnlineTest) -> OnlineTestResult:
