@@ -10,6 +10,7 @@ from api import (
     views_ground_truth,
     views_imports,
     views_judges,
+    views_online_tests,
     views_questions,
     views_queue,
     views_rankers,
@@ -72,6 +73,16 @@ urlpatterns = [
         "rankers/<int:ranker_id>/versions/<int:version_id>/promote/",
         views_versions.VersionPromoteView.as_view(),
         name="api-version-promote",
+    ),
+    path(
+        "rankers/<int:ranker_id>/versions/<int:version_id>/online-test/",
+        views_online_tests.OnlineTestView.as_view(),
+        name="api-version-online-test",
+    ),
+    path(
+        "rankers/<int:ranker_id>/versions/<int:version_id>/online-test/stop/",
+        views_online_tests.OnlineTestStopView.as_view(),
+        name="api-version-online-test-stop",
     ),
     path(
         "rankers/<int:ranker_id>/versions/<int:version_id>/export/",

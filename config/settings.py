@@ -265,6 +265,10 @@ CELERY_BEAT_SCHEDULE["ubi-expire"] = {"task": "ubi.expire", "schedule": 3600.0}
 # is fsynced before the answer (a power cut then loses nothing; costs an fsync, 2-8 ms here, per request).
 UBI_SPOOL_DIR = Path(env_str("UBI_SPOOL_DIR", str(VAR_DIR / "ubi-spool")))
 UBI_SPOOL_FSYNC = env_bool("UBI_SPOOL_FSYNC", False)
+# How often ranker_server looks for an online test started or stopped (rankers.serving.online).
+ONLINE_TEST_POLL_MS = env_int("ONLINE_TEST_POLL_MS", 5000, minimum=50)
+# Each running online test's stop rule and online promotion policy (trainer.services.online_test_settle).
+CELERY_BEAT_SCHEDULE["online-tests-settle"] = {"task": "trainer.online_tests_settle", "schedule": 60.0}
 if EVALUATION_SCHEDULE:
     from celery.schedules import crontab
 

@@ -18,6 +18,9 @@ doc names a figure through this module, so one thing has one name everywhere.
   a model that did not learn from it (unrated answers left out, or, on questions an imported ground truth
   judges, unlisted answers counted as 0 stars: ``trainer.learner``).
 
+* :data:`ONLINE_DELTA` – ``online Δ``: an online test's verdict from live clicks (``evaluation.online``):
+  (wins + ½ ties) / (wins + losses + ties) − ½ of the challenger over the interleaved queries with clicks.
+
 ``name(key, k)`` gives the name, ``why(key, k)`` the one plain sentence that says how it differs from the
 headline; the template tags ``{% measure "ndcg_rated" k %}`` and ``{% measure_why "ndcg_rated" k %}``
 (``evaluation/templatetags/numbers.py``) write the same.
@@ -40,6 +43,7 @@ NDCG_RATED = "ndcg_rated"
 NDCG_ESTIMATE = "ndcg_estimate"
 NDCG_CV = "ndcg_cv"
 RATED_SHARE = "rated_share"
+ONLINE_DELTA = "online_delta"
 
 MEASURES: dict[str, Measure] = {
     m.key: m
@@ -75,6 +79,12 @@ MEASURES: dict[str, Measure] = {
             "rated answers in the top {k}",
             "The share of the top {k} answers that people have rated: the closer to 100%, the closer "
             "NDCG@{k} and NDCG@{k} on rated answers are to what complete ratings would give.",
+        ),
+        Measure(
+            ONLINE_DELTA,
+            "online Δ",
+            "From live traffic, not ratings: of the interleaved queries with clicks, the share the challenger "
+            "won (a tie counting half) minus ½, so +0.050 means users preferred it on 55% of them.",
         ),
     )
 }

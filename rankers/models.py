@@ -21,6 +21,11 @@ class PromotionPolicy(models.TextChoices):
     SETTLED = "settled", "Promote only if significantly better, also counting the unrated answers (settled)"
     NOT_WORSE = "not-worse", "Promote unless significantly worse (p < 0.05)"
     MANUAL = "manual", "Never automatically: a trainer promotes"
+    ONLINE = "online", "Promote on a significant win of its online test (interleaving, p < 0.05)"
+    ONLINE_AND_OFFLINE = (
+        "online-and-offline",
+        "Promote only if significantly better offline (p < 0.05) and on its online test",
+    )
 
 
 class Ranker(models.Model):
@@ -40,7 +45,7 @@ class Ranker(models.Model):
         "RankerVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     promotion_policy = models.CharField(
-        max_length=10, choices=PromotionPolicy.choices, default=PromotionPolicy.BETTER
+        max_length=20, choices=PromotionPolicy.choices, default=PromotionPolicy.BETTER
     )
     # Automatic training, off unless set: after this many new training labels, and/or every so many hours.
     auto_train_labels = models.PositiveIntegerField(null=True, blank=True)
@@ -174,3 +179,46 @@ class EmbeddingBuild(Job):
     @property
     def progress(self) -> float:
         return 1.0 if self.status == BuildStatus.SUCCEEDED else self.parts_done / max(self.parts_total, 1)
+
+
+class OnlineTestState(models.TextChoices):
+    RUNNING = "running", "Running"
+    STOPPED = "stopped", "Stopped"
+
+
+class OnlineTest(models.Model):
+    """A challenger tested against the champion on live traffic: ``ranker_server`` serves the team-draft
+    interleaving of both rankings for ``share`` % of the queries (``rankers.interleaving``) and logs each
+    hit's team in the UBI query; clicks decide (``evaluation.selectors.online``). One running test per
+    collection."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="online_tests")
+    champion = models.ForeignKey(RankerVersion, on_delete=models.CASCADE, related_name="+")
+    challenger = models.ForeignKey(RankerVersion, on_delete=models.CASCADE, related_name="online_tests")
+    share = models.PositiveSmallIntegerField(default=100, help_text="Percent of the queries interleaved.")
+    # The stop rule: after this many interleaved queries (None: no budget), and/or once there is a verdict.
+    max_queries = models.PositiveIntegerField(null=True, blank=True)
+    stop_on_verdict = models.BooleanField(default=True)
+    state = models.CharField(max_length=10, choices=OnlineTestState.choices, default=OnlineTestState.RUNNING)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    started_at = models.DateTimeField(auto_now_add=True)
+    stopped_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    stopped_at = models.DateTimeField(null=True, blank=True)
+    stop_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["collection", "-started_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection"], condition=Q(state="running"), name="online_test_one_running"
+            ),
+            models.CheckConstraint(condition=Q(share__lte=100), name="online_test_share_percent"),
+            models.CheckConstraint(condition=Q(state__in=OnlineTestState.values), name="online_test_state"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.challenger} vs {self.champion.label} online ({self.state})"

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from evaluation.tasks import evaluations_take_over
 from jobs import resume_on_start
+from rankers.models import OnlineTest, OnlineTestState
 from rankers.tasks import embeddings_sweep
 from trainer import services
 
@@ -27,6 +28,15 @@ PROCESS_STARTED = timezone.now()
 def ping(*, value: str) -> str:
     """Round-trip check used by the health check and by the test that proves a real worker runs tasks."""
     return value
+
+
+@shared_task(name="trainer.online_tests_settle")
+def online_tests_settle() -> dict[int, str]:
+    """Beat, every minute: each running online test's stop rule, and its promotion by an online policy."""
+    return {
+        test.pk: services.online_test_settle(test=test)[0]
+        for test in OnlineTest.objects.filter(state=OnlineTestState.RUNNING)
+    }
 
 
 @shared_task(name="trainer.training_run", bind=True, acks_late=True)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from trainer import views, views_engines, views_exports, views_rankers, views_tokens
+from trainer import views, views_engines, views_exports, views_online, views_rankers, views_tokens
 
 urlpatterns = [
     path("collections/new/", views.collection_new, name="collection-new"),
@@ -53,6 +53,21 @@ urlpatterns = [
         "c/<slug:slug>/rankers/<int:ranker_id>/versions/<int:version_id>/promote/",
         views_rankers.version_promote_view,
         name="ranker-version-promote",
+    ),
+    path(
+        "c/<slug:slug>/rankers/<int:ranker_id>/versions/<int:version_id>/online-test/",
+        views_online.version_online_test,
+        name="ranker-version-online-test",
+    ),
+    path(
+        "c/<slug:slug>/rankers/<int:ranker_id>/versions/<int:version_id>/online-test/start/",
+        views_online.version_online_test_start,
+        name="ranker-version-online-test-start",
+    ),
+    path(
+        "c/<slug:slug>/rankers/<int:ranker_id>/versions/<int:version_id>/online-test/stop/",
+        views_online.version_online_test_stop,
+        name="ranker-version-online-test-stop",
     ),
     path(
         "c/<slug:slug>/rankers/<int:ranker_id>/versions/<int:version_id>/export/<str:fmt>/",

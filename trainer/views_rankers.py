@@ -59,6 +59,7 @@ from trainer.services import (
     version_promote_by_hand,
 )
 from trainer.training_explanation import TrainingExplanation, same_model_sentence
+from trainer.views_online import online_context
 
 VERSION_RUNS_SHOWN = 5
 # A ranker that trains by itself every hour gathers many versions: the page lists the most recent ones.
@@ -330,6 +331,7 @@ def version_detail(request: HttpRequest, slug: str, ranker_id: int, version_id: 
             "features": features_of(version),
             "runs": list(runs_for_ranker(ranker=ranker).filter(ranker_version=version)[:VERSION_RUNS_SHOWN]),
             **_export_context(version),
+            **online_context(collection, ranker, version),
         },
     )
 

@@ -6,6 +6,8 @@ answered (``UbiQuery``) and per user event on its results (``UbiEvent``). Column
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Q
+from django.db.models.fields.json import KeyTransform
 
 
 class UbiQuery(models.Model):
@@ -23,6 +25,15 @@ class UbiQuery(models.Model):
 
     class Meta:
         verbose_name = "UBI query"
+        indexes = [
+            # An online test's queries (rankers.serving.online logs its id), read by each look at its
+            # verdict: found without reading the rest of the log.
+            models.Index(
+                KeyTransform("online_test", "query_attributes"),
+                name="ubi_query_online_test",
+                condition=Q(query_attributes__has_key="online_test"),
+            )
+        ]
 
     def __str__(self) -> str:
         return self.query_id

@@ -1,7 +1,8 @@
 """Listening to production: interleaved online tests and implicit judgments from clicks; pure numpy, no
 Django.
 
-* :mod:`.interleaving` – team-draft interleaving of two rankings, the same list for the same query_id.
+* ``rankers.interleaving`` – team-draft interleaving of two rankings, the same list for the same query_id
+  (in rankers: ranker_server serves it; re-exported here).
 * :mod:`.credit` – per query, clicks credit the clicked hit's team; wins, losses, ties.
 * :mod:`.verdict` – Δ, its always-valid 95% interval, the mixture SPRT and the online verdict.
 * :mod:`.coec` – clicks over expected clicks, as OpenSearch's Search Relevance Workbench computes them.
@@ -9,10 +10,18 @@ Django.
 * :mod:`.stars` – COEC and attractiveness mapped to 0–3 stars, with the thresholds.
 """
 
+from rankers.interleaving import (
+    CHALLENGER,
+    CHAMPION,
+    NO_TEAM,
+    Interleaving,
+    coin_flips,
+    team_draft_interleave,
+)
+
 from .click_model import PositionBasedModel, fit_position_based_model
 from .coec import NO_RANK, Coec, coec, expected_ctr
 from .credit import Credit, Tally, credit_clicks, tally
-from .interleaving import CHALLENGER, CHAMPION, NO_TEAM, Interleaving, coin_flips, team_draft_interleave
 from .stars import ATTRACTIVENESS_THRESHOLDS, COEC_THRESHOLDS, NO_STARS, to_stars
 from .verdict import (
     ALPHA,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .interleaving import CHALLENGER, CHAMPION, NO_TEAM
+from rankers.interleaving import CHALLENGER, CHAMPION, NO_TEAM
 
 __all__ = ["Credit", "Tally", "credit_clicks", "tally"]
 

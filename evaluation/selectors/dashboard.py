@@ -13,7 +13,7 @@ from django.utils import timezone
 from corpus.models import Collection, Split
 from evaluation.models import EvaluationRun, RunStatus
 from evaluation.numbers import count, figure
-from rankers.models import ChampionChange, Ranker
+from rankers.models import ChampionChange, OnlineTest, Ranker
 from ratings.models import Rating
 
 from .runs import runs_for_ranker
@@ -123,6 +123,41 @@ def champion_marks(*, ranker: Ranker) -> list[ChampionMark]:
     ]
 
 
+@dataclass(frozen=True)
+class OnlineMark:
+    """An online test of one of the ranker's versions, listed under the history."""
+
+    started_at: datetime
+    stopped_at: datetime | None
+    challenger: str
+    champion: str
+    state: str
+    stop_reason: str
+
+    @property
+    def text(self) -> str:
+        start = self.started_at.strftime("%Y-%m-%d %H:%M")
+        if self.stopped_at is None:
+            return f"{start}: online test of {self.challenger} against {self.champion}, running"
+        end = self.stopped_at.strftime("%Y-%m-%d %H:%M")
+        return (
+            f"{start} to {end}: online test of {self.challenger} against {self.champion}. {self.stop_reason}"
+        )
+
+
+def online_marks(*, ranker: Ranker) -> list[OnlineMark]:
+    """The online tests of the ranker's versions, newest first (the most recent CHAMPION_MARKS), in one
+    query."""
+    rows = (
+        OnlineTest.objects.filter(challenger__ranker=ranker)
+        .order_by("-started_at", "-id")
+        .values_list(
+            "started_at", "stopped_at", "challenger__label", "champion__label", "state", "stop_reason"
+        )[:CHAMPION_MARKS]
+    )
+    return [OnlineMark(*row) for row in rows]
+
+
 @dataclass
 class Dashboard:
     collection: Collection
@@ -133,6 +168,7 @@ class Dashboard:
     history: list[HistoryPoint]
     recent_runs: list[EvaluationRun] = field(default_factory=list)
     champion_changes: list[ChampionMark] = field(default_factory=list)
+    online_tests: list[OnlineMark] = field(default_factory=list)
 
     @property
     def failed_runs(self) -> list[EvaluationRun]:
@@ -145,7 +181,7 @@ def rankers_for_dashboard(*, collection: Collection) -> list[Ranker]:
 
 
 def dashboard(*, collection: Collection, ranker: Ranker, rankers: list[Ranker] | None = None) -> Dashboard:
-    """Everything the dashboard shows for one ranker, in three queries (four without ``rankers``; one more
+    """Everything the dashboard shows for one ranker, in four queries (five without ``rankers``; one more
     when the champion's latest run is not the ranker's latest)."""
     if rankers is None:
         rankers = rankers_for_dashboard(collection=collection)
@@ -168,6 +204,7 @@ def dashboard(*, collection: Collection, ranker: Ranker, rankers: list[Ranker] |
         history=history(ranker=ranker),
         recent_runs=recent,
         champion_changes=champion_marks(ranker=ranker),
+        online_tests=online_marks(ranker=ranker),
     )
 
 

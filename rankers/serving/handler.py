@@ -14,6 +14,7 @@ from rankers.base import Ranking
 from rankers.embedding import EmbeddingUnavailable
 from rankers.export.spec import vector_values
 from rankers.semantic import question_vectors
+from rankers.serving.online import OnlineServing, OnlineWatch
 from rankers.serving.protocol import (
     MAX_BODY_BYTES,
     ProtocolError,
@@ -41,10 +42,14 @@ def make_handler(
     verbose: bool,
     version_label: str | None = None,
     ubi: UbiLog | None = None,
+    online: OnlineWatch | None = None,
 ) -> type:
     """The request handler. ``backend``: a BuiltinBackend (answers as the protocol has them) or a
     RerankingService (answers saying ``reranked`` and ``version``, and ``POST /rank``). ``ubi``: the log
-    each answer (with its ``query_id``) goes to, and ``POST /events``; None: nothing is logged."""
+    each answer (with its ``query_id``) goes to, and ``POST /events``; None: nothing is logged.
+    ``online``: the running online test, whose share of the queries is answered by the team-draft
+    interleaving of the champion's and the challenger's rankings (``rankers.serving.online``; only when
+    logging: the teams are in the log)."""
     service = backend if isinstance(backend, RerankingService) else None
     ranker_name = health.get("ranker")
 
@@ -73,7 +78,8 @@ def make_handler(
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             if self.path.rstrip("/") == "/healthz":
-                self._send(HTTPStatus.OK, health)
+                testing = online.health() if online is not None else None
+                self._send(HTTPStatus.OK, {**health, "online_test": testing} if testing else health)
             elif self.path.rstrip("/") == "/ubi/stats" and ubi is not None:
                 self._send(HTTPStatus.OK, ubi.stats())
             else:
@@ -124,29 +130,68 @@ def make_handler(
             except ProtocolError as exc:
                 self._send(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
                 return
+            query_id, test = self._online(ids)
             if service is not None:
                 try:
                     answered = service.search(query, rows)
                 except UpstreamError as exc:
                     self._send(HTTPStatus.BAD_GATEWAY, {"error": str(exc)})
                     return
-                self._answer(answered, rows, fake_ids=faults.unknown_ids, query=query, ids=ids)
+                self._answer(
+                    answered,
+                    rows,
+                    fake_ids=faults.unknown_ids,
+                    query=query,
+                    ids=ids,
+                    query_id=query_id,
+                    test=test,
+                )
                 return
             try:
                 ranking = backend.rank(query, rows)
+                extra: dict[str, Any] = {}
+                if test is not None:
+                    ranking, extra = self._interleaved(
+                        test, ranking, test.backend.rank(query, rows), query_id=query_id, rows=rows
+                    )
             except RankerError as exc:
                 self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": str(exc)})
                 return
             payload: dict[str, Any] = {"answers": with_unknown(ranking, rows, faults.unknown_ids)}
-            self._log(payload, query, ids, {"ranker": ranker_name, "version": version_label})
+            if test is not None:
+                payload["online_test"] = test.test_id
+            self._log(
+                payload, query, ids, {"ranker": ranker_name, "version": version_label, **extra}, query_id
+            )
             self._send(HTTPStatus.OK, payload)
 
-        def _log(self, payload: dict[str, Any], query: Any, ids: dict[str, str], attributes: dict) -> None:
-            """Give the answer its ``query_id`` (the caller's, or a new one) and spool it as a UBI query
-            (``query_attributes``: the ranker and version that ranked it, and the caller's question id)."""
+        def _online(self, ids: dict[str, str]) -> tuple[str, OnlineServing | None]:
+            """The answer's ``query_id`` (the caller's, or a new one; "" when nothing is logged) and the
+            online test that interleaves it, if any."""
+            if ubi is None:
+                return "", None
+            query_id = ids.get("query_id") or query_id_new()
+            test = online.current if online is not None else None
+            return query_id, test if test is not None and test.interleaves(query_id) else None
+
+        def _interleaved(
+            self, test: OnlineServing, champion: Ranking, challenger: Ranking, *, query_id: str, rows: int
+        ) -> tuple[Ranking, dict[str, Any]]:
+            """The team-draft interleaving of both rankings, scored n, n-1, ..., 1 in its order (the two
+            versions' scores are on different scales), and what the log records of it."""
+            mixed = test.interleave(champion, challenger, query_id=query_id, rows=rows)
+            n = len(mixed.hits)
+            ranking = Ranking(answers=[(str(hit), float(n - i)) for i, hit in enumerate(mixed.hits)])
+            return ranking, test.attributes(mixed.teams)
+
+        def _log(
+            self, payload: dict[str, Any], query: Any, ids: dict[str, str], attributes: dict, query_id: str
+        ) -> None:
+            """Give the answer its ``query_id`` and spool it as a UBI query (``query_attributes``: the
+            ranker and version that ranked it, the caller's question id, and when interleaved the online
+            test, both versions and each hit's team)."""
             if ubi is None:
                 return
-            query_id = ids.get("query_id") or query_id_new()
             payload["query_id"] = query_id
             ubi.query_log(
                 query_id=query_id,
@@ -207,13 +252,37 @@ def make_handler(
             except ProtocolError as exc:
                 self._send(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
                 return
+            query_id, test = self._online(request.ids)
             self._answer(
-                service.rank(request), request.rows, fake_ids=0, query=request.query, ids=request.ids
+                service.rank(request),
+                request.rows,
+                fake_ids=0,
+                query=request.query,
+                ids=request.ids,
+                query_id=query_id,
+                test=test,
             )
 
         def _answer(
-            self, answered: Answered, rows: int, *, fake_ids: int, query: Any, ids: dict[str, str]
+            self,
+            answered: Answered,
+            rows: int,
+            *,
+            fake_ids: int,
+            query: Any,
+            ids: dict[str, str],
+            query_id: str,
+            test: OnlineServing | None,
         ) -> None:
+            extra: dict[str, Any] = {}
+            if test is not None and answered.candidates is not None:
+                other = test.backend.rerank(query, answered.candidates, rows)
+                ranking, extra = self._interleaved(
+                    test, answered.ranking, other.ranking, query_id=query_id, rows=rows
+                )
+                if other.fallback:
+                    extra["challenger_fallback"] = other.fallback
+                answered.ranking = ranking
             payload: dict[str, Any] = {
                 "answers": with_unknown(answered.ranking, rows, fake_ids),
                 "reranked": answered.reranked,
@@ -223,10 +292,12 @@ def make_handler(
                 payload["fallback"] = answered.fallback
             if answered.warning:
                 payload["warning"] = answered.warning
+            if extra:
+                payload["online_test"] = extra["online_test"]
             attributes = {"ranker": ranker_name, "version": version_label, "reranked": answered.reranked}
             if answered.fallback:
                 attributes["fallback"] = answered.fallback
-            self._log(payload, query, ids, attributes)
+            self._log(payload, query, ids, {**attributes, **extra}, query_id)
             total = (time.perf_counter() - self.started) * 1000
             timings = [
                 f"{name};dur={ms:.3f}"

@@ -74,6 +74,8 @@ class Answered:
     warning: str = ""
     engine_ms: float | None = None
     rerank_ms: float | None = None
+    candidates: Ranking | None = None  # what was reranked (the engine's, or the caller's): an online
+    # test's challenger reranks the same
 
 
 class UpstreamError(Exception):
@@ -136,11 +138,13 @@ class RerankingService:
         engine_ms = (time.perf_counter() - started) * 1000
         answered = self.rerank(query, ranking, rows, prepared=prepared)
         answered.engine_ms = engine_ms
+        answered.candidates = ranking
         return answered
 
     def rank(self, request: RankRequest) -> Answered:
         """POST /rank: the caller's candidates reranked within the budget."""
         answered = self.rerank(request.query, request.candidates, request.rows)
+        answered.candidates = request.candidates
         signals = self.reranking.reranker.signals if self.reranking is not None else ()
         if not request.scored and request.candidates.answers and "engine" in signals:
             n = len(request.candidates.answers)

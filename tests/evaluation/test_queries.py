@@ -123,7 +123,7 @@ def count_queries(client, url: str) -> int:
 # The question page reads the raters' notes on its answers in one more. A full page's nav reads the user's
 # memberships once (whether it shows the API and Tokens links: trainer.context_processors). The compare
 # page's chooser lists the rankers' versions (with whether each was evaluated) besides the runs: one more.
-EXPECTED = {"dashboard": 15, "run": 10, "run page 2": 10, "question": 9, "progress": 4, "compare": 9}
+EXPECTED = {"dashboard": 16, "run": 10, "run page 2": 10, "question": 9, "progress": 4, "compare": 9}
 
 
 @pytest.mark.parametrize("role", ["trainer", "rater"])

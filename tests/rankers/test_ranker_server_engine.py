@@ -398,3 +398,44 @@ def test_answers_met_first_while_another_rerank_encodes_get_the_engine_order_at_
     assert (answered.ranking.answers, answered.reranked) == (top50.answers[:10], False)
     assert answered.fallback == ENCODING_ELSEWHERE
     assert not (tmp_path / "returned").exists()
+
+
+@pytest.fixture(scope="module")
+def online_v1(trained, django_db_blocker):
+    """An online test of v1, the engine as it is, against the trained champion: committed (module scope
+    sets up outside the test's transaction) for the server to read, stopped at the module's end."""
+    from rankers.online_tests import online_test_start, online_test_stop
+
+    with django_db_blocker.unblock():
+        v1 = RankerVersion.objects.get(ranker_id=trained.ranker_id, label="v1")
+        test = online_test_start(challenger=v1, started_by=None)
+    yield test
+    with django_db_blocker.unblock():
+        online_test_stop(test=test, stopped_by=None)
+
+
+def test_online_test_interleaves_the_reranked_champion_with_the_engine_as_it_is(
+    server, questions, backends, online_v1
+):
+    """Last in the module: the server (its watch looking every 5 s) interleaves the started test for the
+    caller's candidates."""
+    from rankers.interleaving import team_draft_interleave
+    from tests.ubi.ubi_support import await_value
+
+    reranking, engine = backends
+    query = questions[2]
+    top50 = engine.rank(query, 50)
+    await_value(lambda: HTTP.get(server.url + "healthz").json().get("online_test"), bool, "the watch's look")
+    body = _body(
+        query, candidates=[{"id": a, "score": s} for a, s in top50.answers], rows=10, query_id="ot-e1"
+    )
+
+    response = HTTP.post(server.url + "rank", json=body, timeout=30)
+
+    champion = reranking.rerank(query, Ranking(answers=top50.answers), 10).ids
+    expected = team_draft_interleave(
+        champion, top50.ids[:10], query_id="ot-e1", length=10, salt=str(online_v1.pk)
+    )
+    assert champion != top50.ids[:10]
+    assert [a["id"] for a in response.json()["answers"]] == list(expected.hits)
+    assert (response.json()["online_test"], response.json()["query_id"]) == (online_v1.pk, "ot-e1")

@@ -239,6 +239,21 @@ def test_training_run_manual_policy_keeps_the_champion(learnable_ranker):
     assert done.decision_reason.endswith("The policy is manual: a trainer decides.")
 
 
+def test_training_run_online_policy_keeps_the_champion_until_an_online_test_wins(learnable_ranker):
+    learnable_ranker.promotion_policy = PromotionPolicy.ONLINE
+    learnable_ranker.save()
+    training = Training.objects.create(ranker=learnable_ranker)
+
+    done = training_run(training_id=training.pk, worker="w")
+
+    learnable_ranker.refresh_from_db()
+    assert (done.decision, learnable_ranker.champion.label) == ("kept", "v1")
+    assert done.decision_reason.endswith(
+        "Kept v1; the policy promotes a version on a significant win of its online test: start an online "
+        "test of v2."
+    )
+
+
 def test_training_run_same_labels_again_is_within_noise_and_kept(learnable_ranker):
     training_run(training_id=Training.objects.create(ranker=learnable_ranker).pk, worker="w")
 

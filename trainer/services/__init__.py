@@ -6,7 +6,8 @@
 * :mod:`.learning` – a new version learned from the training labels (``ranker_train``), its export fitted.
 * :mod:`.service_versions` – an http or engine ranker's versions: announced ones, and the service as it is.
 * :mod:`.promotion` – a new version compared with the champion and the policy applied (``version_decide``);
-  a promotion by hand, confirmed when the version is not measured better (``version_promote_by_hand``).
+  a promotion by hand, confirmed when the version is not measured better (``version_promote_by_hand``);
+  an online test's stop rule and its online promotion policies (``online_test_settle``).
 * :mod:`.trainings` – training jobs: started, claimed, run with progress, taken over, started when due.
 * :mod:`.tokens` – API tokens issued (only the key's hash stored) and revoked.
 """
@@ -14,7 +15,7 @@
 from .demo import DEMO_DATA_DIR, demo_collection_load, demo_evaluation_ensure
 from .imports import IMPORT_RATER_DEFAULT, ImportSummary, collection_import, import_rater
 from .learning import EXPORT_SLICES, Progress, export_progress, ranker_train
-from .promotion import PromotionUnconfirmed, version_decide, version_promote_by_hand
+from .promotion import PromotionUnconfirmed, online_test_settle, version_decide, version_promote_by_hand
 from .service_versions import ranker_version_announce, service_version_ensure
 from .tokens import api_token_create, api_token_revoke, api_token_revoke_own
 from .trainings import (
@@ -61,5 +62,6 @@ __all__ = [
     "training_start",
     "trainings_resume",
     "version_decide",
+    "online_test_settle",
     "version_promote_by_hand",
 ]

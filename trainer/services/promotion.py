@@ -8,9 +8,12 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from evaluation.certainty import VersionPair, certainty, comparison_json
+from evaluation.online.verdict import BETTER
+from evaluation.selectors.online import OnlineTestResult, online_test_result
 from evaluation.services import versions_compare
 from evaluation.uncertainty.verdicts import REAL_IMPROVEMENT
-from rankers.models import ChampionChange, PromotionPolicy, Ranker, RankerVersion
+from rankers.models import ChampionChange, OnlineTest, OnlineTestState, PromotionPolicy, Ranker, RankerVersion
+from rankers.online_tests import online_test_stop
 from rankers.services import version_promote
 from trainer.ranker_display import Predicted, comparison_text, rated_shares_text
 from trainer.selectors import PromotionCheck, promotion_check
@@ -105,6 +108,11 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
     policy = ranker.promotion_policy
     if policy == PromotionPolicy.MANUAL:
         return "manual", f"{said}.{predicted_said} The policy is manual: a trainer decides."
+    if policy in ONLINE_POLICIES:
+        return "kept", (
+            f"{said}: {comparison.verdict}.{predicted_said} Kept {champion.label}; the policy promotes "
+            f"{ONLINE_RULES[policy]}: start an online test of {version.label}."
+        )
     if policy == PromotionPolicy.BETTER:
         promote = comparison.verdict == "better"
         rule = "promoted only if significantly better (p < 0.05)"
@@ -128,4 +136,70 @@ def version_decide(*, version: RankerVersion) -> tuple[str, str]:
         )
     reason = f"{said}: {comparison.verdict}.{predicted_said} Promoted by the policy: {rule}."
     version_promote(version=version, changed_by=None, reason=reason, figures=figures)
+    return "promoted", reason
+
+
+ONLINE_POLICIES = (PromotionPolicy.ONLINE, PromotionPolicy.ONLINE_AND_OFFLINE)
+ONLINE_RULES: dict[str, str] = {
+    PromotionPolicy.ONLINE: "a version on a significant win of its online test",
+    PromotionPolicy.ONLINE_AND_OFFLINE: (
+        "a version on a significant win of its online test if it is also significantly better offline "
+        "(p < 0.05)"
+    ),
+}
+
+
+def _online_said(result: OnlineTestResult) -> str:
+    c = result.counts
+    return (
+        f"online test of {result.test.challenger.label} against {result.test.champion.label}: "
+        f"{c.impressions:,} interleaved queries, {c.queries_with_clicks:,} with clicks, {c.wins}/{c.losses}/"
+        f"{c.ties} wins/losses/ties, {result.sentence}"
+    )
+
+
+@transaction.atomic
+def online_test_settle(*, test: OnlineTest) -> tuple[str, str]:
+    """Apply a running test's stop rule and, on a significant win, the ranker's online policy.
+
+    Returns (decision, reason): "running" (the stop rule says go on), "stopped" (stopped by its stop rule,
+    not promoted) or "promoted" (stopped, and the challenger made champion by the ``online`` policy, or by
+    ``online-and-offline`` when the test questions also say significantly better now). Beat runs it for
+    every running test (``trainer.tasks.online_tests_settle``).
+    """
+    test = OnlineTest.objects.select_for_update().select_related("champion", "challenger").get(pk=test.pk)
+    if test.state != OnlineTestState.RUNNING:
+        return "stopped", "The online test is stopped already."
+    result = online_test_result(test=test)
+    if not result.stop_due:
+        return "running", f"The {_online_said(result)}."
+    said = f"The {_online_said(result)}"
+    online_test_stop(test=test, stopped_by=None, reason=f"Stopped by its stop rule: {result.stop_due}.")
+    challenger = RankerVersion.objects.select_related("ranker").get(pk=test.challenger_id)
+    ranker = challenger.ranker
+    policy = ranker.promotion_policy
+    if policy not in ONLINE_POLICIES or result.verdict.verdict != BETTER:
+        return "stopped", f"{said}. Stopped: {result.stop_due}."
+    if ranker.champion_id != test.champion_id:
+        return "stopped", f"{said}. Not promoted: the champion changed during the test."
+    offline = ""
+    if policy == PromotionPolicy.ONLINE_AND_OFFLINE:
+        comparison = versions_compare(challenger=challenger, champion=test.champion)
+        offline = f"; offline on {comparison.questions} test questions: {comparison.verdict}"
+        if comparison.verdict != "better":
+            return "stopped", f"{said}{offline}. Kept {test.champion.label}: the policy needs both to agree."
+    reason = f"{said}{offline}. Promoted by the policy: {ONLINE_RULES[policy]}."
+    figures = {
+        "online_test": test.pk,
+        "impressions": result.counts.impressions,
+        "queries_with_clicks": result.counts.queries_with_clicks,
+        "wins": result.counts.wins,
+        "losses": result.counts.losses,
+        "ties": result.counts.ties,
+        "delta": result.verdict.delta,
+        "ci_low": result.verdict.low,
+        "ci_high": result.verdict.high,
+        "p_value": result.verdict.p_value,
+    }
+    version_promote(version=challenger, changed_by=None, reason=reason, figures=figures)
     return "promoted", reason

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import logging
 import signal
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +21,7 @@ from rankers.models import Ranker, RankerKind, RankerVersion
 from rankers.selectors import default_ranker
 from rankers.semantic import encode_on_one_thread
 from rankers.serving.handler import Server, make_handler
+from rankers.serving.online import OnlineWatch, builtin_loader
 from rankers.serving.service import Faults, RerankingService, ServeError, reranking_service
 from ubi.log import UbiLog
 
@@ -82,6 +84,21 @@ class Command(BaseCommand):
         faults.add_argument(
             "--rerank-fail", action="store_true", help="make each rerank step raise (engine rankers)"
         )
+
+    @staticmethod
+    def _service_loader(faults: Faults, options: dict[str, Any]) -> Callable[[Ranker, RankerVersion], Any]:
+        """An online test's challenger of an engine or http ranker: its own reranking service, warmed up;
+        it reranks the champion's candidates (``rankers.serving.online``)."""
+
+        def load(ranker: Ranker, version: RankerVersion) -> RerankingService:
+            try:
+                service, _ = reranking_service(ranker, version, faults, budget_ms=options["budget_ms"])
+            except ServeError as exc:
+                raise RankerError(str(exc)) from exc
+            service.warm_up()
+            return service
+
+        return load
 
     def handle(self, *args: Any, **options: Any) -> None:
         collection = Collection.objects.filter(slug=options["collection"]).first()
@@ -174,7 +191,19 @@ class Command(BaseCommand):
                 application=options["application"] or collection.slug,
                 fsync=settings.UBI_SPOOL_FSYNC,
             ).start()
+        online = None
+        if ubi is not None and ranker is not None and version is not None:
+            # After the writer's fork: the watch has a thread and a database connection of its own.
+            online = OnlineWatch(
+                ranker=ranker,
+                version=version,
+                loader=builtin_loader
+                if ranker.kind == RankerKind.BUILTIN
+                else self._service_loader(faults, options),
+                poll_seconds=settings.ONLINE_TEST_POLL_MS / 1000,
+            ).start()
         handler = make_handler(
+            online=online,
             backend=backend,
             faults=faults,
             health=health,
@@ -199,6 +228,8 @@ class Command(BaseCommand):
             pass
         finally:
             server.server_close()
+            if online is not None:
+                online.stop()
             if ubi is not None:
                 ubi.stop()
             if isinstance(backend, RerankingService):

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from evaluation.online import CHALLENGER, CHAMPION, NO_TEAM, coin_flips, team_draft_interleave
+from rankers.interleaving import CHALLENGER, CHAMPION, NO_TEAM, coin_flips, team_draft_interleave
 
 C, H = CHAMPION, CHALLENGER
 

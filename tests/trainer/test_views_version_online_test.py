@@ -1,0 +1,118 @@
+"""The version page's online test block: the figures and verdict beside the offline verdict, the start
+and stop forms (plain posts coming back to the page, or htmx swapping the block), who may use them."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from rankers.models import OnlineTest
+from rankers.online_tests import CANNOT_INTERLEAVE, online_test_start
+from tests.online_support import online_log, online_ranker
+from tests.trainer.rankers_views_support import assert_authz
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def versions(collection):
+    return online_ranker(collection)
+
+
+def _url(versions, name: str = "ranker-version", version=None) -> str:
+    ranker, _, challenger = versions
+    return reverse(name, args=["tiny", ranker.pk, (version or challenger).pk])
+
+
+def test_version_online_test_start_and_stop_authz(client, versions, rater, outsider, trainer):
+    start = _url(versions, "ranker-version-online-test-start")
+    assert start == f"/c/tiny/rankers/{versions[0].pk}/versions/{versions[2].pk}/online-test/start/"
+
+    assert_authz(
+        client,
+        method="post",
+        url=start,
+        rater=rater,
+        outsider=outsider,
+        trainer=trainer,
+        ok=303,
+        data={"share": "100", "serving": "ranker_server", "stop_on_verdict": "on"},
+    )
+    assert OnlineTest.objects.get().state == "running"
+    assert_authz(
+        client,
+        method="post",
+        url=_url(versions, "ranker-version-online-test-stop"),
+        rater=rater,
+        outsider=outsider,
+        trainer=trainer,
+        ok=303,
+    )
+    assert OnlineTest.objects.get().state == "stopped"
+
+
+def test_version_page_shows_the_online_test_figures_and_verdict(client, versions, trainer):
+    test = online_test_start(challenger=versions[2], started_by=trainer, share=50)
+    online_log(test, [1, 1, 1, -1, 0, None])
+    client.force_login(trainer)
+
+    html = client.get(_url(versions)).content.decode()
+
+    assert 'data-testid="online-impressions">6<' in html
+    assert 'data-testid="online-clicked">5<' in html
+    assert 'data-testid="online-wlt">3 / 1 / 1<' in html
+    assert "v2 against v1 on 50% of the live queries," in html
+    verdict = html.split('data-testid="online-verdict">')[1].split("</p>")[0]
+    assert (
+        verdict
+        == "Keep going: about 150 more queries:\n    online Δ +0.200 (95% CI −0.276 to +0.397, p = 0.985)"
+    )
+    assert 'data-testid="online-stop"' in html and 'data-testid="online-start"' not in html
+    assert 'href="' + _url(versions, "ranker-version-online-test") + '"' in html  # Refresh works without htmx
+
+
+def test_version_online_test_start_plain_post_comes_back_to_the_page(client, versions, trainer):
+    client.force_login(trainer)
+
+    response = client.post(
+        _url(versions, "ranker-version-online-test-start"),
+        {"share": "30", "max_queries": "", "serving": "ranker_server"},
+    )
+
+    assert (response.status_code, response["Location"]) == (303, _url(versions) + "#online-heading")
+    test = OnlineTest.objects.get()
+    assert (test.share, test.max_queries, test.stop_on_verdict, test.started_by) == (30, None, False, trainer)
+
+
+def test_version_online_test_start_htmx_for_an_exported_model_says_it_cannot_interleave(
+    client, versions, trainer
+):
+    client.force_login(trainer)
+
+    response = client.post(
+        _url(versions, "ranker-version-online-test-start"), {"share": "100", "serving": "engine"}, **HTMX
+    )
+
+    html = response.content.decode()
+    assert response.status_code == 200 and html.lstrip().startswith("<section")
+    assert 'data-testid="online-serving-error">' + CANNOT_INTERLEAVE.replace("'", "&#x27;") in html
+    assert not OnlineTest.objects.exists()
+
+
+def test_version_online_test_stop_htmx_swaps_the_block(client, versions, trainer):
+    online_test_start(challenger=versions[2], started_by=trainer)
+    client.force_login(trainer)
+
+    html = client.post(_url(versions, "ranker-version-online-test-stop"), **HTMX).content.decode()
+
+    assert "stopped" in html.split('data-testid="online-state">')[1].split("</p>")[0]
+    assert "Stopped by tom." in html and 'data-testid="online-start"' in html
+
+
+def test_version_page_of_the_champion_offers_no_online_test(client, versions, trainer):
+    client.force_login(trainer)
+
+    html = client.get(_url(versions, version=versions[1])).content.decode()
+
+    assert "No online test of v1 yet." in html and 'data-testid="online-start"' not in html
