@@ -18,6 +18,11 @@ doc names a figure through this module, so one thing has one name everywhere.
   a model that did not learn from it (unrated answers left out, or, on questions an imported ground truth
   judges, unlisted answers counted as 0 stars: ``trainer.learner``).
 
+Clicks beside ratings (``evaluation.selectors.clicks``, the judges' "Clicks beside ratings" page, the API):
+:data:`COEC` and :data:`CLICK_ATTRACTIVENESS`, the two implicit judgments of a pair from the production log,
+and the agreement of their stars with people's or a judge's, :data:`WEIGHTED_KAPPA`, :data:`EXACT_AGREEMENT`
+and :data:`KENDALL_TAU` (formulas in ``evaluation.online`` and ``judges.stats``); their names take no k.
+
 ``name(key, k)`` gives the name, ``why(key, k)`` the one plain sentence that says how it differs from the
 headline; the template tags ``{% measure "ndcg_rated" k %}`` and ``{% measure_why "ndcg_rated" k %}``
 (``evaluation/templatetags/numbers.py``) write the same.
@@ -40,6 +45,11 @@ NDCG_RATED = "ndcg_rated"
 NDCG_ESTIMATE = "ndcg_estimate"
 NDCG_CV = "ndcg_cv"
 RATED_SHARE = "rated_share"
+COEC = "coec"
+CLICK_ATTRACTIVENESS = "click_attractiveness"
+WEIGHTED_KAPPA = "weighted_kappa"
+EXACT_AGREEMENT = "exact_agreement"
+KENDALL_TAU = "kendall_tau"
 
 MEASURES: dict[str, Measure] = {
     m.key: m
@@ -80,11 +90,11 @@ MEASURES: dict[str, Measure] = {
 }
 
 
-def name(key: str, k: int) -> str:
+def name(key: str, k: int = 10) -> str:
     """The measure's name with its cut-off: ``name("ndcg_rated", 10)`` is "NDCG@10 on rated answers"."""
     return MEASURES[key].name.format(k=k)
 
 
-def why(key: str, k: int) -> str:
+def why(key: str, k: int = 10) -> str:
     """The one sentence that says what the measure is and how it differs from the headline."""
     return MEASURES[key].why.format(k=k)

@@ -7,8 +7,9 @@ import datetime as dt
 import uuid
 
 from corpus.formats.records import AnswerRecord, QuestionRecord
-from corpus.models import Collection, Split
+from corpus.models import Answer, Collection, Question, Split
 from corpus.services import answers_upsert, collection_create, questions_upsert
+from ratings.services import rating_record
 from ubi.models import UbiEvent, UbiQuery
 
 SLUG = "clicky"
@@ -85,3 +86,18 @@ def clicky_collection() -> Collection:
             object_id=object_id,
         )
     return collection
+
+
+# People's stars of the clicky pairs (q2·a2 has no COEC stars: a click without impression).
+PEOPLE = {("q1", "a1"): 3, ("q1", "a2"): 1, ("q1", "a3"): 2, ("q2", "a1"): 0, ("q2", "a3"): 3}
+
+
+def rate_clicky(collection: Collection, rater) -> None:
+    """``rater`` (a rater of the collection) gives PEOPLE's stars."""
+    for (q, a), stars in PEOPLE.items():
+        rating_record(
+            rater=rater,
+            question=Question.objects.get(collection=collection, external_id=q),
+            answer=Answer.objects.get(collection=collection, external_id=a),
+            stars=stars,
+        )
