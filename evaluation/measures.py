@@ -86,6 +86,39 @@ MEASURES: dict[str, Measure] = {
             "The share of the top {k} answers that people have rated: the closer to 100%, the closer "
             "NDCG@{k} and NDCG@{k} on rated answers are to what complete ratings would give.",
         ),
+        Measure(
+            COEC,
+            "COEC",
+            "Clicks over expected clicks, as OpenSearch's Search Relevance Workbench computes it: a pair's "
+            "clicks divided by what an average hit at its best rank would get from as many impressions, so 1 "
+            "is as clicked as expected there; it does not correct for answers shown only low.",
+        ),
+        Measure(
+            CLICK_ATTRACTIVENESS,
+            "position-corrected click rate",
+            "The chance that a user who looks at the answer clicks it, from a position-based click model "
+            "fitted by EM: clicks corrected for how often users look at each rank, so an answer is not "
+            "marked down for where it was shown.",
+        ),
+        Measure(
+            WEIGHTED_KAPPA,
+            "weighted κ",
+            "Agreement of two graders' stars on the pairs both graded, beyond what chance gives, a near "
+            "miss costing less than a far one (quadratic weights): 1 is perfect, 0 what chance gives.",
+        ),
+        Measure(
+            EXACT_AGREEMENT,
+            "exact agreement",
+            "The share of the pairs both graded to which they gave the same stars; unlike weighted κ it "
+            "is not corrected for chance.",
+        ),
+        Measure(
+            KENDALL_TAU,
+            "Kendall τ-b",
+            "Whether the click figure orders the pairs as the stars do (τ-b, ties allowed): 1 the same "
+            "order, 0 no relation, −1 reversed; it uses the figure itself, not its stars, so it does not "
+            "depend on the star thresholds.",
+        ),
     )
 }
 
