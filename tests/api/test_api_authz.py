@@ -53,6 +53,8 @@ def request_for(endpoint: str, data):
             {"reason": "better on the help desk"},
         ),
         "training.detail": ("get", f"/api/trainings/{data.training.pk}/", None),
+        "clicks.implicit_judgments": ("get", "/api/collections/tiny/implicit-judgments/", None),
+        "clicks.agreement": ("get", "/api/collections/tiny/clicks-agreement/", None),
     }[endpoint]
 
 
@@ -81,6 +83,8 @@ MATRIX = {
     "ranker.versions.list": (401, 200, 200, 200, 200, 404),
     "ranker.version.promote": (401, 403, 200, 403, 200, 404),
     "training.detail": (401, 403, 200, 403, 200, 404),
+    "clicks.implicit_judgments": (401, 403, 200, 403, 200, 404),
+    "clicks.agreement": (401, 403, 200, 403, 200, 404),
 }
 
 
