@@ -53,7 +53,9 @@ class ClickParametersSerializer(serializers.Serializer):
 
 
 PARAMETERS = [
-    OpenApiParameter("max_rank", int, description=f"SRW's maxRank, 1–{MAX_MAX_RANK} (default {DEFAULT_MAX_RANK})."),
+    OpenApiParameter(
+        "max_rank", int, description=f"SRW's maxRank, 1–{MAX_MAX_RANK} (default {DEFAULT_MAX_RANK})."
+    ),
     OpenApiParameter("start_date", str, description="First UTC day, YYYY-MM-DD, included."),
     OpenApiParameter("end_date", str, description="Last UTC day, YYYY-MM-DD, included."),
     OpenApiParameter("application", str, description="UBI application; default the collection's slug."),
@@ -74,7 +76,9 @@ class StarStepSerializer(serializers.Serializer):
     def get_fields(self):
         fields = super().get_fields()
         # "from" is a Python keyword: the field is added by name.
-        fields["from"] = serializers.FloatField(allow_null=True, help_text="Lower bound, included; null: none.")
+        fields["from"] = serializers.FloatField(
+            allow_null=True, help_text="Lower bound, included; null: none."
+        )
         return fields
 
 
@@ -107,7 +111,9 @@ class ImplicitJudgmentSerializer(serializers.Serializer):
     best_rank = serializers.IntegerField(allow_null=True)
     coec = serializers.FloatField(help_text="Clicks over expected clicks (SRW).")
     coec_stars = serializers.IntegerField(allow_null=True, help_text="null: no impression.")
-    attractiveness = serializers.FloatField(allow_null=True, help_text="Position-based model; null: never seen.")
+    attractiveness = serializers.FloatField(
+        allow_null=True, help_text="Position-based model; null: never seen."
+    )
     pbm_impressions = serializers.IntegerField()
     pbm_stars = serializers.IntegerField(allow_null=True)
 
@@ -196,4 +202,6 @@ class ClicksAgreementView(GenericAPIView):
     def get(self, request: Request, slug: str) -> Response:
         collection, _ = collection_for(request, slug, need=Role.TRAINER)
         parameters = _parameters(request)
-        return Response(clicks_beside_ratings(collection=collection, parameters=parameters).as_json(collection))
+        return Response(
+            clicks_beside_ratings(collection=collection, parameters=parameters).as_json(collection)
+        )

@@ -88,8 +88,12 @@ class ClickParametersForm(forms.Form):
         label="maxRank",
         help_text=f"Only events at ranks 1 to this count (default {DEFAULT_MAX_RANK}).",
     )
-    start_date = forms.DateField(required=False, label="From (UTC day)", widget=forms.DateInput(attrs={"type": "date"}))
-    end_date = forms.DateField(required=False, label="To (UTC day, included)", widget=forms.DateInput(attrs={"type": "date"}))
+    start_date = forms.DateField(
+        required=False, label="From (UTC day)", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    end_date = forms.DateField(
+        required=False, label="To (UTC day, included)", widget=forms.DateInput(attrs={"type": "date"})
+    )
 
     def clean(self):
         data = super().clean()

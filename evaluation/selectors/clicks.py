@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from numpy.typing import NDArray
 
 from corpus.models import Answer, Collection, Question
 from evaluation.online import (
@@ -40,6 +41,8 @@ from evaluation.online import (
     COEC_THRESHOLDS,
     NO_RANK,
     NO_STARS,
+    Coec,
+    PositionBasedModel,
     coec,
     fit_position_based_model,
     to_stars,
@@ -187,13 +190,13 @@ def _events(application: str, parameters: ClickParameters) -> list[tuple[str, in
     events = UbiEvent.objects.filter(ordinal__isnull=False, ordinal__lte=parameters.max_rank).filter(
         Exists(queries.filter(application=application)) | (Q(application=application) & ~Exists(queries))
     )
-    events = _in_range(events, parameters).annotate(
-        user_query=Subquery(queries.values("user_query")[:1])
-    )
+    events = _in_range(events, parameters).annotate(user_query=Subquery(queries.values("user_query")[:1]))
     return list(events.order_by().values_list("action_name", "ordinal", "user_query", "object_id"))
 
 
-def implicit_judgments(*, collection: Collection, parameters: ClickParameters | None = None) -> ImplicitJudgments:
+def implicit_judgments(
+    *, collection: Collection, parameters: ClickParameters | None = None
+) -> ImplicitJudgments:
     """Every matched pair's COEC and PBM attractiveness with their stars, and what did not match."""
     parameters = parameters or ClickParameters()
     application = parameters.application or collection.slug
@@ -277,7 +280,9 @@ def implicit_judgments(*, collection: Collection, parameters: ClickParameters | 
     )
 
 
-def _position_based_model(result, action, ordinal, query, object_id):
+def _position_based_model(
+    result: Coec, action: list[str], ordinal: NDArray[np.int64], query: list[str | None], object_id: list[str]
+) -> PositionBasedModel | None:
     """The PBM fitted to (ordinal, pair) rows of clicks and impressions (n = max of the two); None when
     no pair has either."""
     index = {(q, o): i for i, (q, o) in enumerate(zip(result.user_query, result.object_id, strict=True))}

@@ -49,7 +49,12 @@ def test_implicit_judgments_json_by_the_srw_formula(users):
         "end_date": "2026-11-28",
         "application": "clicky",
     }
-    assert (body["events"], body["queries"], body["matched_queries"], body["unmatched_texts"]) == (16, 5, 3, 1)
+    assert (body["events"], body["queries"], body["matched_queries"], body["unmatched_texts"]) == (
+        16,
+        5,
+        3,
+        1,
+    )
     assert body["unmatched"] == [{"query": "cheap phones", "count": 2}]
     pairs = {(j["question"], j["answer"]): j for j in body["judgments"]}
     assert math.isclose(pairs[("q1", "a1")]["coec"], 5 / 3)
@@ -78,13 +83,20 @@ def test_clicks_agreement_json_by_hand(users):
     )
     assert math.isclose(people["weighted_kappa"], 8 / 43)
     assert people["confusion"] == [[1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0], [1, 0, 1, 0]]
-    far = [(f["question"], f["answer"], f["people"], f["coec_stars"]) for f in response.json()["two_or_more_apart"]]
+    far = [
+        (f["question"], f["answer"], f["people"], f["coec_stars"])
+        for f in response.json()["two_or_more_apart"]
+    ]
     assert far == [("q2", "a3", 3, 0), ("q1", "a3", 2, 0)]
 
 
 @pytest.mark.parametrize(
     ("query", "field"),
-    [({"max_rank": "0"}, "max_rank"), ({"start_date": "28/11/2026"}, "start_date"), ({"start_date": "2026-11-29", "end_date": "2026-11-28"}, "end_date")],
+    [
+        ({"max_rank": "0"}, "max_rank"),
+        ({"start_date": "28/11/2026"}, "start_date"),
+        ({"start_date": "2026-11-29", "end_date": "2026-11-28"}, "end_date"),
+    ],
 )
 def test_implicit_judgments_bad_parameter_names_it(users, query, field):
     response = _client(users["trainer"]).get("/api/collections/clicky/implicit-judgments/", query)
@@ -94,7 +106,9 @@ def test_implicit_judgments_bad_parameter_names_it(users, query, field):
 
 
 @pytest.mark.parametrize("path", ["implicit-judgments", "clicks-agreement"])
-@pytest.mark.parametrize(("who", "status"), [(None, 401), ("rater", 403), ("stranger", 404), ("trainer", 200)])
+@pytest.mark.parametrize(
+    ("who", "status"), [(None, 401), ("rater", 403), ("stranger", 404), ("trainer", 200)]
+)
 def test_clicks_api_access(users, path, who, status):
     response = _client(users.get(who) if who else None).get(f"/api/collections/clicky/{path}/")
 

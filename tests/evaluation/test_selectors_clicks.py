@@ -78,7 +78,11 @@ def test_implicit_judgments_without_date_range_keep_the_old_click(clicky):
     pairs = _by_pair(result)
     # rank 3: 2 clicks / 1 impression = 2.0; "laptop bag"·a3: 1 / (2.0 · 1) = 0.5, 1 star.
     assert result.expected_ctr[2] == (3, 2.0)
-    assert (pairs[("q1", "a3")].clicks, pairs[("q1", "a3")].coec, pairs[("q1", "a3")].coec_stars) == (1, 0.5, 1)
+    assert (pairs[("q1", "a3")].clicks, pairs[("q1", "a3")].coec, pairs[("q1", "a3")].coec_stars) == (
+        1,
+        0.5,
+        1,
+    )
     assert result.events == 17
 
 

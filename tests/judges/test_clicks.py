@@ -42,7 +42,9 @@ def _comparison(result, method, grader):
 
 
 def test_clicks_beside_people_coec_figures_by_hand(clicky):
-    result = clicks_beside_ratings(collection=clicky, parameters=ClickParameters(start_date=DAY, end_date=DAY))
+    result = clicks_beside_ratings(
+        collection=clicky, parameters=ClickParameters(start_date=DAY, end_date=DAY)
+    )
 
     coec = _comparison(result, "coec", PEOPLE)
     assert coec.pairs == 5
@@ -62,10 +64,15 @@ def test_clicks_beside_a_judge_that_agrees(clicky):
     answers = {a.external_id: a.pk for a in clicky.answers.all()}
     judge_ratings_record(
         account=judge.account,
-        judgments=[(ids[q], answers[a], s, "", None) for (q, a), s in {("q1", "a1"): 2, ("q1", "a2"): 1, ("q2", "a3"): 0}.items()],
+        judgments=[
+            (ids[q], answers[a], s, "", None)
+            for (q, a), s in {("q1", "a1"): 2, ("q1", "a2"): 1, ("q2", "a3"): 0}.items()
+        ],
     )
 
-    result = clicks_beside_ratings(collection=clicky, parameters=ClickParameters(start_date=DAY, end_date=DAY))
+    result = clicks_beside_ratings(
+        collection=clicky, parameters=ClickParameters(start_date=DAY, end_date=DAY)
+    )
 
     model = _comparison(result, "coec", "Model")
     assert (model.pairs, model.kappa, model.exact, model.tau, model.far) == (3, 1.0, 1.0, 1.0, 0)

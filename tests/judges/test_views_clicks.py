@@ -26,7 +26,9 @@ def clicky(db):
     return collection, trainer, rater
 
 
-@pytest.mark.parametrize(("who", "status"), [("anonymous", 302), ("rater", 403), ("other", 404), ("trainer", 200)])
+@pytest.mark.parametrize(
+    ("who", "status"), [("anonymous", 302), ("rater", 403), ("other", 404), ("trainer", 200)]
+)
 def test_clicks_page_access(clicky, outsider, who, status):
     collection, trainer, rater = clicky
     client = Client()
@@ -47,7 +49,7 @@ def test_clicks_page_shows_agreement_for_the_date_range(clicky):
     people = next(c for c in response.context["c"].comparisons if (c.method, c.grader) == ("coec", "people"))
     assert (people.pairs, people.far) == (5, 2)
     body = response.content.decode()
-    assert '<td>people</td><td>5</td>\n      <td>0.186</td><td>40%</td><td>0.252</td><td>2</td>' in body
+    assert "<td>people</td><td>5</td>\n      <td>0.186</td><td>40%</td><td>0.252</td><td>2</td>" in body
     assert "<td>cheap phones</td><td>2</td>" in body
     assert response.context["j"].events == 16
 
