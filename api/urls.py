@@ -98,6 +98,11 @@ urlpatterns = [
         views_clicks.ClicksAgreementView.as_view(),
         name="api-clicks-agreement",
     ),
+    path(
+        "collections/<slug:slug>/production-questions/",
+        views_clicks.ProductionQuestionsView.as_view(),
+        name="api-production-questions",
+    ),
     path("judges/<int:judge_id>/", views_judges.JudgeDetailView.as_view(), name="api-judge"),
     path("judges/<int:judge_id>/test/", views_judges.JudgeTestView.as_view(), name="api-judge-test"),
     path(

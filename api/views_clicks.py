@@ -1,14 +1,17 @@
 """The REST API of clicks as evidence: a collection's implicit judgments from its production log
-(``evaluation.selectors.clicks``) and their agreement with people and judges (``judges.clicks``). Read-only
-(GET), trainers only, like the pages: raters get 403, other collections 404. The parameters are query
-parameters, checked like a body: a bad one is a 400 naming it.
+(``evaluation.selectors.clicks``), their agreement with people and judges (``judges.clicks``), and adding
+frequent production queries as questions (``ubi.production_questions``). Trainers only, like the pages:
+raters get 403, other collections 404. The GETs' parameters are query parameters, checked like a body: a
+bad one is a 400 naming it.
 """
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -18,6 +21,7 @@ from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from corpus.models import Role
 from evaluation.selectors.clicks import DEFAULT_MAX_RANK, MAX_MAX_RANK, ClickParameters, implicit_judgments
 from judges.clicks import clicks_beside_ratings
+from ubi.production_questions import MAX_IMPORTED, production_questions_import
 
 
 class ClickParametersSerializer(serializers.Serializer):
@@ -204,4 +208,71 @@ class ClicksAgreementView(GenericAPIView):
         parameters = _parameters(request)
         return Response(
             clicks_beside_ratings(collection=collection, parameters=parameters).as_json(collection)
+        )
+
+
+class ProductionQuestionsSerializer(serializers.Serializer):
+    queries = serializers.ListField(
+        child=serializers.CharField(max_length=10000, validators=[no_nul_characters]),
+        min_length=1,
+        max_length=MAX_IMPORTED,
+        help_text="Logged query texts (compared case-folded, spaces collapsed), e.g. from implicit-judgments' "
+        "`unmatched`.",
+    )
+    application = serializers.CharField(
+        required=False,
+        max_length=256,
+        validators=[no_nul_characters],
+        help_text="The UBI application whose log is read; default the collection's slug.",
+    )
+
+
+class CreatedQuestionSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="ubi- and 12 hex digits of the SHA-1 of the normalised text.")
+    text = serializers.CharField(help_text="The commonest logged spelling.")
+    split = serializers.CharField()
+
+
+class ProductionQuestionsResultSerializer(serializers.Serializer):
+    created = CreatedQuestionSerializer(many=True)
+    already_questions = serializers.IntegerField(help_text="Texts the collection already had as questions.")
+
+
+class ProductionQuestionsView(GenericAPIView):
+    serializer_class = ProductionQuestionsSerializer
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        summary="Add frequent production queries as questions",
+        description="New questions from query texts the production log holds; a text some question already "
+        "has is counted, not added; a text never logged is a 400 naming `queries`. Trainers only.",
+        request=ProductionQuestionsSerializer,
+        responses={
+            201: ProductionQuestionsResultSerializer,
+            **INVALID,
+            **AUTH_ERRORS,
+            **FORBIDDEN,
+            **NOT_FOUND,
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        collection, _ = collection_for(request, slug, need=Role.TRAINER)
+        serializer = ProductionQuestionsSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            imported = production_questions_import(
+                collection=collection,
+                queries=serializer.validated_data["queries"],
+                application=serializer.validated_data.get("application", ""),
+            )
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from None
+        return Response(
+            {
+                "created": [
+                    {"id": q.external_id, "text": q.text, "split": q.split} for q in imported.created
+                ],
+                "already_questions": imported.already,
+            },
+            status=status.HTTP_201_CREATED,
         )

@@ -13,8 +13,8 @@ from django.db.models import QuerySet
 from corpus.models import Answer, Collection, Question
 from evaluation.metrics.ranking import mean_ignoring_undefined
 from evaluation.models import EvaluationRun, QuestionResult
-from evaluation.services import score_rankings
 from evaluation.selectors.clicks import METHODS, implicit_judgments
+from evaluation.services import score_rankings
 from judges.models import Judge, JudgeKind, Judging, Selection
 from judges.stats.confusion import confusion_matrix
 from judges.stats.kappa import weighted_kappa

@@ -36,6 +36,7 @@ from judges.services import (
     judging_resume,
     judging_start,
 )
+from ubi.production_questions import production_questions_import
 
 RUNS_SHOWN = 10
 JUDGMENTS_SHOWN = 200
@@ -305,3 +306,22 @@ def clicks_page(request: HttpRequest, slug: str) -> HttpResponse:
             ],
         },
     )
+
+
+@login_required
+@require_POST
+def clicks_questions_import(request: HttpRequest, slug: str) -> HttpResponse:
+    """Add the chosen frequent production queries as questions of the collection."""
+    collection = _managed_collection(request, slug)
+    try:
+        imported = production_questions_import(collection=collection, queries=request.POST.getlist("query"))
+    except ValidationError as exc:
+        messages.error(request, _errors(exc))
+    else:
+        n = len(imported.created)
+        messages.success(
+            request,
+            f"Added {n} question{'s' if n != 1 else ''} from the production log"
+            + (f" ({imported.already} already were questions)." if imported.already else "."),
+        )
+    return _see_other(reverse("judges-clicks", args=[collection.slug]))

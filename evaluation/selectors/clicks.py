@@ -8,7 +8,7 @@ included, as OpenSearch's ``range`` with ``format: yyyy-MM-dd`` reads them). Eac
 query record's ``user_query``.
 
 Matching a logged (query text, object_id) to a pair of the collection: the text, **normalised**
-(``normalise``: case-folded, runs of white space as one space, trimmed), equals a question's normalised
+(``ubi.production_questions.normalise_query``: case-folded, runs of white space as one space, trimmed), equals a question's normalised
 text, and the object_id is an answer's ``external_id`` (what ``ranker_server`` serves as ``id``). COEC is
 computed per normalised text, so "Laptop " and "laptop" are one query (SRW groups by the exact text; on a
 log whose texts are already normalised the figures are SRW's). A text no question has is **unmatched**:
@@ -48,6 +48,7 @@ from evaluation.online import (
     to_stars,
 )
 from ubi.models import UbiEvent, UbiQuery
+from ubi.production_questions import logged_queries, normalise_query
 
 DEFAULT_MAX_RANK = 20  # SRW's example and its UI's default
 MAX_MAX_RANK = 1000
@@ -56,9 +57,7 @@ COEC_METHOD, PBM_METHOD = "coec", "pbm"
 METHODS = (COEC_METHOD, PBM_METHOD)
 
 
-def normalise(text: str) -> str:
-    """A query or question text as matched: case-folded, white space collapsed, trimmed."""
-    return " ".join(text.casefold().split())
+normalise = normalise_query  # the one rule, with the log (ubi.production_questions)
 
 
 @dataclass(frozen=True)
@@ -207,7 +206,9 @@ def implicit_judgments(
         questions[normalise(text)].append((pk, external_id))
     texts = Counter(
         normalise(text)
-        for text in _in_range(UbiQuery.objects.filter(application=application), parameters)
+        for text in logged_queries(
+            application=application, start_date=parameters.start_date, end_date=parameters.end_date
+        )
         .order_by()
         .values_list("user_query", flat=True)
         .iterator(chunk_size=5000)

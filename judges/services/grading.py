@@ -12,11 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from corpus.models import Answer, Question, Split
-from judges import builtin
-from judges.client import RETRIES, ChatClient, JudgeError
-from judges.confidence import grade_probability, json_confidence, threshold_distance
-from judges.models import Judge, JudgeKind, ReplyFormat
-from judges.prompts import Example, GradeOutOfRange, ReplyUnparsable, parse_reply, prompt
 from evaluation.selectors.clicks import (
     COEC_METHOD,
     ClickParameters,
@@ -24,6 +19,11 @@ from evaluation.selectors.clicks import (
     implicit_judgments,
     star_mapping,
 )
+from judges import builtin
+from judges.client import RETRIES, ChatClient, JudgeError
+from judges.confidence import grade_probability, json_confidence, threshold_distance
+from judges.models import Judge, JudgeKind, ReplyFormat
+from judges.prompts import Example, GradeOutOfRange, ReplyUnparsable, parse_reply, prompt
 from judges.selectors import human_labelled_pairs
 
 # A clicks judge's certainty in a pair's stars: n / (n + CLICK_CERTAINTY_HALF) for the n impressions its

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from corpus.models import Role
 from corpus.services import collection_create, membership_set
 from tests.evaluation.click_log import clicky_collection, rate_clicky
+from ubi.production_questions import production_question_id
 
 RANGE = {"start_date": "2026-11-28", "end_date": "2026-11-28"}
 
@@ -113,3 +114,36 @@ def test_clicks_api_access(users, path, who, status):
     response = _client(users.get(who) if who else None).get(f"/api/collections/clicky/{path}/")
 
     assert response.status_code == status
+
+
+def test_production_questions_adds_new_texts_and_counts_the_others(users):
+    response = _client(users["trainer"]).post(
+        "/api/collections/clicky/production-questions/",
+        {"queries": ["Cheap  Phones", "laptop bag"]},
+        format="json",
+    )
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["already_questions"] == 1
+    assert [(q["id"], q["text"]) for q in body["created"]] == [
+        (production_question_id("cheap phones"), "cheap phones")
+    ]
+    assert body["created"][0]["split"] in {"train", "test"}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"queries": ["free lunch"]}, ["Never asked in the production log: 'free lunch'."]),
+        ({"queries": []}, ["Ensure this field has at least 1 elements."]),
+        ({}, ["This field is required."]),
+    ],
+)
+def test_production_questions_bad_body_names_queries(users, body, message):
+    response = _client(users["trainer"]).post(
+        "/api/collections/clicky/production-questions/", body, format="json"
+    )
+
+    assert response.status_code == 400
+    assert response.json() == {"queries": message}
