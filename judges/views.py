@@ -22,7 +22,7 @@ from evaluation.selectors.clicks import ClickParameters, star_mapping
 from judges.clicks import clicks_beside_ratings
 from judges.confidence import meaning as confidence_meaning
 from judges.forms import ClickParametersForm, JudgeForm, JudgingForm, TrustForm
-from judges.models import Judge, Judging
+from judges.models import Judge, JudgeKind, Judging, Selection
 from judges.prompts import SCALE
 from judges.selectors import agreement, judges_of, judgings_of, latest_judging
 from judges.services import (
@@ -120,7 +120,10 @@ def _judge_context(request: HttpRequest, judge: Judge, form: JudgeForm | None = 
         "trust_form": TrustForm(
             initial={"counts": judge.account.counts, "human_wins": judge.account.human_wins}
         ),
-        "judging_form": JudgingForm(),
+        # A clicks judge takes one selection: the pairs with click evidence.
+        "judging_form": JudgingForm(initial={"selection": Selection.CLICKED})
+        if judge.kind == JudgeKind.CLICKS
+        else JudgingForm(),
         "judgings": list(judgings_of(judge=judge)[:RUNS_SHOWN]),
         "test": test,
         "scale": SCALE,

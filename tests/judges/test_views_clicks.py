@@ -9,6 +9,7 @@ from django.test import Client
 
 from corpus.models import Role
 from corpus.services import membership_set
+from judges.services import judge_create
 from tests.evaluation.click_log import clicky_collection, rate_clicky
 from ubi.production_questions import production_question_id
 
@@ -103,3 +104,15 @@ def test_clicks_questions_import_of_a_text_never_logged_says_so(clicky):
 
     assert "Never asked in the production log: &#x27;free lunch&#x27;." in response.content.decode()
     assert collection.questions.count() == 2
+
+
+def test_clicks_judge_page_offers_its_one_selection(clicky):
+    collection, trainer, rater = clicky
+    judge = judge_create(collection=collection, name="Clicks", kind="clicks")
+    client = Client()
+    client.force_login(trainer)
+
+    response = client.get(f"/c/clicky/judges/{judge.pk}/")
+
+    assert response.context["judging_form"]["selection"].value() == "clicked"
+    assert "Clicks (production log)" in response.content.decode()
