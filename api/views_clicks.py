@@ -19,7 +19,12 @@ from api.access import collection_for
 from api.fields import no_nul_characters
 from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from corpus.models import Role
-from evaluation.selectors.clicks import DEFAULT_MAX_RANK, MAX_MAX_RANK, ClickParameters, implicit_judgments
+from evaluation.selectors.clicks import (
+    DEFAULT_MAX_RANK,
+    MAX_MAX_RANK,
+    ClickParameters,
+    implicit_judgments_cached,
+)
 from judges.clicks import clicks_beside_ratings
 from ubi.production_questions import MAX_IMPORTED, production_questions_import
 
@@ -188,7 +193,9 @@ class ImplicitJudgmentsView(GenericAPIView):
     def get(self, request: Request, slug: str) -> Response:
         collection, _ = collection_for(request, slug, need=Role.TRAINER)
         parameters = _parameters(request)
-        return Response(implicit_judgments(collection=collection, parameters=parameters).as_json(collection))
+        return Response(
+            implicit_judgments_cached(collection=collection, parameters=parameters).as_json(collection)
+        )
 
 
 class ClicksAgreementView(GenericAPIView):

@@ -21,7 +21,7 @@ from evaluation.selectors.clicks import (
     ClickParameters,
     ImplicitJudgment,
     ImplicitJudgments,
-    implicit_judgments,
+    implicit_judgments_cached,
 )
 from judges.selectors import human_grades, judge_grades, judges_of
 from judges.stats.confusion import confusion_matrix
@@ -126,7 +126,7 @@ def clicks_beside_ratings(
     *, collection: Collection, parameters: ClickParameters | None = None
 ) -> ClicksBesideRatings:
     """Each click method against people, then against each judge that has rated (in name order)."""
-    judgments = implicit_judgments(collection=collection, parameters=parameters)
+    judgments = implicit_judgments_cached(collection=collection, parameters=parameters)
     people = human_grades(collection=collection)
     graders = [(PEOPLE, people)]
     for judge in judges_of(collection=collection):

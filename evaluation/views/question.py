@@ -15,7 +15,7 @@ from corpus.models import Answer, GainScheme, Role
 from corpus.permissions import can_see_labels
 from evaluation.models import EvaluationRun, QuestionResult
 from evaluation.numbers import figure
-from evaluation.selectors.clicks import ImplicitJudgment, implicit_judgments
+from evaluation.selectors.clicks import ImplicitJudgment, implicit_judgments_cached
 from evaluation.views.access import run_page
 from ratings.models import STAR_WORDS, Label
 from ratings.selectors import judge_replies, notes_for_question
@@ -115,7 +115,7 @@ class ClickRow:
 def click_rows(*, run: EvaluationRun, question_id: int) -> list[ClickRow]:
     """The question's implicit judgments from the production log (default parameters), each with the
     pair's label (None: unrated)."""
-    judgments = implicit_judgments(collection=run.collection).of_question(question_id)
+    judgments = implicit_judgments_cached(collection=run.collection).of_question(question_id)
     labels = dict(Label.objects.filter(question_id=question_id).values_list("answer_id", "gain"))
     return [ClickRow(j, labels.get(j.answer_id)) for j in judgments]
 

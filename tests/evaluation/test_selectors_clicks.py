@@ -12,13 +12,21 @@ COEC = clicks / (ctr(best rank) · impressions):
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 
 import numpy as np
 import pytest
 
 from evaluation.online import fit_position_based_model
-from evaluation.selectors.clicks import ClickParameters, implicit_judgments, normalise, star_mapping
+from evaluation.selectors.clicks import (
+    ClickParameters,
+    implicit_judgments,
+    implicit_judgments_cached,
+    normalise,
+    star_mapping,
+)
 from tests.evaluation.click_log import clicky_collection
+from ubi.models import UbiEvent
 
 DAY = dt.date(2026, 11, 28)
 
@@ -134,3 +142,17 @@ def test_star_mapping_shows_the_thresholds():
         {"stars": 2, "from": 1.0, "below": 2.0},
         {"stars": 3, "from": 2.0, "below": None},
     ]
+
+
+def test_implicit_judgments_cached_until_the_log_changes(clicky):
+    first = implicit_judgments_cached(collection=clicky)
+    again = implicit_judgments_cached(collection=clicky)
+    UbiEvent.objects.create(event_id=uuid.uuid4(), application="clicky", action_name="click", query_id="Q3",
+                            timestamp=dt.datetime(2026, 11, 28, tzinfo=dt.UTC), ordinal=1, object_id="a3")  # fmt: skip
+
+    after = implicit_judgments_cached(collection=clicky)
+
+    assert (first.events, again.events, after.events) == (17, 17, 18)
+    assert [
+        j.clicks for j in after.judgments if j.answer_external_id == "a3" and j.question_external_id == "q2"
+    ] == [1]
