@@ -30,5 +30,7 @@ browsable at ``/api/docs/``).
 * :mod:`.views_compare` – 2 to 6 evaluation runs compared.
 * :mod:`.views_trainings` – training a ranker (any kind), and following a training.
 * :mod:`.views_judges` – judges, their judging runs and their agreement with people.
+* :mod:`.views_clicks` – a collection's implicit judgments from production clicks, and their agreement with
+  people and judges.
 * :mod:`.views_tokens` – the caller's own API tokens: list, revoke.
 """

@@ -2,6 +2,7 @@ from django.urls import path
 
 from api import (
     views_answers,
+    views_clicks,
     views_collections,
     views_compare,
     views_engines,
@@ -98,6 +99,21 @@ urlpatterns = [
         name="api-evaluation-detail",
     ),
     path("collections/<slug:slug>/judges/", views_judges.JudgeListView.as_view(), name="api-judges"),
+    path(
+        "collections/<slug:slug>/implicit-judgments/",
+        views_clicks.ImplicitJudgmentsView.as_view(),
+        name="api-implicit-judgments",
+    ),
+    path(
+        "collections/<slug:slug>/clicks-agreement/",
+        views_clicks.ClicksAgreementView.as_view(),
+        name="api-clicks-agreement",
+    ),
+    path(
+        "collections/<slug:slug>/production-questions/",
+        views_clicks.ProductionQuestionsView.as_view(),
+        name="api-production-questions",
+    ),
     path("judges/<int:judge_id>/", views_judges.JudgeDetailView.as_view(), name="api-judge"),
     path("judges/<int:judge_id>/test/", views_judges.JudgeTestView.as_view(), name="api-judge-test"),
     path(

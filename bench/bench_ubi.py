@@ -13,7 +13,9 @@ default) and one with ``--no-ubi``. Then:
    the shared machine. While the logging server is measured, POST /events also gets one click per 4
    queries (50/s, sent by the same generator), so the figure includes storing events. Latency is from the
    request's scheduled time to its answer (a late send counts against the server: no coordinated
-   omission). The figure: p50/p99 of each, and p99 with logging minus p99 without.
+   omission). The figure: p50/p99 of each, and p99 with logging minus p99 without; and, from /proc in the
+   same rounds, the CPU per request of the server process (its request threads), of the UBI writer it
+   forks and of PostgreSQL, with and without logging: a figure the machine's other load does not move.
 2. **Durability**: load on the logging server for 45 s; 5 s in, PostgreSQL is stopped for 30 s; at 40 s
    the server is killed (SIGKILL: no drain at exit) and a new one is started on the same spool; when the
    load ends and the spool is drained, every query_id answered 200 and every event answered 202 must be
@@ -218,6 +220,47 @@ def append_cost(directory: Path, n: int = 20_000) -> None:
           f"p99 {pct(times, 99):.1f} us, p99.9 {pct(times, 99.9):.1f} us (load {os.getloadavg()[0]:.1f})")  # fmt: skip
 
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) a live process has used, its exited threads included; 0 once gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime (fields 14 and 15 of stat)
+
+
+def children_of(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid`` (the writer a logging ranker_server forks; PostgreSQL's
+    backends and helpers under its postmaster)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+class CpuMeter:
+    """CPU seconds of a ranker_server's own process (its request threads: the request path), of the
+    processes it forked (the UBI writer: off the path) and of the whole PostgreSQL (every backend), read
+    from /proc before and after a round; divided by the requests served, CPU per request. Unlike latency,
+    this is not moved by other processes' load on the shared machine (only by CPU frequency and caches)."""
+
+    def __init__(self, server: subprocess.Popen, postmaster: int) -> None:
+        self.server, self.postmaster = server.pid, postmaster
+
+    def read(self) -> tuple[float, float, float]:
+        writer = sum(cpu_of(pid) for pid in children_of(self.server))
+        postgres = cpu_of(self.postmaster) + sum(cpu_of(pid) for pid in children_of(self.postmaster))
+        return cpu_of(self.server), writer, postgres
+
+
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
@@ -294,10 +337,21 @@ def main() -> None:
         Load(args.rate, 2, events=port == on_port).run(f"http://127.0.0.1:{port}/", offset=900_000)
     loads = []
     round_p99: dict[str, list[float]] = {name: [] for name, _, _ in measured}
+    postmaster = int((postgres.data / "postmaster.pid").read_text().split()[0])
+    meters = {on_port: CpuMeter(on, postmaster), off_port: CpuMeter(off, postmaster)}
+    cpu: dict[str, np.ndarray] = {name: np.zeros(3) for name, _, _ in measured}  # server, writer, postgres
+    served: dict[str, int] = {name: 0 for name, _, _ in measured}
+    own_cpu = time.process_time  # the generator's own CPU, printed beside: it shares the cores
+    generator_cpu = 0.0
     for round_ in range(args.rounds):
         for name, load, port in measured:
             before = len(load.latencies)
+            cpu_before, generator_before = np.array(meters[port].read()), own_cpu()
             load.run(f"http://127.0.0.1:{port}/", offset=round_ * 100_000)
+            time.sleep(0.5)  # the writer's last batch of the round (it stores every 0.2 s)
+            cpu[name] += np.array(meters[port].read()) - cpu_before
+            generator_cpu += own_cpu() - generator_before
+            served[name] += len(load.latencies) - before
             loads.append(os.getloadavg()[0])
             round_p99[name].append(pct(load.latencies[before:], 99))
             print(f"  round {round_ + 1} {name:8}: p50 {pct(load.latencies[before:], 50):6.2f} ms  p99 "
@@ -320,6 +374,21 @@ def main() -> None:
     no_log_rounds = round_p99["no log"]
     print(f"  noise: the --no-ubi server's own p99 ranged {min(no_log_rounds):.1f}-{max(no_log_rounds):.1f} ms "
           "between rounds")  # fmt: skip
+    print("  CPU per request (ms; /proc, the same rounds): server process (request threads) | UBI writer | "
+          "PostgreSQL | all")  # fmt: skip
+    per_request = {name: 1000 * cpu[name] / max(served[name], 1) for name in cpu}
+    for name, _, _ in measured:
+        server, writer, database = per_request[name]
+        print(f"  {name:9} {server:7.3f} | {writer:7.3f} | {database:7.3f} | {server + writer + database:7.3f}"
+              f"   ({served[name]} requests)")  # fmt: skip
+    for name in ("logging", "+events"):
+        added = per_request[name] - per_request["no log"]
+        print(f"  added by {name}: request path {added[0]:+.3f} ms CPU, off the path (writer + PostgreSQL) "
+              f"{added[1] + added[2]:+.3f} ms CPU a request = {args.rate * (added[1] + added[2]) / 10:.1f}% of "
+              f"one core at {args.rate:.0f} requests/s")  # fmt: skip
+    print(
+        f"  (the load generator itself: {1000 * generator_cpu / max(sum(served.values()), 1):.3f} ms CPU a request)"
+    )
     off.send_signal(signal.SIGTERM)
     off.wait(30)
     append_cost(work / "append-spool")

@@ -21,6 +21,11 @@ doc names a figure through this module, so one thing has one name everywhere.
 * :data:`ONLINE_DELTA` – ``online Δ``: an online test's verdict from live clicks (``evaluation.online``):
   (wins + ½ ties) / (wins + losses + ties) − ½ of the challenger over the interleaved queries with clicks.
 
+Clicks beside ratings (``evaluation.selectors.clicks``, the judges' "Clicks beside ratings" page, the API):
+:data:`COEC` and :data:`CLICK_ATTRACTIVENESS`, the two implicit judgments of a pair from the production log,
+and the agreement of their stars with people's or a judge's, :data:`WEIGHTED_KAPPA`, :data:`EXACT_AGREEMENT`
+and :data:`KENDALL_TAU` (formulas in ``evaluation.online`` and ``judges.stats``); their names take no k.
+
 ``name(key, k)`` gives the name, ``why(key, k)`` the one plain sentence that says how it differs from the
 headline; the template tags ``{% measure "ndcg_rated" k %}`` and ``{% measure_why "ndcg_rated" k %}``
 (``evaluation/templatetags/numbers.py``) write the same.
@@ -44,6 +49,11 @@ NDCG_ESTIMATE = "ndcg_estimate"
 NDCG_CV = "ndcg_cv"
 RATED_SHARE = "rated_share"
 ONLINE_DELTA = "online_delta"
+COEC = "coec"
+CLICK_ATTRACTIVENESS = "click_attractiveness"
+WEIGHTED_KAPPA = "weighted_kappa"
+EXACT_AGREEMENT = "exact_agreement"
+KENDALL_TAU = "kendall_tau"
 
 MEASURES: dict[str, Measure] = {
     m.key: m
@@ -86,15 +96,48 @@ MEASURES: dict[str, Measure] = {
             "From live traffic, not ratings: of the interleaved queries with clicks, the share the challenger "
             "won (a tie counting half) minus ½, so +0.050 means users preferred it on 55% of them.",
         ),
+        Measure(
+            COEC,
+            "COEC",
+            "Clicks over expected clicks, as OpenSearch's Search Relevance Workbench computes it: a pair's "
+            "clicks divided by what an average hit at its best rank would get from as many impressions, so 1 "
+            "is as clicked as expected there; it does not correct for answers shown only low.",
+        ),
+        Measure(
+            CLICK_ATTRACTIVENESS,
+            "position-corrected click rate",
+            "The chance that a user who looks at the answer clicks it, from a position-based click model "
+            "fitted by EM: clicks corrected for how often users look at each rank, so an answer is not "
+            "marked down for where it was shown.",
+        ),
+        Measure(
+            WEIGHTED_KAPPA,
+            "weighted κ",
+            "Agreement of two graders' stars on the pairs both graded, beyond what chance gives, a near "
+            "miss costing less than a far one (quadratic weights): 1 is perfect, 0 what chance gives.",
+        ),
+        Measure(
+            EXACT_AGREEMENT,
+            "exact agreement",
+            "The share of the pairs both graded to which they gave the same stars; unlike weighted κ it "
+            "is not corrected for chance.",
+        ),
+        Measure(
+            KENDALL_TAU,
+            "Kendall τ-b",
+            "Whether the click figure orders the pairs as the stars do (τ-b, ties allowed): 1 the same "
+            "order, 0 no relation, −1 reversed; it uses the figure itself, not its stars, so it does not "
+            "depend on the star thresholds.",
+        ),
     )
 }
 
 
-def name(key: str, k: int) -> str:
+def name(key: str, k: int = 10) -> str:
     """The measure's name with its cut-off: ``name("ndcg_rated", 10)`` is "NDCG@10 on rated answers"."""
     return MEASURES[key].name.format(k=k)
 
 
-def why(key: str, k: int) -> str:
+def why(key: str, k: int = 10) -> str:
     """The one sentence that says what the measure is and how it differs from the headline."""
     return MEASURES[key].why.format(k=k)

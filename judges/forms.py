@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
+from evaluation.selectors.clicks import DEFAULT_MAX_RANK, MAX_MAX_RANK, ClickParameters
 from judges.models import Judge, Selection
 from judges.services import MAX_PAIRS
 
@@ -74,3 +75,37 @@ class JudgingForm(forms.Form):
 
     def question_id_list(self) -> list[str]:
         return [x for x in self.cleaned_data.get("question_ids", "").replace(",", " ").split() if x]
+
+
+class ClickParametersForm(forms.Form):
+    """The parameters of the implicit judgments (``evaluation.selectors.clicks.ClickParameters``), from a
+    GET query string."""
+
+    max_rank = forms.IntegerField(
+        min_value=1,
+        max_value=MAX_MAX_RANK,
+        required=False,
+        label="maxRank",
+        help_text=f"Only events at ranks 1 to this count (default {DEFAULT_MAX_RANK}).",
+    )
+    start_date = forms.DateField(
+        required=False, label="From (UTC day)", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    end_date = forms.DateField(
+        required=False, label="To (UTC day, included)", widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def clean(self):
+        data = super().clean()
+        start, end = data.get("start_date"), data.get("end_date")
+        if start and end and start > end:
+            self.add_error("end_date", "The range ends before it starts.")
+        return data
+
+    def parameters(self) -> ClickParameters:
+        data = self.cleaned_data
+        return ClickParameters(
+            max_rank=data.get("max_rank") or DEFAULT_MAX_RANK,
+            start_date=data.get("start_date"),
+            end_date=data.get("end_date"),
+        )

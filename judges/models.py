@@ -29,6 +29,9 @@ Answer: {answer}
 class JudgeKind(models.TextChoices):
     BUILTIN = "builtin", "Builtin (no network)"
     OPENAI_CHAT = "openai-chat", "OpenAI chat completions"
+    # Stars from production clicks (``evaluation.selectors.clicks``); its ``model`` names the click model,
+    # "coec" or "pbm".
+    CLICKS = "clicks", "Clicks (production log)"
 
 
 class ReplyFormat(models.TextChoices):
@@ -59,7 +62,8 @@ class Judge(models.Model):
     # Ask the service for token log-probabilities (``logprobs``/``top_logprobs``) to measure how sure it
     # is of each grade; off by default because some services refuse these parameters.
     logprobs = models.BooleanField(default=False)
-    # The builtin judge's thresholds as last calibrated (shown on its page).
+    # The builtin judge's thresholds as last calibrated; a clicks judge's log figures and star thresholds
+    # (shown on its page).
     calibration = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -100,6 +104,7 @@ class Selection(models.TextChoices):
     TEST_TOP = "test-top", "Unrated pairs in the test questions' top 10"
     QUESTIONS = "questions", "The candidates of chosen questions"
     OVERLAP = "overlap", "Pairs people rated in the overlap sample (calibration)"
+    CLICKED = "clicked", "Pairs with click evidence in the production log"
 
 
 class Judging(WorkerJob):

@@ -7,13 +7,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
 from corpus.models import Answer, Collection, Question
 from evaluation.metrics.ranking import mean_ignoring_undefined
 from evaluation.models import EvaluationRun, QuestionResult
+from evaluation.selectors.clicks import METHODS, implicit_judgments
 from evaluation.services import score_rankings
-from judges.models import Judge, Judging, Selection
+from judges.models import Judge, JudgeKind, Judging, Selection
 from judges.stats.confusion import confusion_matrix
 from judges.stats.kappa import weighted_kappa
 from judges.stats.kendall import kendall_tau_b
@@ -80,13 +82,25 @@ def select_pairs(*, judge: Judge, selection: str, limit: int, question_ids: list
     - test-top: the unlabelled answers in the test questions' top k of the latest evaluation;
     - questions: the current candidates (default ranker's top k) and the labelled answers of the
       questions with these ids;
-    - overlap: pairs people rated in the overlap sample, to calibrate the judge against them.
+    - overlap: pairs people rated in the overlap sample, to calibrate the judge against them;
+    - clicked: the pairs with click stars in the production log (by the judge's click model for a clicks
+      judge, by either for another); a clicks judge rates only these, and every run rates them all
+      again, since the log grows.
     """
-    from django.core.exceptions import ValidationError
-
     collection = judge.collection
-    done = _judged(judge)
-    if selection == Selection.QUEUE:
+    done = _judged(judge) if judge.kind != JudgeKind.CLICKS else set()
+    if judge.kind == JudgeKind.CLICKS and selection != Selection.CLICKED:
+        raise ValidationError(
+            {"selection": "A clicks judge rates the pairs with click evidence: choose “clicked”."}
+        )
+    if selection == Selection.CLICKED:
+        methods = [judge.model] if judge.kind == JudgeKind.CLICKS else list(METHODS)
+        pairs = [
+            (j.question_id, j.answer_id)
+            for j in implicit_judgments(collection=collection).judgments
+            if any(j.stars(m) is not None for m in methods)
+        ]
+    elif selection == Selection.QUEUE:
         pairs = queue_pairs(collection=collection, rater=judge.account.user, limit=limit + len(done))
     elif selection == Selection.TEST_TOP:
         run = latest_run(collection=collection)

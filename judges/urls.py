@@ -5,6 +5,12 @@ from judges import views
 urlpatterns = [
     path("c/<slug:slug>/judges/", views.judges_page, name="judges"),
     path("c/<slug:slug>/judges/new/", views.judge_new, name="judge-new"),
+    path("c/<slug:slug>/judges/clicks/", views.clicks_page, name="judges-clicks"),
+    path(
+        "c/<slug:slug>/judges/clicks/questions/",
+        views.clicks_questions_import,
+        name="judges-clicks-questions",
+    ),
     path("c/<slug:slug>/judges/<int:judge_id>/", views.judge_page, name="judge"),
     path("c/<slug:slug>/judges/<int:judge_id>/edit/", views.judge_edit, name="judge-edit"),
     path("c/<slug:slug>/judges/<int:judge_id>/trust/", views.judge_trust_set, name="judge-trust"),

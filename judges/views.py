@@ -1,5 +1,6 @@
 """Trainer pages of a collection's judges: the list with a form to add one, a judge's page (settings,
-trust, Test connection, judging runs with live progress) and its agreement with people.
+trust, Test connection, judging runs with live progress), its agreement with people, and clicks beside
+ratings (the production log's implicit judgments against people and the judges).
 
 Access as on the Rankers pages: anonymous users log in first, non-members get 404, raters 403. Every
 POST redirects (303) to a page that shows the outcome; htmx only polls a running judging's block.
@@ -17,9 +18,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from corpus.models import Collection
 from corpus.permissions import page_collection
+from evaluation.selectors.clicks import ClickParameters, star_mapping
+from judges.clicks import clicks_beside_ratings
 from judges.confidence import meaning as confidence_meaning
-from judges.forms import JudgeForm, JudgingForm, TrustForm
-from judges.models import Judge, Judging
+from judges.forms import ClickParametersForm, JudgeForm, JudgingForm, TrustForm
+from judges.models import Judge, JudgeKind, Judging, Selection
 from judges.prompts import SCALE
 from judges.selectors import agreement, judges_of, judgings_of, latest_judging
 from judges.services import (
@@ -33,8 +36,10 @@ from judges.services import (
     judging_resume,
     judging_start,
 )
+from ubi.production_questions import production_questions_import
 
 RUNS_SHOWN = 10
+JUDGMENTS_SHOWN = 200
 TEST_SESSION_KEY = "judge-test-{}"
 
 
@@ -115,7 +120,10 @@ def _judge_context(request: HttpRequest, judge: Judge, form: JudgeForm | None = 
         "trust_form": TrustForm(
             initial={"counts": judge.account.counts, "human_wins": judge.account.human_wins}
         ),
-        "judging_form": JudgingForm(),
+        # A clicks judge takes one selection: the pairs with click evidence.
+        "judging_form": JudgingForm(initial={"selection": Selection.CLICKED})
+        if judge.kind == JudgeKind.CLICKS
+        else JudgingForm(),
         "judgings": list(judgings_of(judge=judge)[:RUNS_SHOWN]),
         "test": test,
         "scale": SCALE,
@@ -275,3 +283,48 @@ def agreement_page(request: HttpRequest, slug: str, judge_id: int) -> HttpRespon
             "confidence_help": confidence_meaning(judge.kind),
         },
     )
+
+
+@login_required
+@require_GET
+def clicks_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Clicks beside ratings: the implicit judgments' agreement with people and each judge."""
+    collection = _managed_collection(request, slug)
+    form = ClickParametersForm(request.GET or None)
+    parameters = form.parameters() if form.is_bound and form.is_valid() else ClickParameters()
+    figures = clicks_beside_ratings(collection=collection, parameters=parameters)
+    return render(
+        request,
+        "judges/clicks.html",
+        {
+            "collection": collection,
+            "form": form if form.is_bound else ClickParametersForm(),
+            "c": figures,
+            "j": figures.judgments,
+            "application": parameters.application or collection.slug,
+            "judgments_shown": figures.judgments.judgments[:JUDGMENTS_SHOWN],
+            "mappings": [
+                ("coec", star_mapping(figures.judgments.coec_thresholds)),
+                ("click_attractiveness", star_mapping(figures.judgments.attractiveness_thresholds)),
+            ],
+        },
+    )
+
+
+@login_required
+@require_POST
+def clicks_questions_import(request: HttpRequest, slug: str) -> HttpResponse:
+    """Add the chosen frequent production queries as questions of the collection."""
+    collection = _managed_collection(request, slug)
+    try:
+        imported = production_questions_import(collection=collection, queries=request.POST.getlist("query"))
+    except ValidationError as exc:
+        messages.error(request, _errors(exc))
+    else:
+        n = len(imported.created)
+        messages.success(
+            request,
+            f"Added {n} question{'s' if n != 1 else ''} from the production log"
+            + (f" ({imported.already} already were questions)." if imported.already else "."),
+        )
+    return _see_other(reverse("judges-clicks", args=[collection.slug]))

@@ -16,10 +16,10 @@ register.filter("percent", percent)
 
 
 @register.simple_tag
-def measure(key: str, k: int) -> str:
+def measure(key: str, k: int = 10) -> str:
     return measures.name(key, k)
 
 
 @register.simple_tag
-def measure_why(key: str, k: int) -> str:
+def measure_why(key: str, k: int = 10) -> str:
     return measures.why(key, k)

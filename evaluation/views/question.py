@@ -1,5 +1,5 @@
-"""One question of a run: the ranker's top k with stars, gains and discounts beside the ideal order, and
-why accuracy@k and NDCG@k disagree on it, in words."""
+"""One question of a run: the ranker's top k with stars, gains and discounts beside the ideal order, why
+accuracy@k and NDCG@k disagree on it, in words, and (for trainers) what production users clicked."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from corpus.models import Answer, GainScheme, Role
 from corpus.permissions import can_see_labels
 from evaluation.models import EvaluationRun, QuestionResult
 from evaluation.numbers import figure
+from evaluation.selectors.clicks import ImplicitJudgment, implicit_judgments_cached
 from evaluation.views.access import run_page
-from ratings.models import STAR_WORDS
+from ratings.models import STAR_WORDS, Label
 from ratings.selectors import judge_replies, notes_for_question
 
 
@@ -105,6 +106,20 @@ def ranked_rows(
     return rows
 
 
+@dataclass(frozen=True)
+class ClickRow:
+    judgment: ImplicitJudgment
+    label: int | None
+
+
+def click_rows(*, run: EvaluationRun, question_id: int) -> list[ClickRow]:
+    """The question's implicit judgments from the production log (default parameters), each with the
+    pair's label (None: unrated)."""
+    judgments = implicit_judgments_cached(collection=run.collection).of_question(question_id)
+    labels = dict(Label.objects.filter(question_id=question_id).values_list("answer_id", "gain"))
+    return [ClickRow(j, labels.get(j.answer_id)) for j in judgments]
+
+
 @run_page()
 @require_GET
 def question_detail(request: HttpRequest, *, run: EvaluationRun, role: str, question_id: int) -> HttpResponse:
@@ -144,5 +159,7 @@ def question_detail(request: HttpRequest, *, run: EvaluationRun, role: str, ques
             "notes": notes_for_question(question=result.question),
             "show_raters": role == Role.TRAINER,
             "judge_replies": judge_replies(question_id=result.question_id),
+            # Trainers only: clicks are evidence about test questions' answers, like their labels.
+            "clicks": click_rows(run=run, question_id=result.question_id) if role == Role.TRAINER else None,
         },
     )

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from corpus.models import Collection
+from evaluation.selectors.clicks import COEC_METHOD, METHODS
 from judges.models import ACTIVE_JUDGING, Judge, JudgeKind, ReplyFormat
 from judges.prompts import template_errors
 from rankers.outbound import OutboundRefused, check_url
@@ -44,6 +45,13 @@ def _validate(judge: Judge) -> None:
         errors["name"] = f"This collection already has a judge named {judge.name.strip()!r}."
     if judge.kind not in JudgeKind.values:
         errors["kind"] = f"Kind must be one of {', '.join(JudgeKind.values)}, not {judge.kind!r}."
+    if judge.kind == JudgeKind.CLICKS:
+        judge.model = judge.model.strip() or COEC_METHOD
+        if judge.model not in METHODS:
+            errors["model"] = (
+                f"A clicks judge's model is its click model: {' or '.join(METHODS)} (clicks over expected "
+                f"clicks, or the position-based model), not {judge.model!r}."
+            )
     if judge.kind == JudgeKind.OPENAI_CHAT:
         if not judge.base_url.startswith(("http://", "https://")):
             errors["base_url"] = (

@@ -1,5 +1,6 @@
-"""Grading one pair: the builtin judge's score and thresholds, or a chat-completions call and its reply
-parsed (never with the ranker's rank or score); a judge's test on one pair; keys kept out of messages.
+"""Grading one pair: the builtin judge's score and thresholds, a chat-completions call and its reply
+parsed (never with the ranker's rank or score), or the clicks judge's stars from the production log; a
+judge's test on one pair; keys kept out of messages.
 
 A reply that does not parse or says a grade outside 0–3 fails that pair (``PairFailed``: the run goes
 on); transient failures are retried with backoff by the client.
@@ -11,12 +12,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from corpus.models import Answer, Question, Split
+from evaluation.selectors.clicks import (
+    COEC_METHOD,
+    ClickParameters,
+    ImplicitJudgment,
+    implicit_judgments,
+    star_mapping,
+)
 from judges import builtin
 from judges.client import RETRIES, ChatClient, JudgeError
 from judges.confidence import grade_probability, json_confidence, threshold_distance
 from judges.models import Judge, JudgeKind, ReplyFormat
 from judges.prompts import Example, GradeOutOfRange, ReplyUnparsable, parse_reply, prompt
 from judges.selectors import human_labelled_pairs
+
+# A clicks judge's certainty in a pair's stars: n / (n + CLICK_CERTAINTY_HALF) for the n impressions its
+# figure rests on (½ at 10 impressions), so "Review the judge" sends people the pairs seen least.
+CLICK_CERTAINTY_HALF = 10
 
 
 @dataclass(frozen=True)
@@ -49,7 +61,10 @@ class Grader:
         self.on_retry = on_retry
         self.client: ChatClient | None = None
         self.examples: list[Example] = []
-        if judge.kind == JudgeKind.BUILTIN:
+        self.clicks: dict[tuple[int, int], ImplicitJudgment] | None = None
+        if judge.kind == JudgeKind.CLICKS:
+            self.clicks = click_evidence(judge=judge)
+        elif judge.kind == JudgeKind.BUILTIN:
             # Training questions' labels only: the judge grades test questions' pairs for the evaluation,
             # so propagating or calibrating from their labels would carry people's test grades into it.
             labelled = [
@@ -85,6 +100,8 @@ class Grader:
             self.client.close()
 
     def grade(self, pair: PairText) -> Judgment:
+        if self.clicks is not None:
+            return self.grade_by_clicks(pair)
         if self.client is None:
             score = self.scorer.score(pair.question, pair.answer_external_id, pair.question_id)
             description = self.scorer.describe(pair.question, pair.answer_external_id, pair.question_id)
@@ -115,6 +132,28 @@ class Grader:
             certainty=self.certainty(stars, reply.content, reply.token_logprobs),
         )
 
+    def grade_by_clicks(self, pair: PairText) -> Judgment:
+        """The pair's stars by the judge's click model; PairFailed when the log has no evidence for it."""
+        assert self.clicks is not None
+        evidence = self.clicks.get((pair.question_id, pair.answer_id))
+        method = self.judge.model
+        stars = evidence.stars(method) if evidence else None
+        if evidence is None or stars is None:
+            raise PairFailed("The production log has no click evidence for this pair.", requests=0)
+        if method == COEC_METHOD:
+            seen = evidence.impressions
+            reply = (
+                f"COEC {evidence.coec:.3f}: {evidence.clicks} clicks in {evidence.impressions} impressions, "
+                f"best rank {evidence.best_rank}. Stars: {stars}"
+            )
+        else:
+            seen = evidence.seen
+            reply = (
+                f"Position-corrected click rate {evidence.attractiveness:.3f} over {evidence.seen} "
+                f"impressions. Stars: {stars}"
+            )
+        return Judgment(stars, reply, certainty=seen / (seen + CLICK_CERTAINTY_HALF))
+
     def certainty(self, stars: int, content: str, token_logprobs: list | None) -> float | None:
         """The JSON reply's own confidence, else the grade's probability from token log-probabilities,
         else None (``judges.confidence``)."""
@@ -133,6 +172,27 @@ class PairFailed(Exception):
     def __init__(self, message: str, prompt_tokens: int = 0, completion_tokens: int = 0, requests: int = 1):
         super().__init__(message)
         self.prompt_tokens, self.completion_tokens, self.requests = prompt_tokens, completion_tokens, requests
+
+
+def click_evidence(*, judge: Judge) -> dict[tuple[int, int], ImplicitJudgment]:
+    """The collection's implicit judgments by pair (default parameters), recorded on the judge as its
+    calibration: the log's figures and its model's star thresholds, shown on its page."""
+    parameters = ClickParameters()
+    judgments = implicit_judgments(collection=judge.collection, parameters=parameters)
+    thresholds = (
+        judgments.coec_thresholds if judge.model == COEC_METHOD else judgments.attractiveness_thresholds
+    )
+    Judge.objects.filter(pk=judge.pk).update(
+        calibration={
+            "method": judge.model,
+            "max_rank": parameters.max_rank,
+            "thresholds": list(thresholds),
+            "stars": star_mapping(thresholds),
+            "events": judgments.events,
+            "pairs": len(judgments.judgments),
+        }
+    )
+    return {(j.question_id, j.answer_id): j for j in judgments.judgments}
 
 
 def few_shot_examples(*, judge: Judge) -> list[Example]:

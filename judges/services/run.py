@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from jobs import failure_reason
 from judges.client import JudgeError, JudgeRefused, JudgeUnavailable
-from judges.models import Judge, Judging, JudgingStatus
+from judges.models import Judge, JudgeKind, Judging, JudgingStatus
 from ratings.services import judge_ratings_record
 
 from .grading import Grader, PairFailed, pair_texts, redact
@@ -70,9 +70,14 @@ def judging_run(*, judging_id: int, worker: str) -> Judging | None:
         return None
     judging = Judging.objects.select_related("judge__collection", "judge__account").get(pk=judging_id)
     judge = judging.judge
-    rated = set(
-        judge.account.user.ratings.filter(question__collection=judge.collection).values_list(
-            "question_id", "answer_id"
+    # A clicks judge rates its pairs again on every run (and on a resume: it is quick): the log grows.
+    rated: set[tuple[int, int]] = (
+        set()
+        if judge.kind == JudgeKind.CLICKS
+        else set(
+            judge.account.user.ratings.filter(question__collection=judge.collection).values_list(
+                "question_id", "answer_id"
+            )
         )
     )
     todo = [(q, a) for q, a in judging.pairs if (q, a) not in rated]

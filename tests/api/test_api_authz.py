@@ -53,6 +53,13 @@ def request_for(endpoint: str, data):
             {"reason": "better on the help desk"},
         ),
         "training.detail": ("get", f"/api/trainings/{data.training.pk}/", None),
+        "clicks.implicit_judgments": ("get", "/api/collections/tiny/implicit-judgments/", None),
+        "clicks.agreement": ("get", "/api/collections/tiny/clicks-agreement/", None),
+        "clicks.production_questions": (
+            "post",
+            "/api/collections/tiny/production-questions/",
+            {"queries": ["never asked here"]},
+        ),
     }[endpoint]
 
 
@@ -81,6 +88,10 @@ MATRIX = {
     "ranker.versions.list": (401, 200, 200, 200, 200, 404),
     "ranker.version.promote": (401, 403, 200, 403, 200, 404),
     "training.detail": (401, 403, 200, 403, 200, 404),
+    "clicks.implicit_judgments": (401, 403, 200, 403, 200, 404),
+    "clicks.agreement": (401, 403, 200, 403, 200, 404),
+    # "tiny" has no production log: trainers get the refusal naming `queries` (400).
+    "clicks.production_questions": (401, 403, 400, 403, 400, 404),
 }
 
 

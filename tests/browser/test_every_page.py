@@ -19,6 +19,7 @@ the rest of the policy's checks).
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,7 @@ from tests.rankers.export_support import opensearch_model
 from tests.servers import engine_running
 from trainer.models import Training, TrainingStatus
 from trainer.services import import_rater
+from ubi.models import UbiEvent, UbiQuery
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -107,6 +109,14 @@ def site(transactional_db, django_user_model, make_user, engine_server, settings
         ),
     )
     assert judging_run(judging_id=judging.pk, worker="test").status == JudgingStatus.SUCCEEDED
+    # A production log: q1's text, a1 shown and clicked, and a query no question has (Clicks beside ratings).
+    for query_id, text in (("site-1", "Boundary layer flat plate"), ("site-2", "wind tunnel noise")):
+        UbiQuery.objects.create(
+            query_id=query_id, application="tiny", user_query=text, timestamp=timezone.now()
+        )
+    for action, ordinal, object_id in (("impression", 1, "a1"), ("click", 1, "a1"), ("impression", 2, "a3")):
+        UbiEvent.objects.create(event_id=uuid.uuid4(), application="tiny", action_name=action, query_id="site-1",
+                                timestamp=timezone.now(), ordinal=ordinal, object_id=object_id)  # fmt: skip
     engine = ranker_create(
         collection=collection, name="Elasticsearch", kind="engine", config=es_config(engine_server.url)
     )
@@ -221,6 +231,10 @@ def trainer_pages(site: Site) -> list[Step]:
         (
             reverse("judge-agreement", args=["tiny", site.judge.pk]),
             shows("[data-testid=confusion]", "[data-testid=systems] tbody tr"),
+        ),
+        (
+            reverse("judges-clicks", args=["tiny"]),
+            shows("[data-testid=clicks-agreement] tbody tr", "[data-testid=clicks-unmatched] tbody tr"),
         ),
         reverse("ranker-engine-new", args=["tiny"]),
         (reverse("ranker-engine", args=["tiny", site.engine.pk]), shows("#try-question")),

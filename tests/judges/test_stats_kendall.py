@@ -2,7 +2,8 @@ import math
 
 import pytest
 
-from judges.stats.kendall import kendall_tau_b
+import judges.stats.kendall as kendall
+from judges.stats.kendall import kendall_tau_b, kendall_tau_b_items
 
 
 def test_kendall_tau_b_one_swap_hand_computed():
@@ -28,3 +29,14 @@ def test_kendall_tau_b_matches_scipy_on_ties():
 def test_kendall_tau_b_undefined_raises(x, y):
     with pytest.raises(ValueError):
         kendall_tau_b(x, y)
+
+
+def test_kendall_tau_b_items_equals_the_pairwise_formula_across_blocks(monkeypatch):
+    monkeypatch.setattr(kendall, "ROWS_A_BLOCK", 2)  # five items: three blocks
+    x, y = [3, 1, 1, 0, 2], [1.7, 0.8, 0.3, 0.0, 0.8]
+    assert math.isclose(kendall_tau_b_items(x, y), kendall_tau_b(x, y))
+
+
+@pytest.mark.parametrize(("x", "y"), [([1.0], [1.0]), ([2, 2, 2], [1, 2, 3])])
+def test_kendall_tau_b_items_undefined_is_none(x, y):
+    assert kendall_tau_b_items(x, y) is None
