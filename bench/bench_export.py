@@ -121,7 +121,7 @@ def variants(collection: Collection, config: dict) -> str:
     ideal = ideal_dcg_from_labels([list(labels.values()) for _, labels in train], 10)
 
     def ndcg(score) -> float:
-        rankings = [[c.ids[i] for i in np.argsort(-score(c.values), kind="stable")] for c, _ in test]
+        rankings = [c.ranked(score(c.values)) for c, _ in test]
         arrays = label_arrays(rankings, [labels for _, labels in test])
         return mean_ignoring_undefined(ndcg_at_k(arrays.retrieved, arrays.ideal, 10)).mean
 
