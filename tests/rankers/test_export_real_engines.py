@@ -298,12 +298,13 @@ def test_fetched_vector_feature_is_the_engines_cosine_of_the_apps_vectors(reques
     assert len(EngineFeatures(config=config, features=features).candidates(long, 5, question).ids) == 5
 
 
-def _small_copy(engine: str, shared, answers: list[dict[str, str]]):
-    """An index / core of its own on the shared node holding ``answers`` (cheaper than a whole copy)."""
-    name = f"small_{engine}_{len(answers)}"
+def _small_copy(engine: str, shared, answers: list[dict[str, str]], shards: int = 1):
+    """An index / core of its own on the shared node holding ``answers`` (cheaper than a whole copy);
+    ``shards``: OpenSearch's."""
+    name = f"small_{engine}_{len(answers)}_{shards}"
     if engine == "opensearch":
         english = {"type": "text", "analyzer": "english"}
-        settings = {"number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": "-1"}
+        settings = {"number_of_shards": shards, "number_of_replicas": 0, "refresh_interval": "-1"}
         body = {"settings": settings, "mappings": {"properties": {"title": english, "text": english}}}
         HTTP.put(f"{shared.url}/{name}", json=body, timeout=60).raise_for_status()
         lines = []
@@ -359,3 +360,16 @@ def test_vectors_the_engine_holds_already_are_not_written_again(request, engine)
     )
     assert len(written) == 30 and unchanged == written
     assert [a for a in ids[:30] if after[a] != written[a]] == [ids[4]]
+
+
+def test_features_over_several_opensearch_shards_leave_the_document_numbers_out(opensearch):
+    """Each shard numbers its documents on its own, and the engine merges equal scores by shard first,
+    which a hit does not say: over two shards the numbers are left out, and ties keep the engine's
+    first-stage order (``Candidates.ranked``). One shard: test_exported_rescore_orders_equal_scores_...)."""
+    node = _small_copy("opensearch", opensearch, cranfield_answers()[:30], shards=2)
+    config = validate_engine_config(_config("opensearch", node))
+
+    found = EngineFeatures(config=config, features=export_features(config)).candidates(QUESTION, 20)
+
+    assert (len(found.ids), found.docs) == (20, None)
+    assert found.ranked(np.zeros(20)) == found.ids
