@@ -13,9 +13,10 @@ TRAINING labels, measure it on the TEST questions, and store it on a version.
   answers; ideal DCG from all the question's labels):
   ``ndcg_engine`` the engine alone; ``ndcg_export_app`` the linear model as the app ranks the engine's
   top K with the engine's feature values (equal scores in the engine's document order, as its rescorer
-  orders them: ``rankers.export.fetch.Candidates.ranked``); ``ndcg_export_engine`` the exported rescore (OpenSearch /
-  Elasticsearch) or rerank (Solr) request run by the engine itself; ``parity`` = |app − engine| (the
-  issue's bar: at most ``PARITY_TOLERANCE``); ``ndcg_trees_app`` the tree model as the app ranks;
+  orders them: ``rankers.export.fetch.Candidates.ranked``); ``ndcg_export_engine`` the exported
+  rescore (OpenSearch / Elasticsearch) or rerank (Solr) request run by the engine itself; ``parity`` =
+  |app − engine| (the issue's bar: at most ``PARITY_TOLERANCE``); ``ndcg_trees_app`` the tree model as
+  the app ranks (ties the same way);
   ``ndcg_version`` the version's own ranking (``rankers.backends.get_backend(ranker, version)``: its
   reranker, or the engine as it is) and ``cost`` = ndcg_version − ndcg_export_app: what staying inside
   the engine costs (negative: the export ranks better);
