@@ -12,9 +12,11 @@ TRAINING labels, measure it on the TEST questions, and store it on a version.
   comparison in the app (the collection's k, gain and discount; each ranking condensed to its rated
   answers; ideal DCG from all the question's labels):
   ``ndcg_engine`` the engine alone; ``ndcg_export_app`` the linear model as the app ranks the engine's
-  top K with the engine's feature values; ``ndcg_export_engine`` the exported rescore (OpenSearch /
-  Elasticsearch) or rerank (Solr) request run by the engine itself; ``parity`` = |app − engine| (the
-  issue's bar: at most ``PARITY_TOLERANCE``); ``ndcg_trees_app`` the tree model as the app ranks;
+  top K with the engine's feature values (equal scores in the engine's document order, as its rescorer
+  orders them: ``rankers.export.fetch.Candidates.ranked``); ``ndcg_export_engine`` the exported
+  rescore (OpenSearch / Elasticsearch) or rerank (Solr) request run by the engine itself; ``parity`` =
+  |app − engine| (the issue's bar: at most ``PARITY_TOLERANCE``); ``ndcg_trees_app`` the tree model as
+  the app ranks (ties the same way);
   ``ndcg_version`` the version's own ranking (``rankers.backends.get_backend(ranker, version)``: its
   reranker, or the engine as it is) and ``cost`` = ndcg_version − ndcg_export_app: what staying inside
   the engine costs (negative: the export ranks better);
@@ -208,11 +210,6 @@ def _mean(values: np.ndarray) -> float | None:
     return None if math.isnan(result) else round(float(result), 6)
 
 
-def _order(question: _Question, scores: np.ndarray) -> list[str]:
-    # Stable: equal scores keep the engine's order.
-    return [question.candidates.ids[i] for i in np.argsort(-scores, kind="stable")]
-
-
 def left_out_features(
     version: RankerVersion | None, vectors: dict[str, Any] | None = None
 ) -> list[dict[str, str]]:
@@ -334,10 +331,11 @@ def _rankings(
         for i, q in enumerate(test):
             query = RankQuery(external_id=q.external_id, text=q.text)
             out["ndcg_engine"].append(q.candidates.ids)
-            out["ndcg_export_app"].append(_order(q, linear_scores(q.candidates.values, weights)))
+            linear = linear_scores(q.candidates.values, weights)
+            out["ndcg_export_app"].append(q.candidates.ranked(linear))
             # The question's vector where the request has {{question_vector}}, as a user sends it.
             out["ndcg_export_engine"].append(exported.ids(q.text, model["window"], q.vector))
-            out["ndcg_trees_app"].append(_order(q, predict_trees(trees, q.candidates.values)))
+            out["ndcg_trees_app"].append(q.candidates.ranked(predict_trees(trees, q.candidates.values)))
             version_ranking = own.rank(query, k) if own is not None else None
             out["ndcg_version"].append(
                 version_ranking.ids if version_ranking is not None else q.candidates.ids
