@@ -85,8 +85,9 @@ class ClickParametersForm(forms.Form):
         min_value=1,
         max_value=MAX_MAX_RANK,
         required=False,
-        label="maxRank",
-        help_text=f"Only events at ranks 1 to this count (default {DEFAULT_MAX_RANK}).",
+        label="Deepest rank counted",
+        help_text=f"Only events at ranks 1 to this count (default {DEFAULT_MAX_RANK}; the Search Relevance "
+        "Workbench's maxRank).",
     )
     start_date = forms.DateField(
         required=False, label="From (UTC day)", widget=forms.DateInput(attrs={"type": "date"})

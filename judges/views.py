@@ -301,6 +301,9 @@ def clicks_page(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form if form.is_bound else ClickParametersForm(),
             "c": figures,
             "j": figures.judgments,
+            "people_coec": next(
+                (r for r in figures.comparisons if (r.method, r.grader) == ("coec", "people")), None
+            ),
             "application": parameters.application or collection.slug,
             "judgments_shown": figures.judgments.judgments[:JUDGMENTS_SHOWN],
             "mappings": [

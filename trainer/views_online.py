@@ -74,6 +74,7 @@ class OnlineTestPanel:
     verdict_class: str
     stop_due: str
     running: bool
+    has_clicks: bool  # without a clicked query there is no Δ to show, only what to do next
 
     @classmethod
     def of(cls, result: OnlineTestResult) -> OnlineTestPanel:
@@ -93,6 +94,7 @@ class OnlineTestPanel:
             verdict_class=verdict_class,
             stop_due=result.stop_due,
             running=result.test.state == OnlineTestState.RUNNING,
+            has_clicks=c.queries_with_clicks > 0,
         )
 
 

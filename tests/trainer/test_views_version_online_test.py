@@ -116,3 +116,28 @@ def test_version_page_of_the_champion_offers_no_online_test(client, versions, tr
     html = client.get(_url(versions, version=versions[1])).content.decode()
 
     assert "No online test of v1 yet." in html and 'data-testid="online-start"' not in html
+
+
+def test_version_page_online_test_without_clicks_says_what_to_do_not_an_empty_delta(client, versions, trainer):
+    test = online_test_start(challenger=versions[2], started_by=trainer, share=40)
+    online_log(test, [None, None])
+    client.force_login(trainer)
+
+    html = client.get(_url(versions)).content.decode()
+
+    verdict = html.split('data-testid="online-verdict">')[1].split("</p>")[0]
+    assert verdict == "No verdict yet: no interleaved query has a click."
+    assert "p = 1.000" not in html and "95% CI – to –" not in html
+    assert "interleaves v2 into 40% of\n    its answers" in html.split('data-testid="online-next">')[1]
+    assert 'data-testid="online-impressions">2<' in html
+
+
+def test_version_page_online_test_stopped_without_clicks_has_no_verdict(client, versions, trainer):
+    client.force_login(trainer)
+    client.post(_url(versions, "ranker-version-online-test-start"), {"share": "100", "serving": "ranker_server"})
+
+    html = client.post(_url(versions, "ranker-version-online-test-stop"), **HTMX).content.decode()
+
+    verdict = html.split('data-testid="online-verdict">')[1].split("</p>")[0]
+    assert verdict == "No verdict: the test stopped before any interleaved query had a click."
+    assert 'data-testid="online-next"' not in html
