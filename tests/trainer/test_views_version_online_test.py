@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from rankers.models import OnlineTest
-from rankers.online_tests import CANNOT_INTERLEAVE, online_test_start
+from rankers.online_tests import CANNOT_INTERLEAVE, online_test_start, online_test_stop
 from tests.online_support import online_log, online_ranker
 from tests.trainer.rankers_views_support import assert_authz
 
@@ -141,3 +141,24 @@ def test_version_page_online_test_stopped_without_clicks_has_no_verdict(client, 
     verdict = html.split('data-testid="online-verdict">')[1].split("</p>")[0]
     assert verdict == "No verdict: the test stopped before any interleaved query had a click."
     assert 'data-testid="online-next"' not in html
+
+
+def test_version_page_stopped_online_test_without_verdict_says_so_not_keep_going(client, versions, trainer):
+    test = online_test_start(challenger=versions[2], started_by=trainer, share=50)
+    online_log(test, [1, 1, 1, -1, 0, None])
+    online_test_stop(test=test, stopped_by=trainer)
+    client.force_login(trainer)
+
+    html = client.get(_url(versions)).content.decode()
+
+    verdict = html.split('data-testid="online-verdict">')[1].split("</p>")[0]
+    assert verdict == (
+        "Stopped before a verdict, about 150 more queries were needed:\n"
+        "    online Δ +0.200 (95% CI −0.276 to +0.397, p = 0.985)"
+    )
+    state = html.split('data-testid="online-state">')[1].split("</p>")[0]
+    test.refresh_from_db()
+    assert state.endswith(
+        f"started {test.started_at:%Y-%m-%d %H:%M} by tom, <strong>stopped</strong> {test.stopped_at:%Y-%m-%d %H:%M}."
+        " Stopped by tom."
+    )
