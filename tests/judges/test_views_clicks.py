@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -154,3 +156,17 @@ def test_clicks_page_rank_field_has_a_plain_name(clicky):
     body = client.get(URL).content.decode()
 
     assert '<label for="id_max_rank">Deepest rank counted:</label>' in body and ">maxRank:<" not in body
+
+
+def test_clicks_page_far_pairs_rate_link_sits_in_the_first_cell(clicky):
+    collection, trainer, rater = clicky
+    client = Client()
+    client.force_login(trainer)
+
+    body = client.get(URL, {"start_date": "2026-11-28", "end_date": "2026-11-28"}).content.decode()
+
+    rows = body.split('data-testid="clicks-far">')[1].split("</tbody>")[0].split("<tr>")[2:]
+    assert len(rows) == 2
+    for row in rows:
+        first = row.split("</td>")[0]
+        assert re.search(r'<a class="row-action" href="/c/clicky/rate/\d+/">Rate</a>$', first)
