@@ -162,3 +162,16 @@ def test_version_page_stopped_online_test_without_verdict_says_so_not_keep_going
         f"started {test.started_at:%Y-%m-%d %H:%M} by tom, <strong>stopped</strong> {test.stopped_at:%Y-%m-%d %H:%M}."
         " Stopped by tom."
     )
+
+
+def test_rankers_page_marks_the_version_under_an_online_test(client, versions, trainer):
+    ranker, champion, challenger = versions
+    test = online_test_start(challenger=challenger, started_by=trainer)
+    client.force_login(trainer)
+
+    html = client.get(reverse("rankers", args=["tiny"])).content.decode()
+
+    badge = f'<a class="badge" data-testid="online-running" href="{_url(versions)}#online-heading">online test running</a>'
+    assert html.count('data-testid="online-running"') == 1 and badge in html
+    online_test_stop(test=test, stopped_by=trainer)
+    assert 'data-testid="online-running"' not in client.get(reverse("rankers", args=["tiny"])).content.decode()
