@@ -84,7 +84,9 @@ class OnlineTestPanel:
         sentence = result.sentence
         if not running and v.verdict == KEEP_GOING:
             # A stopped test cannot keep going: say it ended undecided (and how far it was from a verdict).
-            more = f", about {v.more_queries:,} more queries were needed" if v.more_queries is not None else ""
+            more = (
+                f", about {v.more_queries:,} more queries were needed" if v.more_queries is not None else ""
+            )
             sentence = f"stopped before a verdict{more}"
         return cls(
             test=result.test,

@@ -240,4 +240,7 @@ def test_collection_manage_links_the_judges_and_clicks_pages(client, collection,
     html = client.get(reverse("collection-manage", args=[collection.slug])).content.decode()
 
     assert f'<a href="/c/{collection.slug}/judges/" data-testid="judges-link">Judges</a>' in html
-    assert f'<a href="/c/{collection.slug}/judges/clicks/" data-testid="clicks-link">Clicks beside ratings</a>' in html
+    assert (
+        f'<a href="/c/{collection.slug}/judges/clicks/" data-testid="clicks-link">Clicks beside ratings</a>'
+        in html
+    )

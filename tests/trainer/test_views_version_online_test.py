@@ -118,7 +118,9 @@ def test_version_page_of_the_champion_offers_no_online_test(client, versions, tr
     assert "No online test of v1 yet." in html and 'data-testid="online-start"' not in html
 
 
-def test_version_page_online_test_without_clicks_says_what_to_do_not_an_empty_delta(client, versions, trainer):
+def test_version_page_online_test_without_clicks_says_what_to_do_not_an_empty_delta(
+    client, versions, trainer
+):
     test = online_test_start(challenger=versions[2], started_by=trainer, share=40)
     online_log(test, [None, None])
     client.force_login(trainer)
@@ -134,7 +136,9 @@ def test_version_page_online_test_without_clicks_says_what_to_do_not_an_empty_de
 
 def test_version_page_online_test_stopped_without_clicks_has_no_verdict(client, versions, trainer):
     client.force_login(trainer)
-    client.post(_url(versions, "ranker-version-online-test-start"), {"share": "100", "serving": "ranker_server"})
+    client.post(
+        _url(versions, "ranker-version-online-test-start"), {"share": "100", "serving": "ranker_server"}
+    )
 
     html = client.post(_url(versions, "ranker-version-online-test-stop"), **HTMX).content.decode()
 
@@ -174,4 +178,6 @@ def test_rankers_page_marks_the_version_under_an_online_test(client, versions, t
     badge = f'<a class="badge" data-testid="online-running" href="{_url(versions)}#online-heading">online test running</a>'
     assert html.count('data-testid="online-running"') == 1 and badge in html
     online_test_stop(test=test, stopped_by=trainer)
-    assert 'data-testid="online-running"' not in client.get(reverse("rankers", args=["tiny"])).content.decode()
+    assert (
+        'data-testid="online-running"' not in client.get(reverse("rankers", args=["tiny"])).content.decode()
+    )
