@@ -42,6 +42,10 @@ class JudgeForm(forms.ModelForm):
             "few_shot": "Worked examples from people's ratings",
             "logprobs": "Ask for token log-probabilities (how sure the judge is of each grade)",
         }
+        help_texts = {
+            "model": "OpenAI chat completions: the model's name. Clicks: coec (clicks over expected clicks, the "
+            "default) or pbm (the position-based click model).",
+        }
         widgets = {"prompt_template": forms.Textarea(attrs={"rows": 12, "spellcheck": "false"})}
 
     def setting_values(self) -> dict:
