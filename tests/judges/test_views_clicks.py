@@ -170,3 +170,15 @@ def test_clicks_page_far_pairs_rate_link_sits_in_the_first_cell(clicky):
     for row in rows:
         first = row.split("</td>")[0]
         assert re.search(r'<a class="row-action" href="/c/clicky/rate/\d+/">Rate</a>$', first)
+
+
+def test_clicks_questions_import_with_nothing_ticked_says_to_tick_one(clicky):
+    collection, trainer, rater = clicky
+    client = Client()
+    client.force_login(trainer)
+
+    response = client.post(URL + "questions/", {})
+
+    assert (response.status_code, response["Location"]) == (303, URL + "#unmatched-heading")
+    assert "Tick at least one query to add it as a question." in client.get(URL).content.decode()
+    assert collection.questions.count() == 2
