@@ -319,7 +319,9 @@ def clicks_page(request: HttpRequest, slug: str) -> HttpResponse:
 def clicks_questions_import(request: HttpRequest, slug: str) -> HttpResponse:
     """Add the chosen frequent production queries as questions of the collection."""
     collection = _managed_collection(request, slug)
-    if not request.POST.getlist("query"):  # the page's words for the API's "Name at least one logged query text."
+    if not request.POST.getlist(
+        "query"
+    ):  # the page's words for the API's "Name at least one logged query text."
         messages.error(request, "Tick at least one query to add it as a question.")
         return _see_other(reverse("judges-clicks", args=[collection.slug]) + "#unmatched-heading")
     try:
