@@ -115,7 +115,12 @@ def test_version_page_of_the_champion_offers_no_online_test(client, versions, tr
 
     html = client.get(_url(versions, version=versions[1])).content.decode()
 
-    assert "No online test of v1 yet." in html and 'data-testid="online-start"' not in html
+    none = " ".join(html.split('data-testid="online-none">')[1].split("</p>")[0].split())
+    assert none == (
+        "v1 is the champion: an online test puts a challenger against it on live traffic, started from the "
+        f"challenger's page (a version in the <a href=\"/c/tiny/rankers/#ranker-{versions[0].pk}\">rankers' list</a>)."
+    )
+    assert 'data-testid="online-start"' not in html
 
 
 def test_version_page_online_test_without_clicks_says_what_to_do_not_an_empty_delta(
