@@ -42,6 +42,10 @@ class JudgeForm(forms.ModelForm):
             "few_shot": "Worked examples from people's ratings",
             "logprobs": "Ask for token log-probabilities (how sure the judge is of each grade)",
         }
+        help_texts = {
+            "model": "OpenAI chat completions: the model's name. Clicks: coec (clicks over expected clicks, the "
+            "default) or pbm (the position-based click model).",
+        }
         widgets = {"prompt_template": forms.Textarea(attrs={"rows": 12, "spellcheck": "false"})}
 
     def setting_values(self) -> dict:
@@ -85,8 +89,9 @@ class ClickParametersForm(forms.Form):
         min_value=1,
         max_value=MAX_MAX_RANK,
         required=False,
-        label="maxRank",
-        help_text=f"Only events at ranks 1 to this count (default {DEFAULT_MAX_RANK}).",
+        label="Deepest rank counted",
+        help_text=f"Only events at ranks 1 to this count (default {DEFAULT_MAX_RANK}; the Search Relevance "
+        "Workbench's maxRank).",
     )
     start_date = forms.DateField(
         required=False, label="From (UTC day)", widget=forms.DateInput(attrs={"type": "date"})

@@ -301,6 +301,9 @@ def clicks_page(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form if form.is_bound else ClickParametersForm(),
             "c": figures,
             "j": figures.judgments,
+            "people_coec": next(
+                (r for r in figures.comparisons if (r.method, r.grader) == ("coec", "people")), None
+            ),
             "application": parameters.application or collection.slug,
             "judgments_shown": figures.judgments.judgments[:JUDGMENTS_SHOWN],
             "mappings": [
@@ -316,6 +319,11 @@ def clicks_page(request: HttpRequest, slug: str) -> HttpResponse:
 def clicks_questions_import(request: HttpRequest, slug: str) -> HttpResponse:
     """Add the chosen frequent production queries as questions of the collection."""
     collection = _managed_collection(request, slug)
+    if not request.POST.getlist(
+        "query"
+    ):  # the page's words for the API's "Name at least one logged query text."
+        messages.error(request, "Tick at least one query to add it as a question.")
+        return _see_other(reverse("judges-clicks", args=[collection.slug]) + "#unmatched-heading")
     try:
         imported = production_questions_import(collection=collection, queries=request.POST.getlist("query"))
     except ValidationError as exc:

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 from corpus.models import Collection
 from corpus.permissions import page_collection
 from evaluation.numbers import count, interval, p_text, signed
-from evaluation.online.verdict import BETTER, WORSE
+from evaluation.online.verdict import BETTER, KEEP_GOING, WORSE
 from evaluation.selectors.online import OnlineTestResult, latest_online_test, online_test_result
 from rankers.models import OnlineTest, OnlineTestState, Ranker, RankerVersion
 from rankers.online_tests import (
@@ -74,11 +74,20 @@ class OnlineTestPanel:
     verdict_class: str
     stop_due: str
     running: bool
+    has_clicks: bool  # without a clicked query there is no Δ to show, only what to do next
 
     @classmethod
     def of(cls, result: OnlineTestResult) -> OnlineTestPanel:
         c, v = result.counts, result.verdict
         verdict_class = "better" if v.verdict == BETTER else "worse" if v.verdict == WORSE else "noise"
+        running = result.test.state == OnlineTestState.RUNNING
+        sentence = result.sentence
+        if not running and v.verdict == KEEP_GOING:
+            # A stopped test cannot keep going: say it ended undecided (and how far it was from a verdict).
+            more = (
+                f", about {v.more_queries:,} more queries were needed" if v.more_queries is not None else ""
+            )
+            sentence = f"stopped before a verdict{more}"
         return cls(
             test=result.test,
             impressions=count(c.impressions),
@@ -89,10 +98,11 @@ class OnlineTestPanel:
             delta=signed(v.delta),
             interval=interval(v.low, v.high),
             p=p_text(v.p_value),
-            sentence=result.sentence,
+            sentence=sentence,
             verdict_class=verdict_class,
             stop_due=result.stop_due,
-            running=result.test.state == OnlineTestState.RUNNING,
+            running=running,
+            has_clicks=c.queries_with_clicks > 0,
         )
 
 

@@ -25,6 +25,7 @@ from corpus.permissions import page_collection
 from evaluation.selectors import latest_runs_by_version, runs_for_ranker
 from rankers.engine_config import rerank_settings
 from rankers.models import ChampionChange, Ranker, RankerVersion
+from rankers.online_tests import running_online_test
 from rankers.reachability import service_silence
 from rankers.selectors import default_ranker
 from rankers.services import ranker_training_settings_set
@@ -175,6 +176,7 @@ def _rankers_page(
     return {
         "collection": collection,
         "panels": [_panel(collection, r, forms.get(r.pk)) for r in rankers],
+        "online_test": running_online_test(collection=collection),  # its challenger's row says so
     }
 
 

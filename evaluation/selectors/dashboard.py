@@ -133,6 +133,7 @@ class OnlineMark:
     champion: str
     state: str
     stop_reason: str
+    challenger_id: int  # the version page, where the test's figures and verdict are
 
     @property
     def text(self) -> str:
@@ -152,7 +153,13 @@ def online_marks(*, ranker: Ranker) -> list[OnlineMark]:
         OnlineTest.objects.filter(challenger__ranker=ranker)
         .order_by("-started_at", "-id")
         .values_list(
-            "started_at", "stopped_at", "challenger__label", "champion__label", "state", "stop_reason"
+            "started_at",
+            "stopped_at",
+            "challenger__label",
+            "champion__label",
+            "state",
+            "stop_reason",
+            "challenger_id",
         )[:CHAMPION_MARKS]
     )
     return [OnlineMark(*row) for row in rows]

@@ -132,3 +132,25 @@ def test_promote_with_the_keyboard(page, live_server, stage):
     expect(page.locator(".messages")).to_have_text("v2 is now the champion of Built-in.")
     stage.ranker.refresh_from_db()
     assert stage.ranker.champion_id == stage.v2.pk
+
+
+def test_online_test_block_keeps_the_keyboard_in_the_block_across_its_htmx_swaps(page, live_server, stage):
+    url = f"/c/tiny/rankers/{stage.ranker.pk}/versions/{stage.v2.pk}/"
+    log_in(page, live_server, username="tom", password="pw-tom-1234", next_path=url)
+    block = page.get_by_test_id("online-test")
+
+    block.locator("summary").focus()
+    page.keyboard.press("Enter")  # opens the start form
+    block.locator("input[name=share]").focus()
+    page.keyboard.press("Enter")  # submits it: htmx swaps the block
+
+    expect(page.get_by_test_id("online-stop")).to_be_visible()
+    expect(page.locator("#online-heading")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.get_by_test_id("online-stop")).to_be_focused()
+    page.keyboard.press("Enter")
+
+    expect(page.get_by_test_id("online-verdict")).to_have_text(
+        "No verdict: the test stopped before any interleaved query had a click."
+    )
+    expect(page.locator("#online-heading")).to_be_focused()

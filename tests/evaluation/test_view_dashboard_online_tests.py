@@ -30,3 +30,25 @@ def test_dashboard_lists_online_tests_newest_first(client, collection, trainer):
     assert block.index(f"{started}: online test of v3 against v1, running") < block.index(
         f"{span}: online test of v2 against v1. Stopped by tom."
     )
+
+
+def test_dashboard_online_tests_link_their_version_page(client, collection, trainer):
+    ranker, _, challenger = online_ranker(collection)
+    online_test_start(challenger=challenger, started_by=trainer)
+    client.force_login(trainer)
+
+    html = client.get(reverse("evaluation:dashboard", args=[collection.slug])).content.decode()
+
+    block = html.split('data-testid="online-tests">')[1].split("</details>")[0]
+    url = reverse("ranker-version", args=[collection.slug, ranker.pk, challenger.pk])
+    assert f'running (<a href="{url}#online-heading">figures and verdict</a>)</li>' in block
+
+
+def test_dashboard_online_tests_hidden_from_raters(client, collection, trainer, rater):
+    _, _, challenger = online_ranker(collection)
+    online_test_start(challenger=challenger, started_by=trainer)
+    client.force_login(rater)
+
+    html = client.get(reverse("evaluation:dashboard", args=[collection.slug])).content.decode()
+
+    assert 'data-testid="online-tests"' not in html and "online test of v2" not in html

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -116,3 +118,67 @@ def test_clicks_judge_page_offers_its_one_selection(clicky):
 
     assert response.context["judging_form"]["selection"].value() == "clicked"
     assert "Clicks (production log)" in response.content.decode()
+
+
+def test_clicks_page_says_what_to_do_next_before_the_figures(clicky):
+    collection, trainer, rater = clicky
+    client = Client()
+    client.force_login(trainer)
+
+    body = client.get(URL, {"start_date": "2026-11-28", "end_date": "2026-11-28"}).content.decode()
+
+    nxt = body.split('data-testid="clicks-next">')[1].split("</section>")[0]
+    assert body.index('data-testid="clicks-next"') < body.index('id="log-heading"')
+    assert " ".join(nxt.split('data-testid="clicks-headline">')[1].split("</p>")[0].split()) == (
+        "On the 5 pairs people rated too, COEC stars match people's on 40% (weighted κ 0.186)."
+    )
+    assert '<a href="#far-heading">2 pairs where clicks and people are 2+ stars apart</a>' in nxt
+    assert '<a href="#unmatched-heading">' in nxt
+
+
+def test_clicks_page_without_clicks_says_how_to_log_them(clicky):
+    collection, trainer, rater = clicky
+    client = Client()
+    client.force_login(trainer)
+
+    body = client.get(URL, {"start_date": "2030-01-01"}).content.decode()
+
+    nxt = body.split('data-testid="clicks-next">')[1].split("</section>")[0]
+    assert "No clicks in the log of <code>clicky</code> yet for these settings." in " ".join(nxt.split())
+    assert "clicks-headline" not in nxt
+
+
+def test_clicks_page_rank_field_has_a_plain_name(clicky):
+    collection, trainer, rater = clicky
+    client = Client()
+    client.force_login(trainer)
+
+    body = client.get(URL).content.decode()
+
+    assert '<label for="id_max_rank">Deepest rank counted:</label>' in body and ">maxRank:<" not in body
+
+
+def test_clicks_page_far_pairs_rate_link_sits_in_the_first_cell(clicky):
+    collection, trainer, rater = clicky
+    client = Client()
+    client.force_login(trainer)
+
+    body = client.get(URL, {"start_date": "2026-11-28", "end_date": "2026-11-28"}).content.decode()
+
+    rows = body.split('data-testid="clicks-far">')[1].split("</tbody>")[0].split("<tr>")[2:]
+    assert len(rows) == 2
+    for row in rows:
+        first = row.split("</td>")[0]
+        assert re.search(r'<a class="row-action" href="/c/clicky/rate/\d+/">Rate</a>$', first)
+
+
+def test_clicks_questions_import_with_nothing_ticked_says_to_tick_one(clicky):
+    collection, trainer, rater = clicky
+    client = Client()
+    client.force_login(trainer)
+
+    response = client.post(URL + "questions/", {})
+
+    assert (response.status_code, response["Location"]) == (303, URL + "#unmatched-heading")
+    assert "Tick at least one query to add it as a question." in client.get(URL).content.decode()
+    assert collection.questions.count() == 2

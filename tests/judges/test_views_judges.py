@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -179,3 +181,13 @@ def test_start_run_on_test_top_before_any_evaluation_says_where_to_run_one(train
         '<li class="message error">No evaluation yet, so the test questions&#x27; top 10 is not known: run one first '
         "(Run evaluation on the collection&#x27;s dashboard)." in response.content.decode()
     )
+
+
+def test_add_judge_form_says_what_a_clicks_judge_model_is(trainer_client, judged):
+    html = trainer_client.get("/c/judged/judges/").content.decode()
+
+    assert re.search(r'<input type="text" name="model"[^>]*aria-describedby="id_model_helptext"', html)
+    assert (
+        '<span class="helptext" id="id_model_helptext">OpenAI chat completions: the model\'s name. Clicks: '
+        "coec (clicks over expected clicks, the default) or pbm (the position-based click model).</span>"
+    ) in html

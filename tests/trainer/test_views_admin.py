@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from corpus.models import Role
@@ -68,3 +69,15 @@ def test_admin_staff_sees_header_and_links_back_to_the_app_and_dashboards(client
     ]
     # Django's "View site" link goes to My collections too.
     assert '<a href="/">View site</a>' in body
+
+
+def test_admin_link_shown_only_to_staff_the_admin_shows_something(client, make_user, collection):
+    staff = make_user("sam", collection=collection, role=Role.TRAINER, is_staff=True)
+    client.force_login(staff)
+    home = reverse("home")
+
+    assert '<a href="/admin/">Admin</a>' not in text(client.get(home))  # no permission: an empty admin
+    staff.user_permissions.add(Permission.objects.get(codename="view_groundtruthimport"))
+    assert '<a href="/admin/">Admin</a>' in text(client.get(home))
+    client.force_login(make_user("root", is_staff=True, is_superuser=True))
+    assert '<a href="/admin/">Admin</a>' in text(client.get(home))

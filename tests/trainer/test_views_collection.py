@@ -232,3 +232,15 @@ def test_collection_manage_advises_an_engine_ranker_from_the_builtin_limit(
         False,
         "At 2 answers this collection is better served by an engine ranker: from about 2",
     )
+
+
+def test_collection_manage_links_the_judges_and_clicks_pages(client, collection, trainer):
+    client.force_login(trainer)
+
+    html = client.get(reverse("collection-manage", args=[collection.slug])).content.decode()
+
+    assert f'<a href="/c/{collection.slug}/judges/" data-testid="judges-link">Judges</a>' in html
+    assert (
+        f'<a href="/c/{collection.slug}/judges/clicks/" data-testid="clicks-link">Clicks beside ratings</a>'
+        in html
+    )

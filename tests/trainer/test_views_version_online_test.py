@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from rankers.models import OnlineTest
-from rankers.online_tests import CANNOT_INTERLEAVE, online_test_start
+from rankers.online_tests import CANNOT_INTERLEAVE, online_test_start, online_test_stop
 from tests.online_support import online_log, online_ranker
 from tests.trainer.rankers_views_support import assert_authz
 
@@ -115,4 +115,74 @@ def test_version_page_of_the_champion_offers_no_online_test(client, versions, tr
 
     html = client.get(_url(versions, version=versions[1])).content.decode()
 
-    assert "No online test of v1 yet." in html and 'data-testid="online-start"' not in html
+    none = " ".join(html.split('data-testid="online-none">')[1].split("</p>")[0].split())
+    assert none == (
+        "v1 is the champion: an online test puts a challenger against it on live traffic, started from the "
+        f"challenger's page (a version in the <a href=\"/c/tiny/rankers/#ranker-{versions[0].pk}\">rankers' list</a>)."
+    )
+    assert 'data-testid="online-start"' not in html
+
+
+def test_version_page_online_test_without_clicks_says_what_to_do_not_an_empty_delta(
+    client, versions, trainer
+):
+    test = online_test_start(challenger=versions[2], started_by=trainer, share=40)
+    online_log(test, [None, None])
+    client.force_login(trainer)
+
+    html = client.get(_url(versions)).content.decode()
+
+    verdict = html.split('data-testid="online-verdict">')[1].split("</p>")[0]
+    assert verdict == "No verdict yet: no interleaved query has a click."
+    assert "p = 1.000" not in html and "95% CI – to –" not in html
+    assert "interleaves v2 into 40% of\n    its answers" in html.split('data-testid="online-next">')[1]
+    assert 'data-testid="online-impressions">2<' in html
+
+
+def test_version_page_online_test_stopped_without_clicks_has_no_verdict(client, versions, trainer):
+    client.force_login(trainer)
+    client.post(
+        _url(versions, "ranker-version-online-test-start"), {"share": "100", "serving": "ranker_server"}
+    )
+
+    html = client.post(_url(versions, "ranker-version-online-test-stop"), **HTMX).content.decode()
+
+    verdict = html.split('data-testid="online-verdict">')[1].split("</p>")[0]
+    assert verdict == "No verdict: the test stopped before any interleaved query had a click."
+    assert 'data-testid="online-next"' not in html
+
+
+def test_version_page_stopped_online_test_without_verdict_says_so_not_keep_going(client, versions, trainer):
+    test = online_test_start(challenger=versions[2], started_by=trainer, share=50)
+    online_log(test, [1, 1, 1, -1, 0, None])
+    online_test_stop(test=test, stopped_by=trainer)
+    client.force_login(trainer)
+
+    html = client.get(_url(versions)).content.decode()
+
+    verdict = html.split('data-testid="online-verdict">')[1].split("</p>")[0]
+    assert verdict == (
+        "Stopped before a verdict, about 150 more queries were needed:\n"
+        "    online Δ +0.200 (95% CI −0.276 to +0.397, p = 0.985)"
+    )
+    state = html.split('data-testid="online-state">')[1].split("</p>")[0]
+    test.refresh_from_db()
+    assert state.endswith(
+        f"started {test.started_at:%Y-%m-%d %H:%M} by tom, <strong>stopped</strong> {test.stopped_at:%Y-%m-%d %H:%M}."
+        " Stopped by tom."
+    )
+
+
+def test_rankers_page_marks_the_version_under_an_online_test(client, versions, trainer):
+    ranker, champion, challenger = versions
+    test = online_test_start(challenger=challenger, started_by=trainer)
+    client.force_login(trainer)
+
+    html = client.get(reverse("rankers", args=["tiny"])).content.decode()
+
+    badge = f'<a class="badge" data-testid="online-running" href="{_url(versions)}#online-heading">online test running</a>'
+    assert html.count('data-testid="online-running"') == 1 and badge in html
+    online_test_stop(test=test, stopped_by=trainer)
+    assert (
+        'data-testid="online-running"' not in client.get(reverse("rankers", args=["tiny"])).content.decode()
+    )
