@@ -21,7 +21,6 @@ of raters or disputed). A page shows at most k answers at a time, shuffled.
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -30,6 +29,7 @@ from django.contrib.auth.models import User
 from corpus.models import Collection, Question, Split
 from raters.next_task.budget import budgeted, is_overlap_question
 from raters.next_task.judge_reads import judge_disputed_pairs, judge_uncertain_pairs
+from raters.next_task.kept import Labels, Pairs, labels_and_mine
 from raters.next_task.pool import top_k
 from raters.next_task.reasons import (
     REASON_ALL_RATED,
@@ -54,7 +54,7 @@ from raters.next_task.task import (
     Task,
     shuffled,
 )
-from ratings.models import Label, Rating, Skip
+from ratings.models import Skip
 
 __all__ = [
     "Overview",
@@ -97,8 +97,8 @@ class _State:
     k: int
     questions: dict[int, tuple[str, str]]  # id -> (external id, split)
     candidates: dict[int, list[int]]
-    labels: dict[int, dict[int, tuple[int, int]]]  # question -> answer -> (rater count, disagreement)
-    mine: set[tuple[int, int]]
+    labels: Labels  # question -> answer -> (rater count, disagreement)
+    mine: Pairs | set[tuple[int, int]]
     skipped: set[int]
     run: dict[int, _RunResult] = field(default_factory=dict)
     # question -> answers where a judge's stars are DISPUTED_SPREAD or more from people's label
@@ -145,15 +145,9 @@ _RUNS: dict[int, tuple[tuple, dict[int, _RunResult]]] = {}
 def _load(collection: Collection, rater: User) -> _State:
     table = served(collection=collection)
     questions = _questions(collection, table.questions_version)
-    labels: dict[int, dict[int, tuple[int, int]]] = defaultdict(dict)
-    for q, a, count, spread in Label.objects.filter(question__collection=collection).values_list(
-        "question_id", "answer_id", "rater_count", "disagreement"
-    ):
-        labels[q][a] = (count, spread)
-    mine = set(
-        Rating.objects.filter(rater=rater, question__collection=collection).values_list(
-            "question_id", "answer_id"
-        )
+    # Kept per process and brought up to date from the questions changed since (not every label read).
+    labels, mine = labels_and_mine(
+        collection=collection, rater_id=rater.pk, key=(table.state.get("rank"), table.questions_version)
     )
     skipped = set(
         Skip.objects.filter(rater=rater, question__collection=collection).values_list(
@@ -335,7 +329,7 @@ def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, 
         else:
             inputs = state.labels.get(question_id)  # the rest is the same for every kept assessment
             hit = cache.get(question_id)
-            if hit is None or hit[0] != inputs:
+            if hit is None or (hit[0] is not inputs and hit[0] != inputs):
                 priority, key, reason, to_show = _assess(free, question_id)
                 hit = (inputs, priority, key[:-1], reason, to_show)
                 cache[question_id] = hit

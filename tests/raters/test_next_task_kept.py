@@ -1,0 +1,88 @@
+"""``labels_and_mine``: the collection's labels and a rater's rated pairs kept per process, equal to a
+fresh read after writes from other connections, including a transaction that commits after the read."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from corpus.services import collection_create
+from raters.next_task import kept
+from ratings.services import rating_record, rating_undo
+from tests.ratings.conftest import build_corpus
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _in_thread(work) -> None:
+    """Run ``work`` on another thread, so on its own database connection (as another process would)."""
+
+    def run() -> None:
+        try:
+            work()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(30)
+    assert not thread.is_alive()
+
+
+def test_labels_and_mine_follow_other_connections_writes(make_user):
+    corpus = build_corpus(collection_create(name="Tiny", slug="tiny"))
+    ann, bob = make_user("ann"), make_user("bob")
+    q, a, c = corpus.q, corpus.a, corpus.collection
+    rating_record(rater=ann, question=q["q1"], answer=a["d1"], stars=3)
+
+    def keep(rater_id: int):
+        return kept.labels_and_mine(collection=c, rater_id=rater_id, key=("rank", 1))
+
+    assert keep(ann.pk) == ({q["q1"].pk: {a["d1"].pk: (1, 0)}}, {(q["q1"].pk, a["d1"].pk)})
+    with CaptureQueriesContext(connection) as nothing_changed:
+        labels, mine = keep(ann.pk)
+    assert len(nothing_changed) == 1  # the feed only: no label or rating read
+    assert mine == {(q["q1"].pk, a["d1"].pk)}
+
+    # bob's rating is written in a transaction that stays open while ann's queue reads, and commits after.
+    written, go = threading.Event(), threading.Event()
+
+    def bob_rates() -> None:
+        with transaction.atomic():
+            rating_record(rater=bob, question=q["q1"], answer=a["d1"], stars=0)
+            rating_record(rater=bob, question=q["q2"], answer=a["d3"], stars=2)
+            written.set()
+            assert go.wait(30)
+
+    thread = threading.Thread(target=lambda: (bob_rates(), connection.close()))
+    thread.start()
+    assert written.wait(30)
+    assert keep(ann.pk)[0] == {q["q1"].pk: {a["d1"].pk: (1, 0)}}  # not committed yet
+    go.set()
+    thread.join(30)
+    assert keep(ann.pk) == (
+        {q["q1"].pk: {a["d1"].pk: (2, 3)}, q["q2"].pk: {a["d3"].pk: (1, 0)}},
+        {(q["q1"].pk, a["d1"].pk)},
+    )
+    assert keep(bob.pk)[1] == {(q["q1"].pk, a["d1"].pk), (q["q2"].pk, a["d3"].pk)}
+
+    # An undo on another connection removes bob's first rating of q2, and with it the label.
+    _in_thread(lambda: rating_undo(rater=bob, question=q["q2"], answer=a["d3"]))
+    assert keep(ann.pk) == ({q["q1"].pk: {a["d1"].pk: (2, 3)}}, {(q["q1"].pk, a["d1"].pk)})
+    assert keep(bob.pk)[1] == {(q["q1"].pk, a["d1"].pk)}
+
+
+def test_labels_and_mine_start_again_when_the_key_moves(make_user):
+    corpus = build_corpus(collection_create(name="Tiny", slug="tiny"))
+    ann = make_user("ann")
+    q, a, c = corpus.q, corpus.a, corpus.collection
+    rating_record(rater=ann, question=q["q3"], answer=a["d5"], stars=1)
+    assert kept.labels_and_mine(collection=c, rater_id=ann.pk, key=("rank", 1))[0] == {
+        q["q3"].pk: {a["d5"].pk: (1, 0)}
+    }
+    # An answer deleted takes its labels with it and writes no mark: the answers' marker moves the key.
+    a["d5"].delete()
+    assert kept.labels_and_mine(collection=c, rater_id=ann.pk, key=("rank", 2)) == ({}, frozenset())
