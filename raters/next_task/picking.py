@@ -54,6 +54,7 @@ from raters.next_task.task import (
     Task,
     shuffled,
 )
+from raters.next_task.untouched import skipping, untouched
 from ratings.models import Skip
 
 __all__ = [
@@ -277,85 +278,58 @@ def _ranked(
     return ranked
 
 
-# Per process: collection id -> (its queue settings, table and judges' pairs, {question id: (its labels,
-# priority, sort key without the rater's spread, reason, answers to show)}): the assessment of a question
-# as any rater who never rated it sees it, kept while its labels and the rest stay equal.
-_UNTOUCHED: dict[int, tuple[tuple, dict[int, tuple]]] = {}
-
-
 # Per process: rater id -> {question id: ``_spread_key``}, a pure function kept (at most this many a rater).
 _SPREADS: dict[int, dict[int, bytes]] = {}
 _SPREADS_KEPT = 200_000
-
-
-def _untouched_assessments(state: _State) -> dict[int, tuple]:
-    """This process's kept assessments of the collection's questions, emptied when anything but the labels
-    changed: the queue's settings, the table (pools and the evaluation's top k), the judges' pairs."""
-    c = state.collection
-    key = (c.pk, c.slug, c.created_at, c.rating_budget, c.target_raters, c.overlap_target_raters,
-           c.overlap_fraction, state.k, state.table_key, state.judge_disputed, state.judge_uncertain)  # fmt: skip
-    cached = _UNTOUCHED.get(c.pk)
-    if cached is None or cached[0] != key:
-        cached = (key, {})
-        _UNTOUCHED[c.pk] = cached
-    return cached[1]
 
 
 def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, str, list[int]] | None:
     """``_ranked(state, exclude, split)[0]`` without assessing every question again on every call.
 
     A question the rater never rated nor skipped is assessed as it is for any such rater, except the
-    rater's own spread key, the last part of every sort key: that assessment is kept per process while the
-    question's inputs are equal (``_untouched_assessments``). The rater's own questions are assessed
-    afresh. The pick is the least (priority, sort key): the least (priority, key without the spread) first,
-    then the spread computed only among the questions tied there."""
+    rater's own spread key, the last part of every sort key: those assessments are kept per process in
+    pick order (:mod:`.untouched`), redone only for the questions whose labels changed. The rater's own
+    questions are assessed afresh. The pick is the least (priority, sort key): the least (priority, key
+    without the spread) first, from the rater's own and the front of the kept order, then the spread
+    computed only among the questions tied there."""
     excluded = set(exclude)
     touched = {q for q, _ in state.mine}
-    free = _State(**{**state.__dict__, "mine": set()})
-    cache = _untouched_assessments(state)
+    skip = skipping(state.skipped, excluded, split=split, splits=state.questions)
     best: tuple | None = None
-    group: list[tuple[int, str, list[int], bytes | None]] = []
-    for question_id, (_, question_split) in state.questions.items():
-        if question_id in state.skipped or question_id in excluded:
+    own: list[tuple[tuple, int, str, list[int], bytes]] = []
+    for question_id in touched:
+        if question_id not in state.questions or skip(question_id):
             continue
-        if split and question_split != split:
+        priority, key, reason, to_show = _assess(state, question_id)
+        if priority is None or not to_show:
             continue
-        spread: bytes | None = None
-        if question_id in touched:
-            priority, key, reason, to_show = _assess(state, question_id)
-            if priority is None or not to_show:
-                continue
-            prefix, spread = key[:-1], key[-1]
-        else:
-            inputs = state.labels.get(question_id)  # the rest is the same for every kept assessment
-            hit = cache.get(question_id)
-            if hit is None or (hit[0] is not inputs and hit[0] != inputs):
-                priority, key, reason, to_show = _assess(free, question_id)
-                hit = (inputs, priority, key[:-1], reason, to_show)
-                cache[question_id] = hit
-            _, priority, prefix, reason, to_show = hit
-            if priority is None or not to_show:
-                continue
-        rank = (priority, prefix)
+        rank = (priority, key[:-1])
+        own.append((rank, question_id, reason, to_show, key[-1]))
         if best is None or rank < best:
-            best, group = rank, [(question_id, reason, to_show, spread)]
-        elif rank == best:
-            group.append((question_id, reason, to_show, spread))
+            best = rank
+    c = state.collection
+    key = (c.pk, c.slug, c.created_at, c.rating_budget, c.target_raters, c.overlap_target_raters,
+           c.overlap_fraction, state.k, state.table_key, state.judge_disputed, state.judge_uncertain)  # fmt: skip
+    kept = untouched(c.pk, key)
+    free = _State(**{**state.__dict__, "mine": set()})
+    with kept.lock:
+        kept.sync(state.labels, state.questions, lambda question_id: _assess(free, question_id))
+        best, front = kept.front(skip=lambda q: q in touched or skip(q), best=best)
     if best is None:
         return None
     spreads = _SPREADS.setdefault(state.rater_id, {})
     if len(spreads) > _SPREADS_KEPT:
         spreads.clear()
 
-    def spread_of(item: tuple[int, str, list[int], bytes | None]) -> bytes:
-        if item[3] is not None:
-            return item[3]
-        spread = spreads.get(item[0])
+    def spread_of(question_id: int) -> bytes:
+        spread = spreads.get(question_id)
         if spread is None:
-            spread = spreads[item[0]] = _spread_key(state.rater_id, item[0])
+            spread = spreads[question_id] = _spread_key(state.rater_id, question_id)
         return spread
 
-    question_id, reason, to_show, _ = min(group, key=spread_of)
+    group = [(spread_of(q), q, reason, to_show) for q, reason, to_show in front]
+    group += [(spread, q, reason, to_show) for rank, q, reason, to_show, spread in own if rank == best]
+    _, question_id, reason, to_show = min(group, key=lambda item: item[0])
     return best[0], question_id, reason, to_show
 
 
