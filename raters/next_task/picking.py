@@ -54,7 +54,7 @@ from raters.next_task.task import (
     Task,
     shuffled,
 )
-from raters.next_task.untouched import skipping, untouched
+from raters.next_task.untouched import untouched
 from ratings.models import Skip
 
 __all__ = [
@@ -294,11 +294,12 @@ def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, 
     computed only among the questions tied there."""
     excluded = set(exclude)
     touched = {q for q, _ in state.mine}
-    skip = skipping(state.skipped, excluded, split=split, splits=state.questions)
     best: tuple | None = None
     own: list[tuple[tuple, int, str, list[int], bytes]] = []
     for question_id in touched:
-        if question_id not in state.questions or skip(question_id):
+        if question_id not in state.questions or question_id in state.skipped or question_id in excluded:
+            continue
+        if split and state.questions[question_id][1] != split:
             continue
         priority, key, reason, to_show = _assess(state, question_id)
         if priority is None or not to_show:
@@ -312,11 +313,6 @@ def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, 
            c.overlap_fraction, state.k, state.table_key, state.judge_disputed, state.judge_uncertain)  # fmt: skip
     kept = untouched(c.pk, key)
     free = _State(**{**state.__dict__, "mine": set()})
-    with kept.lock:
-        kept.sync(state.labels, state.questions, lambda question_id: _assess(free, question_id))
-        best, front = kept.front(skip=lambda q: q in touched or skip(q), best=best)
-    if best is None:
-        return None
     spreads = _SPREADS.setdefault(state.rater_id, {})
     if len(spreads) > _SPREADS_KEPT:
         spreads.clear()
@@ -327,7 +323,18 @@ def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, 
             spread = spreads[question_id] = _spread_key(state.rater_id, question_id)
         return spread
 
-    group = [(spread_of(q), q, reason, to_show) for q, reason, to_show in front]
+    group: list[tuple[bytes, int, str, list[int]]] = []
+    with kept.lock:
+        kept.sync(state.labels, state.questions, lambda question_id: _assess(free, question_id))
+        best, front = kept.front(
+            leave=touched | state.skipped | excluded, split=split, splits=state.questions, best=best
+        )
+        if front:
+            question_id = min(front, key=spread_of)
+            _, _, reason, to_show = kept.entries[question_id]
+            group.append((spread_of(question_id), question_id, reason, to_show))
+    if best is None:
+        return None
     group += [(spread, q, reason, to_show) for rank, q, reason, to_show, spread in own if rank == best]
     _, question_id, reason, to_show = min(group, key=lambda item: item[0])
     return best[0], question_id, reason, to_show

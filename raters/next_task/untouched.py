@@ -16,6 +16,7 @@ import threading
 from bisect import bisect_left, insort
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
+from math import inf
 
 # (priority, sort key, reason, answers to show) of one question, as ``picking._assess`` returns it.
 Assessment = tuple[int | None, tuple, str, list[int]]
@@ -24,7 +25,7 @@ Assessment = tuple[int | None, tuple, str, list[int]]
 @dataclass
 class Untouched:
     """One collection's kept assessments: ``entries`` {question id: (priority, key without the spread,
-    reason, answers to show)}, ``order`` the (priority, key without the spread, question id) of those
+    reason, answers to show)}, ``order`` the ((priority, key without the spread), question id) of those
     the queue offers (a priority and answers to show), sorted."""
 
     key: tuple
@@ -36,14 +37,14 @@ class Untouched:
     def _set(self, question_id: int, assessment: Assessment) -> None:
         old = self.entries.get(question_id)
         if old is not None and old[0] is not None and old[3]:
-            entry = (old[0], old[1], question_id)
+            entry = ((old[0], old[1]), question_id)
             at = bisect_left(self.order, entry)
             if at < len(self.order) and self.order[at] == entry:
                 del self.order[at]
         priority, key, reason, to_show = assessment
         self.entries[question_id] = (priority, key[:-1], reason, to_show)
         if priority is not None and to_show:
-            insort(self.order, (priority, key[:-1], question_id))
+            insort(self.order, ((priority, key[:-1]), question_id))
 
     def sync(self, labels: dict, questions: Iterable[int], assess: Callable[[int], Assessment]) -> None:
         """Bring the entries up to date with ``labels``: every question assessed the first time, then only
@@ -63,23 +64,39 @@ class Untouched:
         self.synced = labels
 
     def front(
-        self, *, skip: Callable[[int], bool], best: tuple | None
-    ) -> tuple[tuple | None, list[tuple[int, str, list[int]]]]:
-        """(the least (priority, key without the spread) among the offered questions ``skip`` leaves and
-        ``best``, the questions tied there: (question id, reason, answers to show)). ``best``: the least
-        rank of the questions the caller assessed itself (None: none)."""
-        group: list[tuple[int, str, list[int]]] = []
-        for priority, prefix, question_id in self.order:
-            if skip(question_id):
-                continue
-            rank = (priority, prefix)
+        self,
+        *,
+        leave: Container[int],
+        split: str,
+        splits: dict[int, tuple[str, str]],
+        best: tuple | None,
+    ) -> tuple[tuple | None, list[int]]:
+        """(the least (priority, key without the spread) among ``best`` and the offered questions not in
+        ``leave`` (and of ``split``, when given), the questions of the order tied there). ``best``:
+        the least rank of the questions the caller assessed itself (None: none).
+
+        Walks the order to the first question left in, then takes its rank's whole run of ties at once
+        (found by bisection), so a pick reads the front of the order, not every question."""
+        order = self.order
+        at = 0
+        while at < len(order):
+            rank, question_id = order[at]
             if best is not None and rank > best:
+                return best, []
+            left_out = question_id in leave or (split and splits[question_id][1] != split)
+            if not left_out:
                 break
-            if best is None or rank < best:
-                best, group = rank, []
-            _, _, reason, to_show = self.entries[question_id]
-            group.append((question_id, reason, to_show))
-        return best, group
+            at += 1
+        else:
+            return best, []
+        end = bisect_left(order, (rank, inf), lo=at)
+        if split:
+            group = [q for _, q in order[at:end] if q not in leave and splits[q][1] == split]
+        else:
+            group = [q for _, q in order[at:end] if q not in leave]
+        if best is None or rank < best:
+            return rank, group
+        return best, group  # rank == best: tied with the caller's own
 
 
 # Per process: collection id -> its kept assessments.
@@ -92,14 +109,3 @@ def untouched(collection_id: int, key: tuple) -> Untouched:
     if kept is None or kept.key != key:
         kept = _KEPT[collection_id] = Untouched(key)
     return kept
-
-
-def skipping(*sets: Container[int], split: str, splits: dict[int, tuple[str, str]]) -> Callable[[int], bool]:
-    """Whether a question is left out of a pick: in any of ``sets``, or (with ``split``) of another split."""
-
-    def skip(question_id: int) -> bool:
-        if any(question_id in s for s in sets):
-            return True
-        return bool(split) and splits[question_id][1] != split
-
-    return skip
