@@ -317,12 +317,6 @@ def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, 
     if len(spreads) > _SPREADS_KEPT:
         spreads.clear()
 
-    def spread_of(question_id: int) -> bytes:
-        spread = spreads.get(question_id)
-        if spread is None:
-            spread = spreads[question_id] = _spread_key(state.rater_id, question_id)
-        return spread
-
     group: list[tuple[bytes, int, str, list[int]]] = []
     with kept.lock:
         kept.sync(state.labels, state.questions, lambda question_id: _assess(free, question_id))
@@ -330,9 +324,12 @@ def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, 
             leave=touched | state.skipped | excluded, split=split, splits=state.questions, best=best
         )
         if front:
-            question_id = min(front, key=spread_of)
+            for q in front:
+                if q not in spreads:
+                    spreads[q] = _spread_key(state.rater_id, q)
+            question_id = min(front, key=spreads.__getitem__)
             _, _, reason, to_show = kept.entries[question_id]
-            group.append((spread_of(question_id), question_id, reason, to_show))
+            group.append((spreads[question_id], question_id, reason, to_show))
     if best is None:
         return None
     group += [(spread, q, reason, to_show) for rank, q, reason, to_show, spread in own if rank == best]
