@@ -6,9 +6,10 @@ every minute, and a worker's start).
 A build is for the collection's state when it starts; if a request saw a newer state meanwhile
 (``wanted``), the job builds again before it lets go, so the last change is never left unbuilt.
 
-A change queues the refresh without waiting for a rater: beat's sweep (``candidate_tables_stale_queue``,
-every minute) queues the refresh of every table that no longer matches its collection (an import, a new
-version or champion, an embeddings build, an evaluation), two queries a collection.
+A change queues the refresh without waiting for a rater: at once after its commit
+(``candidate_table_changed``, through ``raters.signals``), and beat's sweep (``candidate_tables_stale_queue``,
+every minute) queues the refresh of every table that still no longer matches its collection (an import, a
+new version or champion, an embeddings build, an evaluation), two queries a collection.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
+from corpus.models import Collection
 from jobs import failure_reason, heartbeat_rows, job_claim, stale_jobs_take_over
 from raters.models import CandidateTable, TableStatus
-from raters.next_task.table import is_fresh, refresh_request, small, table_build, table_state
+from raters.next_task.table import is_fresh, refresh_request, small, table_build, table_row, table_state
 
 logger = logging.getLogger(__name__)
 
@@ -85,3 +87,20 @@ def candidate_tables_stale_queue() -> int:
             continue
         queued += refresh_request(row=row, state=state)
     return queued
+
+
+def candidate_table_changed(*, collection_id: int) -> bool:
+    """Queue the refresh of the collection's table when a change left it out of date: the sweep's work
+    (``candidate_tables_stale_queue``) for one collection, right after the change; a large collection with
+    no table yet gets its row and first build too. A small collection's table is left to the request that
+    reads it (``table.small``). True when this call queued the job."""
+    collection = Collection.objects.filter(pk=collection_id).first()
+    if collection is None or small(collection):
+        return False
+    row = CandidateTable.objects.filter(collection=collection).defer("table", "run_top").first()
+    if row is None:
+        row = table_row(collection=collection)
+    state = table_state(collection=collection)
+    if is_fresh(row, state):
+        return False
+    return refresh_request(row=row, state=state)

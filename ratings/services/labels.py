@@ -125,6 +125,13 @@ def _labels_write_python(wanted: set[Pair]) -> dict[Pair, Label]:
     return {(label.question_id, label.answer_id): label for label in labels}
 
 
+def label_changes_mark(*, question_ids: Iterable[int]) -> None:
+    """Mark the questions' ratings or labels as changed by a write that did not go through the label
+    recomputation (a bench's bulk delete of a collection's ratings and labels), so the processes keeping
+    them (the rating queue) read them again. Call in the transaction of that write."""
+    _changes_mark(question_ids)
+
+
 def _changes_mark(question_ids: Iterable[int]) -> None:
     """Mark the questions' ratings and labels as changed by this transaction (``LabelChange``): on
     PostgreSQL with the transaction's id, elsewhere one more than the collection's highest mark (SQLite
