@@ -76,7 +76,7 @@ def labels_and_mine(*, collection: Collection, rater_id: int, key: tuple) -> tup
 
     Per call: one indexed read of the questions changed since (the older of the two positions kept), and
     when some did, their labels and the rater's ratings of them; a question's labels left unchanged stay
-    the same dict (callers may compare by identity)."""
+    the same dict (callers may compare by identity), also when everything is read again."""
     if connection.in_atomic_block:
         return _labels_read(collection.pk), _mine_read(collection.pk, rater_id)
     key = (collection.pk, collection.slug, collection.created_at, *key)
@@ -92,6 +92,11 @@ def labels_and_mine(*, collection: Collection, rater_id: int, key: tuple) -> tup
     many = len(changed) > CHANGED_READ_MAX
     if kept_labels is None or many:
         labels = _labels_read(collection.pk)
+        previous = _LABELS.get(collection.pk)
+        if previous is not None:  # a question's labels read again unchanged stay the same dict
+            for q, answers in labels.items():
+                if previous.labels.get(q) == answers:
+                    labels[q] = previous.labels[q]
     elif changed:
         labels = {q: answers for q, answers in kept_labels.labels.items() if q not in touched}
         labels.update(_labels_read(collection.pk, changed))

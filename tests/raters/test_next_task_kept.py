@@ -79,10 +79,12 @@ def test_labels_and_mine_start_again_when_the_key_moves(make_user):
     corpus = build_corpus(collection_create(name="Tiny", slug="tiny"))
     ann = make_user("ann")
     q, a, c = corpus.q, corpus.a, corpus.collection
+    rating_record(rater=ann, question=q["q1"], answer=a["d1"], stars=2)
     rating_record(rater=ann, question=q["q3"], answer=a["d5"], stars=1)
-    assert kept.labels_and_mine(collection=c, rater_id=ann.pk, key=("rank", 1))[0] == {
-        q["q3"].pk: {a["d5"].pk: (1, 0)}
-    }
+    before, _ = kept.labels_and_mine(collection=c, rater_id=ann.pk, key=("rank", 1))
+    assert before == {q["q1"].pk: {a["d1"].pk: (1, 0)}, q["q3"].pk: {a["d5"].pk: (1, 0)}}
     # An answer deleted takes its labels with it and writes no mark: the answers' marker moves the key.
     a["d5"].delete()
-    assert kept.labels_and_mine(collection=c, rater_id=ann.pk, key=("rank", 2)) == ({}, frozenset())
+    after, mine = kept.labels_and_mine(collection=c, rater_id=ann.pk, key=("rank", 2))
+    assert (after, mine) == ({q["q1"].pk: {a["d1"].pk: (1, 0)}}, {(q["q1"].pk, a["d1"].pk)})
+    assert after[q["q1"].pk] is before[q["q1"].pk]  # read again unchanged: the same dict
