@@ -8,7 +8,7 @@ of them (answers or questions deleted) moves the ``key`` the caller passes (the 
 and the questions' marker), which starts the keeping again. Inside a transaction (``atomic``) nothing
 is kept or used: what it reads may yet be rolled back.
 
-Each update makes new dicts and sets rather than changing the kept ones, so a thread still reading the
+Each update makes new dicts rather than changing the kept ones, so a thread still reading the
 previous ones (a threaded web worker) never sees them change under it.
 """
 
@@ -26,7 +26,8 @@ from ratings.selectors import label_changes
 
 # question id -> answer id -> (rater count, disagreement)
 Labels = dict[int, dict[int, tuple[int, int]]]
-Pairs = frozenset[tuple[int, int]]
+# question id -> the answer ids the rater rated
+Mine = dict[int, frozenset[int]]
 
 # More questions changed than this since the last call: everything is read again (one query, not chunks).
 CHANGED_READ_MAX = 2_000
@@ -42,15 +43,15 @@ class _KeptLabels:
 
 
 @dataclass(frozen=True)
-class _KeptPairs:
+class _KeptMine:
     key: tuple
     position: int
-    pairs: Pairs
+    mine: Mine
 
 
 # Per process: collection id -> its labels; (collection id, rater id) -> the rater's rated pairs.
 _LABELS: dict[int, _KeptLabels] = {}
-_MINE: dict[tuple[int, int], _KeptPairs] = {}
+_MINE: dict[tuple[int, int], _KeptMine] = {}
 
 
 def _labels_read(collection_id: int, questions: Iterable[int] | None = None) -> Labels:
@@ -63,20 +64,24 @@ def _labels_read(collection_id: int, questions: Iterable[int] | None = None) -> 
     return dict(labels)
 
 
-def _mine_read(collection_id: int, rater_id: int, questions: Iterable[int] | None = None) -> Pairs:
+def _mine_read(collection_id: int, rater_id: int, questions: Iterable[int] | None = None) -> Mine:
     rows = Rating.objects.filter(rater_id=rater_id, question__collection_id=collection_id)
     if questions is not None:
         rows = Rating.objects.filter(rater_id=rater_id, question_id__in=list(questions))
-    return frozenset(rows.values_list("question_id", "answer_id"))
+    mine: dict[int, set[int]] = defaultdict(set)
+    for q, a in rows.values_list("question_id", "answer_id"):
+        mine[q].add(a)
+    return {q: frozenset(answers) for q, answers in mine.items()}
 
 
-def labels_and_mine(*, collection: Collection, rater_id: int, key: tuple) -> tuple[Labels, Pairs]:
-    """({question id: {answer id: (rater count, disagreement)}} of the collection's labels, the (question
-    id, answer id) pairs the rater rated), as they stand now; kept while ``key`` stays equal.
+def labels_and_mine(*, collection: Collection, rater_id: int, key: tuple) -> tuple[Labels, Mine]:
+    """({question id: {answer id: (rater count, disagreement)}} of the collection's labels, {question id:
+    the answer ids the rater rated}), as they stand now; kept while ``key`` stays equal.
 
     Per call: one indexed read of the questions changed since (the older of the two positions kept), and
-    when some did, their labels and the rater's ratings of them; a question's labels left unchanged stay
-    the same dict (callers may compare by identity), also when everything is read again."""
+    when some did, their labels and the rater's ratings of them; a question's labels and the rater's
+    answers of it left unchanged stay the same dict and set (callers may compare by identity), the labels
+    also when everything is read again."""
     if connection.in_atomic_block:
         return _labels_read(collection.pk), _mine_read(collection.pk, rater_id)
     key = (collection.pk, collection.slug, collection.created_at, *key)
@@ -105,12 +110,12 @@ def labels_and_mine(*, collection: Collection, rater_id: int, key: tuple) -> tup
     if kept_mine is None or many:
         mine = _mine_read(collection.pk, rater_id)
     elif changed:
-        unchanged = {(q, a) for q, a in kept_mine.pairs if q not in touched}
-        mine = frozenset(unchanged | _mine_read(collection.pk, rater_id, changed))
+        mine = {q: answers for q, answers in kept_mine.mine.items() if q not in touched}
+        mine.update(_mine_read(collection.pk, rater_id, changed))
     else:
-        mine = kept_mine.pairs
+        mine = kept_mine.mine
     _LABELS[collection.pk] = _KeptLabels(key, position, labels)
     if len(_MINE) >= RATERS_KEPT:
         _MINE.clear()
-    _MINE[(collection.pk, rater_id)] = _KeptPairs(key, position, mine)
+    _MINE[(collection.pk, rater_id)] = _KeptMine(key, position, mine)
     return labels, mine

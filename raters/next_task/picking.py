@@ -29,7 +29,7 @@ from django.contrib.auth.models import User
 from corpus.models import Collection, Question, Split
 from raters.next_task.budget import budgeted, is_overlap_question
 from raters.next_task.judge_reads import judge_disputed_pairs, judge_uncertain_pairs
-from raters.next_task.kept import Labels, Pairs, labels_and_mine
+from raters.next_task.kept import Labels, Mine, labels_and_mine
 from raters.next_task.pool import top_k
 from raters.next_task.reasons import (
     REASON_ALL_RATED,
@@ -99,7 +99,7 @@ class _State:
     questions: dict[int, tuple[str, str]]  # id -> (external id, split)
     candidates: dict[int, list[int]]
     labels: Labels  # question -> answer -> (rater count, disagreement)
-    mine: Pairs | set[tuple[int, int]]
+    mine: Mine  # question -> the answers the rater rated
     skipped: set[int]
     run: dict[int, _RunResult] = field(default_factory=dict)
     # question -> answers where a judge's stars are DISPUTED_SPREAD or more from people's label
@@ -193,7 +193,7 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
     """(priority, sort key within the priority, reason, answers to show) of one question for the rater."""
     external_id, split = state.questions[question_id]
     labels = state.labels.get(question_id, {})
-    mine = state.mine
+    mine = state.mine.get(question_id, frozenset())
     run = state.run.get(question_id)
     target = state.target(question_id)
     spread_key = _spread_key(state.rater_id, question_id)
@@ -220,14 +220,14 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
     needs_raters = pool
     pool = _dedupe(pool, uncertain)
     # A page shows at most k answers; the rest of the pool comes on the next visit.
-    to_show = [a for a in pool if (question_id, a) not in mine][: state.k]
+    to_show = [a for a in pool if a not in mine][: state.k]
 
     k = state.k
     if unlabelled:
         reason = reason_unlabelled(count=len(unlabelled), k=k)
         return PRIORITY_UNLABELLED_IN_TEST, (-len(unlabelled), spread_key), reason, to_show
 
-    needing = [a for a in needs_raters if labels.get(a, (0, 0))[0] < target and (question_id, a) not in mine]
+    needing = [a for a in needs_raters if labels.get(a, (0, 0))[0] < target and a not in mine]
     if needing:
         reason = reason_few_raters(
             count=len(needing), target=target, overlap=state.is_overlap(question_id), split=split
@@ -239,22 +239,22 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
         spent = sum(count for count, _ in labels.values())
         return PRIORITY_FEW_RATERS, (spent, split != Split.TRAIN, spread_key), reason, to_show
 
-    disputed_open = [a for a in disputed if (question_id, a) not in mine]
+    disputed_open = [a for a in disputed if a not in mine]
     if disputed_open:
         reason = reason_disagreement(count=len(disputed_open))
         return PRIORITY_DISAGREEMENT, (-len(disputed_open), spread_key), reason, to_show
 
-    judged_open = [a for a in state.judge_disputed.get(question_id, []) if (question_id, a) not in mine]
+    judged_open = [a for a in state.judge_disputed.get(question_id, []) if a not in mine]
     if judged_open:
         reason = reason_judge_disagreement(count=len(judged_open))
         return PRIORITY_JUDGE_DISAGREEMENT, (-len(judged_open), spread_key), reason, to_show
 
-    uncertain_open = [a for a in uncertain if (question_id, a) not in mine]
+    uncertain_open = [a for a in uncertain if a not in mine]
     if uncertain_open:
         reason = reason_judge_uncertain(count=len(uncertain_open))
         return PRIORITY_JUDGE_UNCERTAIN, (-len(uncertain_open), spread_key), reason, to_show
 
-    if run is not None and run.ndcg is not None and any((question_id, a) not in mine for a in run_top):
+    if run is not None and run.ndcg is not None and any(a not in mine for a in run_top):
         reason = reason_low_ndcg(ndcg=run.ndcg, k=k)
         return PRIORITY_LOW_NDCG, (run.ndcg, spread_key), reason, to_show
 
@@ -283,17 +283,40 @@ _SPREADS: dict[int, dict[int, bytes]] = {}
 _SPREADS_KEPT = 200_000
 
 
+# Per process: (collection id, rater id) -> (the kept assessments' key, {question id: (its labels, the
+# rater's answers of it, the assessment)}) of the questions the rater rated (at most this many raters).
+_OWN: dict[tuple[int, int], tuple[tuple, dict[int, tuple]]] = {}
+_OWN_KEPT = 5_000
+
+
+def _own_assessments(collection_id: int, rater_id: int, key: tuple) -> dict[int, tuple]:
+    """The rater's own questions' kept assessments, for the same ``key`` as the untouched ones: an entry
+    serves while the question's labels and the rater's answers of it are the very objects it was made with
+    (``kept``: replaced only when the question's ratings changed)."""
+    kept = _OWN.get((collection_id, rater_id))
+    if kept is None or kept[0] != key:
+        if len(_OWN) >= _OWN_KEPT:
+            _OWN.clear()
+        kept = _OWN[(collection_id, rater_id)] = (key, {})
+    return kept[1]
+
+
 def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, str, list[int]] | None:
     """``_ranked(state, exclude, split)[0]`` without assessing every question again on every call.
 
     A question the rater never rated nor skipped is assessed as it is for any such rater, except the
     rater's own spread key, the last part of every sort key: those assessments are kept per process in
     pick order (:mod:`.untouched`), redone only for the questions whose labels changed. The rater's own
-    questions are assessed afresh. The pick is the least (priority, sort key): the least (priority, key
-    without the spread) first, from the rater's own and the front of the kept order, then the spread
-    computed only among the questions tied there."""
+    questions are assessed with their ratings, kept per rater while their labels and ratings stay
+    (``_own_assessments``). The pick is the least (priority, sort key): the least (priority, key without
+    the spread) first, from the rater's own and the front of the kept order, then the spread computed
+    only among the questions tied there."""
     excluded = set(exclude)
-    touched = {q for q, _ in state.mine}
+    touched = state.mine.keys()
+    c = state.collection
+    key = (c.pk, c.slug, c.created_at, c.rating_budget, c.target_raters, c.overlap_target_raters,
+           c.overlap_fraction, state.k, state.table_key, state.judge_disputed, state.judge_uncertain)  # fmt: skip
+    own_kept = _own_assessments(c.pk, state.rater_id, key)
     best: tuple | None = None
     own: list[tuple[tuple, int, str, list[int], bytes]] = []
     for question_id in touched:
@@ -301,18 +324,19 @@ def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, 
             continue
         if split and state.questions[question_id][1] != split:
             continue
-        priority, key, reason, to_show = _assess(state, question_id)
+        labels, mine = state.labels.get(question_id), state.mine[question_id]
+        hit = own_kept.get(question_id)
+        if hit is None or hit[0] is not labels or hit[1] is not mine:
+            hit = own_kept[question_id] = (labels, mine, _assess(state, question_id))
+        priority, sort_key, reason, to_show = hit[2]
         if priority is None or not to_show:
             continue
-        rank = (priority, key[:-1])
-        own.append((rank, question_id, reason, to_show, key[-1]))
+        rank = (priority, sort_key[:-1])
+        own.append((rank, question_id, reason, to_show, sort_key[-1]))
         if best is None or rank < best:
             best = rank
-    c = state.collection
-    key = (c.pk, c.slug, c.created_at, c.rating_budget, c.target_raters, c.overlap_target_raters,
-           c.overlap_fraction, state.k, state.table_key, state.judge_disputed, state.judge_uncertain)  # fmt: skip
     kept = untouched(c.pk, key)
-    free = _State(**{**state.__dict__, "mine": set()})
+    free = _State(**{**state.__dict__, "mine": {}})
     spreads = _SPREADS.setdefault(state.rater_id, {})
     if len(spreads) > _SPREADS_KEPT:
         spreads.clear()
@@ -387,7 +411,7 @@ def task_for_question(*, collection: Collection, rater: User, question: Question
         pool = _dedupe(
             state.candidates.get(question.pk, []),
             state.run[question.pk].top if question.pk in state.run else [],
-            (a for q, a in state.mine if q == question.pk),
+            state.mine.get(question.pk, ()),
         )
         to_show = pool
         reason = reason or REASON_ALL_RATED
@@ -409,5 +433,5 @@ def rater_overview(*, collection: Collection, rater: User) -> Overview:
         pairs_total=len(pairs),
         pairs_rated=rated,
         questions_waiting=len(_ranked(state)),
-        my_ratings=len(state.mine),
+        my_ratings=sum(len(answers) for answers in state.mine.values()),
     )

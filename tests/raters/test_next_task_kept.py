@@ -1,5 +1,6 @@
 """``labels_and_mine``: the collection's labels and a rater's rated pairs kept per process, equal to a
-fresh read after writes from other connections, including a transaction that commits after the read."""
+fresh read ({question id: {answer id: (rater count, disagreement)}}, {question id: {answer ids rated}})
+after writes from other connections, including a transaction that commits after the read."""
 
 from __future__ import annotations
 
@@ -41,11 +42,11 @@ def test_labels_and_mine_follow_other_connections_writes(make_user):
     def keep(rater_id: int):
         return kept.labels_and_mine(collection=c, rater_id=rater_id, key=("rank", 1))
 
-    assert keep(ann.pk) == ({q["q1"].pk: {a["d1"].pk: (1, 0)}}, {(q["q1"].pk, a["d1"].pk)})
+    assert keep(ann.pk) == ({q["q1"].pk: {a["d1"].pk: (1, 0)}}, {q["q1"].pk: {a["d1"].pk}})
     with CaptureQueriesContext(connection) as nothing_changed:
         labels, mine = keep(ann.pk)
     assert len(nothing_changed) == 1  # the feed only: no label or rating read
-    assert mine == {(q["q1"].pk, a["d1"].pk)}
+    assert mine == {q["q1"].pk: {a["d1"].pk}}
 
     # bob's rating is written in a transaction that stays open while ann's queue reads, and commits after.
     written, go = threading.Event(), threading.Event()
@@ -65,14 +66,14 @@ def test_labels_and_mine_follow_other_connections_writes(make_user):
     thread.join(30)
     assert keep(ann.pk) == (
         {q["q1"].pk: {a["d1"].pk: (2, 3)}, q["q2"].pk: {a["d3"].pk: (1, 0)}},
-        {(q["q1"].pk, a["d1"].pk)},
+        {q["q1"].pk: {a["d1"].pk}},
     )
-    assert keep(bob.pk)[1] == {(q["q1"].pk, a["d1"].pk), (q["q2"].pk, a["d3"].pk)}
+    assert keep(bob.pk)[1] == {q["q1"].pk: {a["d1"].pk}, q["q2"].pk: {a["d3"].pk}}
 
     # An undo on another connection removes bob's first rating of q2, and with it the label.
     _in_thread(lambda: rating_undo(rater=bob, question=q["q2"], answer=a["d3"]))
-    assert keep(ann.pk) == ({q["q1"].pk: {a["d1"].pk: (2, 3)}}, {(q["q1"].pk, a["d1"].pk)})
-    assert keep(bob.pk)[1] == {(q["q1"].pk, a["d1"].pk)}
+    assert keep(ann.pk) == ({q["q1"].pk: {a["d1"].pk: (2, 3)}}, {q["q1"].pk: {a["d1"].pk}})
+    assert keep(bob.pk)[1] == {q["q1"].pk: {a["d1"].pk}}
 
 
 def test_labels_and_mine_start_again_when_the_key_moves(make_user):
@@ -86,5 +87,5 @@ def test_labels_and_mine_start_again_when_the_key_moves(make_user):
     # An answer deleted takes its labels with it and writes no mark: the answers' marker moves the key.
     a["d5"].delete()
     after, mine = kept.labels_and_mine(collection=c, rater_id=ann.pk, key=("rank", 2))
-    assert (after, mine) == ({q["q1"].pk: {a["d1"].pk: (1, 0)}}, {(q["q1"].pk, a["d1"].pk)})
+    assert (after, mine) == ({q["q1"].pk: {a["d1"].pk: (1, 0)}}, {q["q1"].pk: {a["d1"].pk}})
     assert after[q["q1"].pk] is before[q["q1"].pk]  # read again unchanged: the same dict
