@@ -21,7 +21,9 @@ def collection_state_announce(*, collection_id: int) -> None:
     outside one; never when it rolls back). A receiver's error is logged, never raised into the writer."""
 
     def send() -> None:
-        for receiver, result in collection_state_changed.send_robust(sender=None, collection_id=collection_id):
+        for receiver, result in collection_state_changed.send_robust(
+            sender=None, collection_id=collection_id
+        ):
             if isinstance(result, Exception):
                 logger.error(
                     "collection %s: %r failed on its change", collection_id, receiver, exc_info=result
