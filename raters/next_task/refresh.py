@@ -23,7 +23,7 @@ from django.utils import timezone
 from corpus.models import Collection
 from jobs import failure_reason, heartbeat_rows, job_claim, stale_jobs_take_over
 from raters.models import CandidateTable, TableStatus
-from raters.next_task.table import is_fresh, refresh_request, small, table_build, table_row, table_state
+from raters.next_task.table import is_fresh, refresh_request, small, table_build, table_state
 
 logger = logging.getLogger(__name__)
 
@@ -91,15 +91,16 @@ def candidate_tables_stale_queue() -> int:
 
 def candidate_table_changed(*, collection_id: int) -> bool:
     """Queue the refresh of the collection's table when a change left it out of date: the sweep's work
-    (``candidate_tables_stale_queue``) for one collection, right after the change; a large collection with
-    no table yet gets its row and first build too. A small collection's table is left to the request that
-    reads it (``table.small``). True when this call queued the job."""
-    collection = Collection.objects.filter(pk=collection_id).first()
-    if collection is None or small(collection):
+    (``candidate_tables_stale_queue``) for one collection, right after the change. A collection with no
+    table built yet is left to the first request that reads it (which queues the first build, and says
+    the queue is being prepared), and a small collection's table to the request that reads it
+    (``table.small``: it ranks in a moment). True when this call queued the job."""
+    row = CandidateTable.objects.filter(collection_id=collection_id).defer("table", "run_top").first()
+    if row is None or row.built_at is None:
         return False
-    row = CandidateTable.objects.filter(collection=collection).defer("table", "run_top").first()
-    if row is None:
-        row = table_row(collection=collection)
+    collection = Collection.objects.get(pk=collection_id)
+    if small(collection):
+        return False
     state = table_state(collection=collection)
     if is_fresh(row, state):
         return False

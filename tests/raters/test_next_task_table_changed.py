@@ -56,3 +56,12 @@ def test_table_changed_leaves_a_fresh_table_and_a_small_collection(corpus, built
     settings.QUEUE_INLINE_MAX_ANSWERS = 5000  # small: its request builds it in a moment
     answers_upsert(collection=corpus.collection, records=[AnswerRecord("new-1", "Wing", "wing lift")])
     assert _status_and_wanted(built)[0] == "ready"
+
+
+def test_table_changed_leaves_a_collection_with_no_table_to_its_first_request(
+    corpus, builtin_ranker, settings
+):
+    settings.QUEUE_INLINE_MAX_ANSWERS = 0
+    answers_upsert(collection=corpus.collection, records=[AnswerRecord("new-1", "Wing", "wing lift")])
+    assert not CandidateTable.objects.filter(collection=corpus.collection).exists()
+    assert served(collection=corpus.collection).freshness == "preparing"
