@@ -143,7 +143,7 @@ from rankers.services import ranker_create, ranker_training_settings_set  # noqa
 from raters.next_task import pool  # noqa: E402
 from raters.next_task.picking import next_task  # noqa: E402
 from ratings.models import Label, Rating  # noqa: E402
-from ratings.services import rating_record  # noqa: E402
+from ratings.services import label_changes_mark, rating_record  # noqa: E402
 from trainer import services as trainer_services  # noqa: E402
 from trainer.services import (  # noqa: E402
     TrainingRefused,
@@ -261,6 +261,9 @@ def cranfield_collection(name: str) -> tuple[Collection, Truth]:
         truth.setdefault(qid, {})[aid] = gain
     Rating.objects.filter(question__collection=collection).delete()
     Label.objects.filter(question__collection=collection).delete()
+    label_changes_mark(
+        question_ids=Question.objects.filter(collection=collection).values_list("pk", flat=True)
+    )
     return collection, truth
 
 
@@ -690,6 +693,9 @@ def _run(
     print(f"upper bound: {upper.method}, {upper.label_count} labels, {time.perf_counter() - started:.1f} s")
     Rating.objects.filter(question__collection=collection).delete()
     Label.objects.filter(question__collection=collection).delete()
+    label_changes_mark(
+        question_ids=Question.objects.filter(collection=collection).values_list("pk", flat=True)
+    )
 
     scorer = TruthScorer(collection, truth)
     result.scored_questions = len(scorer.questions)

@@ -21,6 +21,7 @@ from corpus.formats.rnr import parse_rnr_documents, parse_rnr_ground_truth
 from corpus.formats.rre import parse_rre_ratings
 from corpus.formats.trec import parse_trec_corpus, parse_trec_qrels, parse_trec_topics
 from corpus.models import Answer, Collection, Membership, Question, Role, Split
+from jobs import collection_state_announce
 
 
 def split_for(*, collection_slug: str, external_id: str, test_fraction: float) -> str:
@@ -64,6 +65,7 @@ def collection_changed(*, collection_id: int, answers: bool = False, questions: 
         changes["questions_version"] = F("questions_version") + 1
     if changes:
         Collection.objects.filter(pk=collection_id).update(**changes)
+        collection_state_announce(collection_id=collection_id)
 
 
 # External ids looked up per query: well under PostgreSQL's and SQLite's limits on a query's parameters.

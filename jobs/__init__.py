@@ -9,12 +9,15 @@ job keeps only what is its own. One subject per module:
   whose worker is gone (``stale_jobs_take_over``, ``rows_take_over``, ``queued_lost``, ``stale_since``; on a worker's start,
   ``resume_on_start``).
 * :mod:`.heartbeat` – a held job's heartbeat, on a timer (``heartbeat``, ``heartbeat_rows``).
+* :mod:`.changes` – a collection's state changed (``collection_state_announce``, after the commit), so
+  the derived state kept of it (the rating queue's candidate table) is refreshed without waiting.
 * :mod:`.reasons` – a job's failure in words for a person (``failure_reason``: no class name, no errno).
 * :mod:`.models` – the job rows' common fields, as abstract models (``Job``, ``WorkerJob``); imported
   from there, by the apps' models.
 """
 
 from jobs.broker import BrokerUnreachable, broker_check
+from jobs.changes import collection_state_announce, collection_state_changed
 from jobs.claim import (
     FAILED,
     QUEUED,
@@ -38,6 +41,8 @@ __all__ = [
     "JobUnavailable",
     "beat_interval",
     "broker_check",
+    "collection_state_announce",
+    "collection_state_changed",
     "broker_require",
     "enqueue_after_commit",
     "failure_reason",

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from corpus.models import Answer, Question
+from corpus.models import Answer, Collection, Question
 
 STAR_WORDS = {0: "incorrect", 1: "right topic", 2: "good", 3: "perfect"}
 # A rater's note on a rating is a remark ("about a different aircraft"), not an essay.
@@ -120,6 +120,28 @@ class Label(models.Model):
 
     def __str__(self) -> str:
         return f"{self.question_id}/{self.answer_id}: {self.gain}"
+
+
+class LabelChange(models.Model):
+    """A question whose ratings or labels changed, and the mark of the last write that changed them: the
+    feed through which a process keeps a collection's labels and each rater's rated pairs up to date by
+    reading only what changed (``ratings.selectors.label_changes``). Written by the one label recomputation
+    (``ratings.services.labels``), which every rating write, undo and trust change goes through.
+
+    ``mark`` on PostgreSQL: the writing transaction's id (``pg_current_xact_id()``), so a reader that
+    remembers the oldest transaction still running when it read (its snapshot's xmin) finds every change
+    committed since, in whatever order transactions commit; elsewhere (SQLite, which runs one writer at a
+    time): one more than the collection's highest mark."""
+
+    question = models.OneToOneField(Question, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="+", db_index=False)
+    mark = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["collection", "mark"], name="label_change_feed")]
+
+    def __str__(self) -> str:
+        return f"labels of {self.question_id} changed at {self.mark}"
 
 
 class Skip(models.Model):

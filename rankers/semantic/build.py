@@ -12,7 +12,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from corpus.models import Answer, Collection
-from jobs import job_claim, rows_take_over, stale_since
+from jobs import collection_state_announce, job_claim, rows_take_over, stale_since
 from rankers.embedding import (
     DIMENSION,
     EmbeddingUnavailable,
@@ -203,6 +203,7 @@ def embeddings_assemble(*, build_id: int) -> bool:
             finished_at=finished,
             seconds=round((finished - (build.started_at or finished)).total_seconds(), 3),
         )
+        collection_state_announce(collection_id=build.collection_id)
     for part in range(build.parts_total):
         _part_file(build.collection_id, build.fingerprint, part).unlink(missing_ok=True)
     _plan_file(build.collection_id, build.fingerprint).unlink(missing_ok=True)

@@ -5,7 +5,10 @@
 * :mod:`.term_overlap` – each question's top k by shared rare terms, until a ranker can answer.
 * :mod:`.pool` – a question's pool: the pooled versions' top k interleaved (term overlap until a ranker answers).
 * :mod:`.table` – the candidate table as requests read it: persisted, its state, the previous one serving.
-* :mod:`.refresh` – the job that builds the table in the background (claim, heartbeat, take-over).
+* :mod:`.refresh` – the job that builds the table in the background (claim, heartbeat, take-over), queued
+  right after a change (``raters.signals``) and by beat's sweep.
+* :mod:`.kept` – the labels and each rater's rated answers, kept per process, read again only where changed.
+* :mod:`.untouched` – the questions' assessments for a rater who never rated them, kept in pick order.
 * :mod:`.budget` – the agreement sample, the rating budget per question, and where a budget goes.
 * :mod:`.judge_reads` – the pairs a judge (a model) sends to people: its disputes and its least sure grades.
 * :mod:`.reasons` – the plain words shown to a rater for why a question was chosen.

@@ -21,7 +21,6 @@ of raters or disputed). A page shows at most k answers at a time, shuffled.
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -30,6 +29,7 @@ from django.contrib.auth.models import User
 from corpus.models import Collection, Question, Split
 from raters.next_task.budget import budgeted, is_overlap_question
 from raters.next_task.judge_reads import judge_disputed_pairs, judge_uncertain_pairs
+from raters.next_task.kept import Labels, Mine, labels_and_mine
 from raters.next_task.pool import top_k
 from raters.next_task.reasons import (
     REASON_ALL_RATED,
@@ -54,7 +54,8 @@ from raters.next_task.task import (
     Task,
     shuffled,
 )
-from ratings.models import Label, Rating, Skip
+from raters.next_task.untouched import untouched
+from ratings.models import Skip
 
 __all__ = [
     "Overview",
@@ -97,8 +98,8 @@ class _State:
     k: int
     questions: dict[int, tuple[str, str]]  # id -> (external id, split)
     candidates: dict[int, list[int]]
-    labels: dict[int, dict[int, tuple[int, int]]]  # question -> answer -> (rater count, disagreement)
-    mine: set[tuple[int, int]]
+    labels: Labels  # question -> answer -> (rater count, disagreement)
+    mine: Mine  # question -> the answers the rater rated
     skipped: set[int]
     run: dict[int, _RunResult] = field(default_factory=dict)
     # question -> answers where a judge's stars are DISPUTED_SPREAD or more from people's label
@@ -145,15 +146,9 @@ _RUNS: dict[int, tuple[tuple, dict[int, _RunResult]]] = {}
 def _load(collection: Collection, rater: User) -> _State:
     table = served(collection=collection)
     questions = _questions(collection, table.questions_version)
-    labels: dict[int, dict[int, tuple[int, int]]] = defaultdict(dict)
-    for q, a, count, spread in Label.objects.filter(question__collection=collection).values_list(
-        "question_id", "answer_id", "rater_count", "disagreement"
-    ):
-        labels[q][a] = (count, spread)
-    mine = set(
-        Rating.objects.filter(rater=rater, question__collection=collection).values_list(
-            "question_id", "answer_id"
-        )
+    # Kept per process and brought up to date from the questions changed since (not every label read).
+    labels, mine = labels_and_mine(
+        collection=collection, rater_id=rater.pk, key=(table.state.get("rank"), table.questions_version)
     )
     skipped = set(
         Skip.objects.filter(rater=rater, question__collection=collection).values_list(
@@ -198,7 +193,7 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
     """(priority, sort key within the priority, reason, answers to show) of one question for the rater."""
     external_id, split = state.questions[question_id]
     labels = state.labels.get(question_id, {})
-    mine = state.mine
+    mine = state.mine.get(question_id, frozenset())
     run = state.run.get(question_id)
     target = state.target(question_id)
     spread_key = _spread_key(state.rater_id, question_id)
@@ -225,14 +220,14 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
     needs_raters = pool
     pool = _dedupe(pool, uncertain)
     # A page shows at most k answers; the rest of the pool comes on the next visit.
-    to_show = [a for a in pool if (question_id, a) not in mine][: state.k]
+    to_show = [a for a in pool if a not in mine][: state.k]
 
     k = state.k
     if unlabelled:
         reason = reason_unlabelled(count=len(unlabelled), k=k)
         return PRIORITY_UNLABELLED_IN_TEST, (-len(unlabelled), spread_key), reason, to_show
 
-    needing = [a for a in needs_raters if labels.get(a, (0, 0))[0] < target and (question_id, a) not in mine]
+    needing = [a for a in needs_raters if labels.get(a, (0, 0))[0] < target and a not in mine]
     if needing:
         reason = reason_few_raters(
             count=len(needing), target=target, overlap=state.is_overlap(question_id), split=split
@@ -244,22 +239,22 @@ def _assess(state: _State, question_id: int) -> tuple[int | None, tuple, str, li
         spent = sum(count for count, _ in labels.values())
         return PRIORITY_FEW_RATERS, (spent, split != Split.TRAIN, spread_key), reason, to_show
 
-    disputed_open = [a for a in disputed if (question_id, a) not in mine]
+    disputed_open = [a for a in disputed if a not in mine]
     if disputed_open:
         reason = reason_disagreement(count=len(disputed_open))
         return PRIORITY_DISAGREEMENT, (-len(disputed_open), spread_key), reason, to_show
 
-    judged_open = [a for a in state.judge_disputed.get(question_id, []) if (question_id, a) not in mine]
+    judged_open = [a for a in state.judge_disputed.get(question_id, []) if a not in mine]
     if judged_open:
         reason = reason_judge_disagreement(count=len(judged_open))
         return PRIORITY_JUDGE_DISAGREEMENT, (-len(judged_open), spread_key), reason, to_show
 
-    uncertain_open = [a for a in uncertain if (question_id, a) not in mine]
+    uncertain_open = [a for a in uncertain if a not in mine]
     if uncertain_open:
         reason = reason_judge_uncertain(count=len(uncertain_open))
         return PRIORITY_JUDGE_UNCERTAIN, (-len(uncertain_open), spread_key), reason, to_show
 
-    if run is not None and run.ndcg is not None and any((question_id, a) not in mine for a in run_top):
+    if run is not None and run.ndcg is not None and any(a not in mine for a in run_top):
         reason = reason_low_ndcg(ndcg=run.ndcg, k=k)
         return PRIORITY_LOW_NDCG, (run.ndcg, spread_key), reason, to_show
 
@@ -283,85 +278,86 @@ def _ranked(
     return ranked
 
 
-# Per process: collection id -> (its queue settings, table and judges' pairs, {question id: (its labels,
-# priority, sort key without the rater's spread, reason, answers to show)}): the assessment of a question
-# as any rater who never rated it sees it, kept while its labels and the rest stay equal.
-_UNTOUCHED: dict[int, tuple[tuple, dict[int, tuple]]] = {}
-
-
 # Per process: rater id -> {question id: ``_spread_key``}, a pure function kept (at most this many a rater).
 _SPREADS: dict[int, dict[int, bytes]] = {}
 _SPREADS_KEPT = 200_000
 
 
-def _untouched_assessments(state: _State) -> dict[int, tuple]:
-    """This process's kept assessments of the collection's questions, emptied when anything but the labels
-    changed: the queue's settings, the table (pools and the evaluation's top k), the judges' pairs."""
-    c = state.collection
-    key = (c.pk, c.slug, c.created_at, c.rating_budget, c.target_raters, c.overlap_target_raters,
-           c.overlap_fraction, state.k, state.table_key, state.judge_disputed, state.judge_uncertain)  # fmt: skip
-    cached = _UNTOUCHED.get(c.pk)
-    if cached is None or cached[0] != key:
-        cached = (key, {})
-        _UNTOUCHED[c.pk] = cached
-    return cached[1]
+# Per process: (collection id, rater id) -> (the kept assessments' key, {question id: (its labels, the
+# rater's answers of it, the assessment)}) of the questions the rater rated (at most this many raters).
+_OWN: dict[tuple[int, int], tuple[tuple, dict[int, tuple]]] = {}
+_OWN_KEPT = 5_000
+
+
+def _own_assessments(collection_id: int, rater_id: int, key: tuple) -> dict[int, tuple]:
+    """The rater's own questions' kept assessments, for the same ``key`` as the untouched ones: an entry
+    serves while the question's labels and the rater's answers of it are the very objects it was made with
+    (``kept``: replaced only when the question's ratings changed)."""
+    kept = _OWN.get((collection_id, rater_id))
+    if kept is None or kept[0] != key:
+        if len(_OWN) >= _OWN_KEPT:
+            _OWN.clear()
+        kept = _OWN[(collection_id, rater_id)] = (key, {})
+    return kept[1]
 
 
 def _pick(state: _State, exclude: Iterable[int], split: str) -> tuple[int, int, str, list[int]] | None:
     """``_ranked(state, exclude, split)[0]`` without assessing every question again on every call.
 
     A question the rater never rated nor skipped is assessed as it is for any such rater, except the
-    rater's own spread key, the last part of every sort key: that assessment is kept per process while the
-    question's inputs are equal (``_untouched_assessments``). The rater's own questions are assessed
-    afresh. The pick is the least (priority, sort key): the least (priority, key without the spread) first,
-    then the spread computed only among the questions tied there."""
+    rater's own spread key, the last part of every sort key: those assessments are kept per process in
+    pick order (:mod:`.untouched`), redone only for the questions whose labels changed. The rater's own
+    questions are assessed with their ratings, kept per rater while their labels and ratings stay
+    (``_own_assessments``). The pick is the least (priority, sort key): the least (priority, key without
+    the spread) first, from the rater's own and the front of the kept order, then the spread computed
+    only among the questions tied there."""
     excluded = set(exclude)
-    touched = {q for q, _ in state.mine}
-    free = _State(**{**state.__dict__, "mine": set()})
-    cache = _untouched_assessments(state)
+    touched = state.mine.keys()
+    c = state.collection
+    key = (c.pk, c.slug, c.created_at, c.rating_budget, c.target_raters, c.overlap_target_raters,
+           c.overlap_fraction, state.k, state.table_key, state.judge_disputed, state.judge_uncertain)  # fmt: skip
+    own_kept = _own_assessments(c.pk, state.rater_id, key)
     best: tuple | None = None
-    group: list[tuple[int, str, list[int], bytes | None]] = []
-    for question_id, (_, question_split) in state.questions.items():
-        if question_id in state.skipped or question_id in excluded:
+    own: list[tuple[tuple, int, str, list[int], bytes]] = []
+    for question_id in touched:
+        if question_id not in state.questions or question_id in state.skipped or question_id in excluded:
             continue
-        if split and question_split != split:
+        if split and state.questions[question_id][1] != split:
             continue
-        spread: bytes | None = None
-        if question_id in touched:
-            priority, key, reason, to_show = _assess(state, question_id)
-            if priority is None or not to_show:
-                continue
-            prefix, spread = key[:-1], key[-1]
-        else:
-            inputs = state.labels.get(question_id)  # the rest is the same for every kept assessment
-            hit = cache.get(question_id)
-            if hit is None or hit[0] != inputs:
-                priority, key, reason, to_show = _assess(free, question_id)
-                hit = (inputs, priority, key[:-1], reason, to_show)
-                cache[question_id] = hit
-            _, priority, prefix, reason, to_show = hit
-            if priority is None or not to_show:
-                continue
-        rank = (priority, prefix)
+        labels, mine = state.labels.get(question_id), state.mine[question_id]
+        hit = own_kept.get(question_id)
+        if hit is None or hit[0] is not labels or hit[1] is not mine:
+            hit = own_kept[question_id] = (labels, mine, _assess(state, question_id))
+        priority, sort_key, reason, to_show = hit[2]
+        if priority is None or not to_show:
+            continue
+        rank = (priority, sort_key[:-1])
+        own.append((rank, question_id, reason, to_show, sort_key[-1]))
         if best is None or rank < best:
-            best, group = rank, [(question_id, reason, to_show, spread)]
-        elif rank == best:
-            group.append((question_id, reason, to_show, spread))
-    if best is None:
-        return None
+            best = rank
+    kept = untouched(c.pk, key)
+    free = _State(**{**state.__dict__, "mine": {}})
     spreads = _SPREADS.setdefault(state.rater_id, {})
     if len(spreads) > _SPREADS_KEPT:
         spreads.clear()
 
-    def spread_of(item: tuple[int, str, list[int], bytes | None]) -> bytes:
-        if item[3] is not None:
-            return item[3]
-        spread = spreads.get(item[0])
-        if spread is None:
-            spread = spreads[item[0]] = _spread_key(state.rater_id, item[0])
-        return spread
-
-    question_id, reason, to_show, _ = min(group, key=spread_of)
+    group: list[tuple[bytes, int, str, list[int]]] = []
+    with kept.lock:
+        kept.sync(state.labels, state.questions, lambda question_id: _assess(free, question_id))
+        best, front = kept.front(
+            leave=touched | state.skipped | excluded, split=split, splits=state.questions, best=best
+        )
+        if front:
+            for q in front:
+                if q not in spreads:
+                    spreads[q] = _spread_key(state.rater_id, q)
+            question_id = min(front, key=spreads.__getitem__)
+            _, _, reason, to_show = kept.entries[question_id]
+            group.append((spreads[question_id], question_id, reason, to_show))
+    if best is None:
+        return None
+    group += [(spread, q, reason, to_show) for rank, q, reason, to_show, spread in own if rank == best]
+    _, question_id, reason, to_show = min(group, key=lambda item: item[0])
     return best[0], question_id, reason, to_show
 
 
@@ -415,7 +411,7 @@ def task_for_question(*, collection: Collection, rater: User, question: Question
         pool = _dedupe(
             state.candidates.get(question.pk, []),
             state.run[question.pk].top if question.pk in state.run else [],
-            (a for q, a in state.mine if q == question.pk),
+            state.mine.get(question.pk, ()),
         )
         to_show = pool
         reason = reason or REASON_ALL_RATED
@@ -437,5 +433,5 @@ def rater_overview(*, collection: Collection, rater: User) -> Overview:
         pairs_total=len(pairs),
         pairs_rated=rated,
         questions_waiting=len(_ranked(state)),
-        my_ratings=len(state.mine),
+        my_ratings=sum(len(answers) for answers in state.mine.values()),
     )

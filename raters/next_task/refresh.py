@@ -6,9 +6,10 @@ every minute, and a worker's start).
 A build is for the collection's state when it starts; if a request saw a newer state meanwhile
 (``wanted``), the job builds again before it lets go, so the last change is never left unbuilt.
 
-A change queues the refresh without waiting for a rater: beat's sweep (``candidate_tables_stale_queue``,
-every minute) queues the refresh of every table that no longer matches its collection (an import, a new
-version or champion, an embeddings build, an evaluation), two queries a collection.
+A change queues the refresh without waiting for a rater: at once after its commit
+(``candidate_table_changed``, through ``raters.signals``), and beat's sweep (``candidate_tables_stale_queue``,
+every minute) queues the refresh of every table that still no longer matches its collection (an import, a
+new version or champion, an embeddings build, an evaluation), two queries a collection.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
+from corpus.models import Collection
 from jobs import failure_reason, heartbeat_rows, job_claim, stale_jobs_take_over
 from raters.models import CandidateTable, TableStatus
 from raters.next_task.table import is_fresh, refresh_request, small, table_build, table_state
@@ -85,3 +87,21 @@ def candidate_tables_stale_queue() -> int:
             continue
         queued += refresh_request(row=row, state=state)
     return queued
+
+
+def candidate_table_changed(*, collection_id: int) -> bool:
+    """Queue the refresh of the collection's table when a change left it out of date: the sweep's work
+    (``candidate_tables_stale_queue``) for one collection, right after the change. A collection with no
+    table built yet is left to the first request that reads it (which queues the first build, and says
+    the queue is being prepared), and a small collection's table to the request that reads it
+    (``table.small``: it ranks in a moment). True when this call queued the job."""
+    row = CandidateTable.objects.filter(collection_id=collection_id).defer("table", "run_top").first()
+    if row is None or row.built_at is None:
+        return False
+    collection = Collection.objects.get(pk=collection_id)
+    if small(collection):
+        return False
+    state = table_state(collection=collection)
+    if is_fresh(row, state):
+        return False
+    return refresh_request(row=row, state=state)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, IntegerField, Subquery, Value
 from django.utils import timezone
 
@@ -57,18 +57,17 @@ def latest_run(*, collection: Collection, ranker: Ranker | None | bool = True):
     )
 
 
-def table_state(*, collection: Collection) -> dict:
-    """The collection's state a table is built for: {"rank": what decides the pools, as a digest,
-    "questions": the questions' change marker, "run": the latest evaluation's id}.
+# Per process: (collection id, ranker id) -> the SQL of ``_state_query`` and its parameters: building and
+# compiling that query through the ORM cost more CPU than running it, on every call of the queue.
+_STATE_SQL: dict[tuple[int, int | None], tuple[str, tuple]] = {}
 
-    What decides the pools: the collection's k and answers (their change marker, not a scan of them), the
-    default ranker (kind, config, champion), its versions (the latest and how many: the pooled ones follow
-    from them), the latest embeddings build (a version using embeddings ranks as BM25 until they are built).
-    Two queries, the same cost at any number of answers."""
-    ranker = default_ranker(collection=collection)
+
+def _state_query(collection: Collection, ranker: Ranker | None):
+    """The one query of ``table_state``: the collection's k and change markers, the ranker's latest version
+    and how many it has, the latest embeddings build, the latest evaluation of the ranker."""
     none = Value(None, output_field=IntegerField())
     versions = RankerVersion.objects.filter(ranker=ranker)
-    ndcg_k, answers_version, questions_version, latest, count, embeddings, run = (
+    return (
         Collection.objects.filter(pk=collection.pk)
         .annotate(
             latest=Subquery(versions.order_by("-created_at", "-id").values("id")[:1]) if ranker else none,
@@ -91,7 +90,36 @@ def table_state(*, collection: Collection) -> dict:
             else none,
         )
         .values_list("ndcg_k", "answers_version", "questions_version", "latest", "count", "embeddings", "run")
-        .get()
+    )
+
+
+def _state_row(collection: Collection, ranker: Ranker | None) -> tuple:
+    """``_state_query``'s one row, its SQL compiled once per process, collection and ranker (its values are
+    integers or NULL: no conversion from the database's types)."""
+    key = (collection.pk, ranker.pk if ranker else None)
+    compiled = _STATE_SQL.get(key)
+    if compiled is None:
+        compiled = _STATE_SQL[key] = _state_query(collection, ranker).query.sql_with_params()
+    sql, params = compiled
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        raise Collection.DoesNotExist(f"collection {collection.pk}")
+    return row
+
+
+def table_state(*, collection: Collection) -> dict:
+    """The collection's state a table is built for: {"rank": what decides the pools, as a digest,
+    "questions": the questions' change marker, "run": the latest evaluation's id}.
+
+    What decides the pools: the collection's k and answers (their change marker, not a scan of them), the
+    default ranker (kind, config, champion), its versions (the latest and how many: the pooled ones follow
+    from them), the latest embeddings build (a version using embeddings ranks as BM25 until they are built).
+    Two queries, the same cost at any number of answers."""
+    ranker = default_ranker(collection=collection)
+    ndcg_k, answers_version, questions_version, latest, count, embeddings, run = _state_row(
+        collection, ranker
     )
     described = (
         f"{collection.pk}:{ndcg_k}:{answers_version}:"

@@ -2,8 +2,10 @@
 
 * :mod:`.ratings` – labels, training progress, agreement, raters, notes and disagreements.
 * :mod:`.imports` – the imports of judgments: the questions the learner reads as complete, the imports listed.
+* :mod:`.changes` – the questions whose ratings or labels changed since a position (the queue's feed).
 """
 
+from .changes import label_changes
 from .imports import (
     ImportRow,
     complete_question_ids,
@@ -54,6 +56,7 @@ __all__ = [
     "ground_truth_rows",
     "imports_judging",
     "judge_replies",
+    "label_changes",
     "labels_by_question",
     "labels_for_collection",
     "leniency_by_rater",

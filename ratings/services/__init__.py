@@ -10,7 +10,8 @@
 * :mod:`.notes` – a rater's note on their rating, kept in the history.
 * :mod:`.history` – undo: the last change of a rating taken back.
 * :mod:`.skips` – "can't judge this question".
-* :mod:`.labels` – the median rule, which ratings count, and recomputing labels (SQL and Python).
+* :mod:`.labels` – the median rule, which ratings count, recomputing labels (SQL and Python), and the
+  marks of the questions whose ratings or labels changed (the rating queue's feed).
 * :mod:`.locks` – each pair's lock, and retrying a transaction PostgreSQL aborted (``RatingsBusy``).
 * :mod:`.validation` – what stars and a note may be.
 """
@@ -18,7 +19,7 @@
 from .history import rating_undo
 from .imports import ground_truth_import_record, ground_truth_import_set, ratings_import
 from .judge_ratings import judge_rating_record, judge_ratings_record, judge_trust_set
-from .labels import aggregate_stars, counted_stars, labels_recompute
+from .labels import aggregate_stars, counted_stars, label_changes_mark, labels_recompute
 from .locks import TRANSACTION_ATTEMPTS, RatingsBusy, is_retryable
 from .notes import rating_note_set
 from .record import rating_record, ratings_record
@@ -40,6 +41,7 @@ __all__ = [
     "judge_rating_record",
     "judge_ratings_record",
     "judge_trust_set",
+    "label_changes_mark",
     "labels_recompute",
     "question_skip",
     "rating_note_set",

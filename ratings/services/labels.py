@@ -5,6 +5,11 @@ single lenient rater can't lift a pair above what most raters said. People's rat
 judge's only when a trainer trusts it (``counted_stars``). On PostgreSQL the recomputation is one
 statement where the ratings are (``_labels_statement``, also prepared for the rating save in
 ``write``); elsewhere the same rule runs in Python. Both are tested to agree.
+
+Both also mark each question whose pairs they recomputed (``LabelChange``, ``_changes_mark``): whatever a
+write did to a pair's ratings, its label is recomputed here, so the mark is the feed of changes to ratings
+and labels that the rating queue reads (``ratings.selectors.label_changes``) instead of every label of the
+collection on every call.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from ratings.models import JudgeAccount, Label, Rating
+from corpus.models import Question
+from ratings.models import JudgeAccount, Label, LabelChange, Rating
 
 Pair = tuple[int, int]  # (question_id, answer_id)
 
@@ -115,7 +121,38 @@ def _labels_write_python(wanted: set[Pair]) -> dict[Pair, Label]:
     unrated = wanted - labelled
     for q, a in unrated:
         Label.objects.filter(question_id=q, answer_id=a).delete()
+    _changes_mark(question_ids)
     return {(label.question_id, label.answer_id): label for label in labels}
+
+
+def label_changes_mark(*, question_ids: Iterable[int]) -> None:
+    """Mark the questions' ratings or labels as changed by a write that did not go through the label
+    recomputation (a bench's bulk delete of a collection's ratings and labels), so the processes keeping
+    them (the rating queue) read them again. Call in the transaction of that write."""
+    _changes_mark(question_ids)
+
+
+def _changes_mark(question_ids: Iterable[int]) -> None:
+    """Mark the questions' ratings and labels as changed by this transaction (``LabelChange``): on
+    PostgreSQL with the transaction's id, elsewhere one more than the collection's highest mark (SQLite
+    runs one writer at a time, so marks grow in the order writes commit). Rows in question order, so two
+    transactions marking the same questions wait for each other instead of deadlocking."""
+    change, question = LabelChange._meta.db_table, Question._meta.db_table
+    if connection.vendor == "postgresql":
+        mark = "pg_current_xact_id()::text::bigint"
+    else:
+        mark = (
+            f"(SELECT coalesce(max(c.mark), 0) + 1 FROM {change} c WHERE c.collection_id = q.collection_id)"
+        )
+    with connection.cursor() as cursor:
+        for chunk in _chunks(sorted(set(question_ids)), 500):
+            cursor.execute(
+                f"INSERT INTO {change} (question_id, collection_id, mark) "
+                f"SELECT q.id, q.collection_id, {mark} FROM {question} q "
+                f"WHERE q.id IN ({', '.join(['%s'] * len(chunk))}) ORDER BY q.id "
+                "ON CONFLICT (question_id) DO UPDATE SET mark = excluded.mark",
+                chunk,
+            )
 
 
 def _labels_recompute_postgresql(wanted: set[Pair]) -> int:
@@ -145,7 +182,9 @@ def _labels_recompute_sql(wanted: set[Pair], *, returning_labels: bool = False) 
 def _labels_statement(questions: str, answers: str, now: str, *, returning_labels: bool) -> str:
     """``_labels_recompute_sql``'s text with these placeholders for its three parameters."""
     label, rating, judge = Label._meta.db_table, Rating._meta.db_table, JudgeAccount._meta.db_table
-    # PostgreSQL runs a data-modifying CTE (``removed``) to completion whether the final SELECT reads it or not.
+    change, question = LabelChange._meta.db_table, Question._meta.db_table
+    # PostgreSQL runs a data-modifying CTE (``removed``, ``marked``: ``_changes_mark`` in SQL) to completion
+    # whether the final SELECT reads it or not.
     result = (
         "SELECT * FROM written"
         if returning_labels
@@ -193,6 +232,13 @@ def _labels_statement(questions: str, answers: str, now: str, *, returning_label
               AND NOT EXISTS (
                   SELECT 1 FROM aggregated a WHERE a.question_id = w.question_id AND a.answer_id = w.answer_id
               )
+            RETURNING 1
+        ),
+        marked AS (
+            INSERT INTO {change} (question_id, collection_id, mark)
+            SELECT q.id, q.collection_id, pg_current_xact_id()::text::bigint FROM {question} q
+            WHERE q.id IN (SELECT question_id FROM wanted) ORDER BY q.id
+            ON CONFLICT (question_id) DO UPDATE SET mark = EXCLUDED.mark
             RETURNING 1
         )
         {result}
