@@ -46,6 +46,7 @@ from rankers.semantic import question_vectors  # noqa: E402
 from rankers.services import ranker_create  # noqa: E402
 from ratings.models import Label  # noqa: E402
 from trainer.demo_vectors import demo_vectors_seed  # noqa: E402
+from trainer.export_cost import export_cost  # noqa: E402
 from trainer.services import collection_import, demo_collection_load, ranker_train  # noqa: E402
 
 COLLECTIONS = ("cranfield-rr", "adi", "covidfaq", "cisi", "cacm", "semeval16b")
@@ -131,13 +132,20 @@ def measure(name: str, engine: str, collection: Collection, truth: dict[str, dic
             node.stop()
     weights = dict(zip([x["name"] for x in model["features"]], model["linear"]["weights"], strict=True))
     cost_complete = complete["served"] - complete["export"]
+    shown = export_cost(f)
+    agrees = np.sign(cost_complete) == np.sign(f["cost"])
+    importances = sorted((version.feature_importances or {}).items(), key=lambda x: -x[1])[:5]
     print(
         f"{name:<11} {engine:<10} rated: engine {f['ndcg_engine']:.4f} export app {f['ndcg_export_app']:.4f} "
         f"engine-run {f['ndcg_export_engine']:.4f} served {f['ndcg_version']:.4f} parity {f['parity']:.4f} "
         f"({f['rankings_differing']} of {f['test_questions']} top 10s differ) cost {f['cost']:+.4f} | "
         f"complete ({len(scorer.questions)} q): engine {complete['engine']:.4f} served {complete['served']:.4f} "
         f"export {complete['export']:.4f} gap {complete['export'] - complete['served']:+.4f} "
-        f"cost {cost_complete:+.4f} (sign {'agrees' if np.sign(cost_complete) == np.sign(f['cost']) else 'DIFFERS'})"
+        f"cost {cost_complete:+.4f} (sign {'agrees' if agrees else 'DIFFERS'}) | rated share version "
+        f"{f.get('rated_share_version', 0):.3f} export {f.get('rated_share_export', 0):.3f}, cost 95% CI "
+        f"{f.get('cost_ci_low')} to {f.get('cost_ci_high')}, unrated {f.get('cost_unrated')}: app shows "
+        f"{shown.status!r} {shown.cost} (to rate {shown.to_rate}){'' if shown.cost is None or agrees else ' WRONG SIGN SHOWN'}"
+        f" | importances {importances}"
         f" | version {version.label} {version.method}; vectors {model['vectors']['answers']} "
         f"{model['vectors']['error']}; vector weight {weights.get('vector', 0):.3g}; "
         f"{time.perf_counter() - began:.0f} s",

@@ -77,6 +77,7 @@ from rankers.fusion import ideal_dcg_from_labels
 from rankers.models import Ranker, RankerKind, RankerVersion
 from rankers.semantic import question_vectors
 from ratings.selectors import complete_question_ids, labels_for_collection
+from trainer.export_cost import cost_figures, export_cost
 
 __all__ = [
     "ExportEngineDown",
@@ -269,8 +270,16 @@ def _engine_config(ranker: Ranker) -> dict[str, Any]:
 def _fitted(learnable: list[_Question], names: list[str], collection: Collection) -> dict[str, Any]:
     """The linear and tree models of the learnable training questions (``export_model``'s arguments)."""
     k = collection.ndcg_k
+    # As trainer.learner, for both models: the lists to learn from are the rated candidates (unrated:
+    # unknown, not 0 stars), and every candidate of a question an import judges with "answers not listed
+    # are incorrect" on (unlisted: 0 stars). Rated candidates alone are all relevant when the labels are
+    # positive-only: LambdaMART then learns a single leaf of 0, and the linear model's judged-only top k
+    # only learns to bring a relevant answer into the top k, not to put it first (issue 35: on covidfaq,
+    # 0.116 NDCG@10 below the served version on complete judgments); the unlisted ones at 0 give both the
+    # bad answers to tell apart, as the version learned from them.
     stars = [
-        np.array([q.labels.get(a, np.nan) for a in q.candidates.ids], dtype=np.float64) for q in learnable
+        np.array([q.labels.get(a, 0.0 if q.complete else np.nan) for a in q.candidates.ids], dtype=np.float64)
+        for q in learnable
     ]
     ideal = ideal_dcg_from_labels(
         [_gain(np.array(list(q.labels.values()), dtype=np.float64), collection) for q in learnable], k
@@ -282,12 +291,6 @@ def _fitted(learnable: list[_Question], names: list[str], collection: Collection
         ideal_dcg=ideal,
         k=k,
     )
-    # As trainer.learner: the lists to learn from are the rated candidates (unrated: unknown, not 0 stars),
-    # and every candidate of a question an import judges with "answers not listed are incorrect" on
-    # (unlisted: 0 stars). Rated candidates alone are all relevant when the labels are positive-only, and
-    # LambdaMART then learns a single leaf of 0 (issue 35); the unlisted ones at 0 give it the bad answers
-    # to tell apart.
-    stars = [np.where(np.isnan(s) & q.complete, 0.0, s) for s, q in zip(stars, learnable, strict=True)]
     rated = [~np.isnan(s) for s in stars]
     params = lambdamart_params(len(names))
     booster = lambdamart_fit(
@@ -416,7 +419,8 @@ def engine_export_fit(
     finally:
         fetcher.close()
     labels = [q.labels for q in test]
-    figures = {name: _mean(_ndcg(rankings[name], labels, collection)) for name in RANKINGS}
+    per_question = {name: _ndcg(rankings[name], labels, collection) for name in RANKINGS}
+    figures = {name: _mean(per_question[name]) for name in RANKINGS}
     app, run, own = figures["ndcg_export_app"], figures["ndcg_export_engine"], figures["ndcg_version"]
     parity = round(abs(app - run), 6) if app is not None and run is not None else None
     model["figures"] = {
@@ -435,6 +439,13 @@ def engine_export_fit(
         ),
         "version": version.label if version is not None else None,
         "cost": round(own - app, 6) if own is not None and app is not None else None,
+        **cost_figures(
+            version=rankings["ndcg_version"] if version is not None else None,
+            export=rankings["ndcg_export_app"],
+            labels=labels,
+            k=k,
+            per_question=(per_question["ndcg_version"], per_question["ndcg_export_app"]),
+        ),
         "seconds": round(time.perf_counter() - started, 3),
     }
     model["left_out"] = left_out_features(version, vectors)
@@ -577,6 +588,14 @@ def version_export_render(*, version: RankerVersion, fmt: str) -> dict[str, Any]
     if not offers["trees"].offered:
         model = {**model, "trees": None}
     body = render(model, fmt)
+    # The cost as the version page shows it (``trainer.export_cost``): none when its sign cannot be trusted.
+    shown = export_cost(body["figures"])
+    body["figures"] = {
+        **body["figures"],
+        "cost": shown.cost,
+        "cost_status": shown.status,
+        "cost_text": shown.text,
+    }
     carried = ("linear", "trees") if fmt.endswith("-ltr") else ("linear",)
     body["models"] = {name: offers[name].as_json() for name in carried}
     if "trees" in carried and not offers["trees"].offered:

@@ -37,6 +37,7 @@ from trainer.engine_export import (
     learned_nothing,
     version_export_render,
 )
+from trainer.export_cost import export_cost
 from trainer.forms import TrainingSettingsForm
 from trainer.models import Training
 from trainer.ranker_display import TrainingView, VersionDetails, VersionView, features_of
@@ -339,7 +340,7 @@ def _export_context(version: RankerVersion) -> dict[str, Any]:
     a model is not (a version that learned nothing, or a model scoring below the engine alone)."""
     export = version.details.get("export") if isinstance(version.details, dict) else None
     if not (isinstance(export, dict) and export.get("linear")):
-        return {"export_formats": [], "export_refusals": [], "export_trees_offered": False}
+        return {"export_formats": [], "export_refusals": [], "export_trees_offered": False, "export_cost": None}
     nothing = learned_nothing(version)
     offers = export_offers(model=export, version=version)
     refusals = (
@@ -353,6 +354,7 @@ def _export_context(version: RankerVersion) -> dict[str, Any]:
         ],
         "export_refusals": refusals,
         "export_trees_offered": offers["trees"].offered,
+        "export_cost": export_cost(export.get("figures") or {}),
     }
 
 
