@@ -40,12 +40,18 @@ from evaluation.services import score_rankings  # noqa: E402
 from rankers.backends import RankQuery, get_backend  # noqa: E402
 from rankers.engine import EngineBackend  # noqa: E402
 from rankers.engine_config import validate_engine_config  # noqa: E402
+from rankers.export.fetch import EngineFeatures  # noqa: E402
+from rankers.export.linear import fit_export_linear, linear_scores  # noqa: E402
 from rankers.export.model import ExportedSearch  # noqa: E402
 from rankers.export.render import render  # noqa: E402
+from rankers.fusion import ideal_dcg_from_labels  # noqa: E402
+from rankers.propagation import propagation_scores  # noqa: E402
 from rankers.semantic import question_vectors  # noqa: E402
 from rankers.services import ranker_create  # noqa: E402
 from ratings.models import Label  # noqa: E402
+from ratings.selectors import complete_question_ids  # noqa: E402
 from trainer.demo_vectors import demo_vectors_seed  # noqa: E402
+from trainer.engine_export import _fetch, _gain, _labelled  # noqa: E402
 from trainer.export_cost import export_cost  # noqa: E402
 from trainer.services import collection_import, demo_collection_load, ranker_train  # noqa: E402
 
@@ -92,7 +98,101 @@ def demo() -> tuple[Collection, dict[str, dict[str, int]]]:
     return collection, truth
 
 
-def measure(name: str, engine: str, collection: Collection, truth: dict[str, dict[str, int]]) -> None:
+def propagation_experiment(
+    collection: Collection, config: dict, model: dict, scorer: loop.TruthScorer
+) -> str:
+    """``--propagation``: can the linear export copy what the served trees learn from ``propagation``
+    (stars similar training questions gave the answer, ``rankers.propagation``)? The export's own
+    features fetched from the engine for the training and the test questions, then the linear model
+    (the export's fit: unlisted answers of a complete question at 0 stars) refitted with one more column:
+
+    - ``centroid``: (1 + cos(v(q), p_a)) / 2 with p_a = Σ_j stars_j(a) · v(q_j) over the training
+      questions j (0 for an answer no training question rated above 0): a second vector per answer, which
+      the engine could hold and score as it scores ``vector`` (leave-one-out on the training rows);
+    - ``propagation``: the app's own feature (top 10 neighbours, power 2), which the engine cannot
+      compute: the reference.
+
+    NDCG@k on complete judgments of the test questions with a relevant answer."""
+    features = model["features"]
+    fetcher = EngineFeatures(config=validate_engine_config(config), features=features)
+    window, k = model["window"], collection.ndcg_k
+    try:
+        train = _fetch(
+            fetcher,
+            _labelled(collection, Split.TRAIN),
+            window,
+            lambda f: None,
+            complete_question_ids(collection=collection, split=Split.TRAIN),
+            vectors=True,
+        )
+        train = [q for q in train if any(q.labels.get(a, 0) > 0 for a in q.candidates.ids)]
+        test = [fetcher.candidates(q.text, window, question_vectors([q.text])[0]) for q in scorer.questions]
+    finally:
+        fetcher.close()
+    test_vectors = np.vstack([question_vectors([q.text])[0] for q in scorer.questions])
+    train_vectors = np.vstack([q.vector for q in train])
+    answers = sorted({a for q in train for a in q.labels} | {a for c in test for a in c.ids})
+    column = {a: i for i, a in enumerate(answers)}
+    gains = np.zeros((len(train), len(answers)))
+    for i, q in enumerate(train):
+        for a, stars in q.labels.items():
+            gains[i, column[a]] = stars
+    centroids = gains.T @ train_vectors  # (answers, dims): p_a
+
+    def centroid(vectors: np.ndarray, ids: list[str], own: int | None) -> np.ndarray:
+        rows = centroids[[column[a] for a in ids]]
+        if own is not None:
+            rows = rows - np.outer(gains[own, [column[a] for a in ids]], train_vectors[own])
+        norms = np.linalg.norm(rows, axis=1)
+        cos = (rows @ vectors) / np.where(norms > 0, norms, 1.0)
+        return np.where(norms > 0, (1 + cos) / 2, 0.0)
+
+    prop_train = propagation_scores(train_vectors, train_vectors, gains, exclude=np.arange(len(train)))
+    prop_test = propagation_scores(test_vectors, train_vectors, gains)
+    extra = {
+        "none": (lambda i, q: np.zeros((len(q.candidates.ids), 0)), lambda i, c: np.zeros((len(c.ids), 0))),
+        "centroid": (
+            lambda i, q: centroid(q.vector, q.candidates.ids, i)[:, None],
+            lambda i, c: centroid(test_vectors[i], c.ids, None)[:, None],
+        ),
+        "propagation": (
+            lambda i, q: prop_train[i, [column[a] for a in q.candidates.ids]][:, None],
+            lambda i, c: prop_test[i, [column[a] for a in c.ids]][:, None],
+        ),
+    }
+    stars = [
+        np.array([q.labels.get(a, 0.0 if q.complete else np.nan) for a in q.candidates.ids]) for q in train
+    ]
+    ideal = ideal_dcg_from_labels(
+        [_gain(np.array(list(q.labels.values()), float), collection) for q in train], k
+    )
+    out = []
+    for variant, (train_extra, test_extra) in extra.items():
+        weights, _ = fit_export_linear(
+            np.vstack([np.hstack([q.candidates.values, train_extra(i, q)]) for i, q in enumerate(train)]),
+            _gain(np.concatenate(stars), collection),
+            [len(q.candidates.ids) for q in train],
+            ideal_dcg=ideal,
+            k=k,
+        )
+        rankings = []
+        for i, c in enumerate(test):
+            scores = linear_scores(np.hstack([c.values, test_extra(i, c)]), weights)
+            rankings.append([c.ids[j] for j in np.argsort(-scores, kind="stable")][:k])
+        ndcg = float(
+            np.mean(score_rankings(run=scorer.definition, rankings=rankings, labels=scorer.labels).ndcg)
+        )
+        out.append(f"{variant} {ndcg:.4f} (last weight {weights[-1]:.3g})")
+    return "linear refit, complete judgments: " + ", ".join(out)
+
+
+def measure(
+    name: str,
+    engine: str,
+    collection: Collection,
+    truth: dict[str, dict[str, int]],
+    propagation: bool = False,
+) -> None:
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=loop.VAR_DIR) as tmp:
         node = loop.engine_start(engine, Path(tmp) / engine, loop.engine_documents(collection, name))
@@ -122,6 +222,11 @@ def measure(name: str, engine: str, collection: Collection, truth: dict[str, dic
                 rankings["export"].append(exported.ids(q.text, window, vector)[:k])
             exported.close()
             alone.close()
+            if propagation:
+                print(
+                    f"{name:<11} {engine:<10} {propagation_experiment(collection, config, model, scorer)}",
+                    flush=True,
+                )
             complete = {
                 key: float(
                     np.mean(score_rankings(run=scorer.definition, rankings=r, labels=scorer.labels).ndcg)
@@ -159,11 +264,12 @@ def main() -> None:
     )
     parser.add_argument("--collections", default=",".join(COLLECTIONS))
     parser.add_argument("--engines", default="opensearch,solr")
+    parser.add_argument("--propagation", action="store_true", help=propagation_experiment.__doc__)
     args = parser.parse_args()
     for name in args.collections.split(","):
         collection, truth = demo() if name == "cranfield-rr" else outside(name)
         for engine in args.engines.split(","):
-            measure(name, engine, collection, truth)
+            measure(name, engine, collection, truth, args.propagation)
 
 
 if __name__ == "__main__":

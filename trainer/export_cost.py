@@ -32,7 +32,7 @@ import numpy as np
 
 from evaluation import measures
 from evaluation.metrics.stats import compare_runs
-from evaluation.numbers import count, interval, number, percent, signed
+from evaluation.numbers import count, figure, interval, number, percent, signed
 from evaluation.services import rated_share
 
 #: Below this share of rated answers in the top k of the version's or the export's ranking, the cost's
@@ -146,6 +146,54 @@ def export_cost(figures: dict[str, Any]) -> ExportCost:
     )
 
 
+def served_gain_kept(
+    *,
+    figures: dict[str, Any],
+    shown: ExportCost,
+    method: str,
+    importances: dict[str, float],
+    left_out: list[dict[str, str]],
+) -> str:
+    """For a version that ranks with trees (LambdaMART), in words: the trees over the app's features are
+    not what the exported linear model over the engine's features computes, so say how much of the
+    version's gain over the engine alone the export keeps, ``kept = (ndcg_export_app − ndcg_engine) /
+    (ndcg_version − ndcg_engine)`` (NDCG@k on rated answers), only when the cost can be trusted
+    (``shown`` not :data:`NOT_MEASURABLE`: the same figures), which left-out feature carries most of the
+    trees' gain, and that ``ranker_server`` keeps all of it. "" for any other version."""
+    if method != "lambdamart":
+        return ""
+    k = int(figures.get("k") or 10)
+    name = measures.name(measures.NDCG_RATED, k)
+    outside = {item.get("feature") for item in left_out}
+    lead = max(
+        ((f, share) for f, share in importances.items() if f in outside and number(share) is not None),
+        key=lambda pair: pair[1],
+        default=None,
+    )
+    words = "This version ranks with trees (LambdaMART) over the app's features"
+    if lead is not None:
+        words += f", {percent(lead[1])} of their gain from {lead[0]}, which the engine cannot compute"
+    words += ": the exported linear model over the engine's features does not copy them. "
+    engine, app, own = (
+        number(figures.get(key)) for key in ("ndcg_engine", "ndcg_export_app", "ndcg_version")
+    )
+    if shown.status == NOT_MEASURABLE or engine is None or app is None or own is None:
+        words += (
+            "How much of the version's gain over the engine alone the export keeps is not measurable yet "
+            "(as its cost). "
+        )
+    elif own > engine:
+        kept = min(max((app - engine) / (own - engine), 0.0), 1.0)
+        words += (
+            f"The export keeps {percent(kept)} of the version's gain over the engine alone ({name}: engine "
+            f"alone {figure(engine)}, export {figure(app)}, this version {figure(own)}). "
+        )
+    return words + (
+        "To keep all of it, serve the version itself in front of the engine: manage.py ranker_server "
+        "--ranker ID (docs/rankers.md, Serving a trained engine ranker where production calls)."
+    )
+
+
 __all__ = [
     "MEASURED",
     "MIN_RATED_SHARE",
@@ -154,4 +202,5 @@ __all__ = [
     "ExportCost",
     "cost_figures",
     "export_cost",
+    "served_gain_kept",
 ]
