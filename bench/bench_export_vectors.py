@@ -17,12 +17,18 @@ feature in the linear model). Printed, on the test questions that have a relevan
 - the same rankings scored on the complete judgments (an answer the judgments do not list: 0 stars):
   engine alone, served reranker (the version as ``ranker_server`` serves it), the exported search run by
   the engine (the question's vector filled in as a user sends it), the gap export − served, and the sign
-  of ``cost`` there, against the sign of the export's own ``cost``.
+  of ``cost`` there, against the sign of the export's own ``cost``;
+- what the rule of ``trainer.export_cost`` reads (the rated shares of the version's and the export's top
+  10s, the cost's 95% interval, the unrated answers of both) and what the app shows: the cost, "within
+  noise" or "not measurable yet" ("WRONG SIGN SHOWN" when a cost it shows has the opposite sign of the
+  complete judgments'); the version's five largest feature importances;
+- with ``--propagation``, ``propagation_experiment`` (its docstring).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import tempfile
 import time
@@ -36,7 +42,8 @@ import numpy as np  # noqa: E402
 from corpus.formats.records import AnswerRecord, JudgmentRecord, QuestionRecord  # noqa: E402
 from corpus.models import Collection, Split  # noqa: E402
 from corpus.services import collection_create  # noqa: E402
-from evaluation.services import score_rankings  # noqa: E402
+from evaluation.metrics.stats import compare_runs  # noqa: E402
+from evaluation.services import rated_share, score_rankings  # noqa: E402
 from rankers.backends import RankQuery, get_backend  # noqa: E402
 from rankers.engine import EngineBackend  # noqa: E402
 from rankers.engine_config import validate_engine_config  # noqa: E402
@@ -104,7 +111,8 @@ def propagation_experiment(
     """``--propagation``: can the linear export copy what the served trees learn from ``propagation``
     (stars similar training questions gave the answer, ``rankers.propagation``)? The export's own
     features fetched from the engine for the training and the test questions, then the linear model
-    (the export's fit: unlisted answers of a complete question at 0 stars) refitted with one more column:
+    refitted with one more column, as the export fits (``rated``: judged-only top k over rated candidates)
+    and with the unlisted answers of a complete question at 0 stars (``unlisted 0``):
 
     - ``centroid``: (1 + cos(v(q), p_a)) / 2 with p_a = Σ_j stars_j(a) · v(q_j) over the training
       questions j (0 for an answer no training question rated above 0): a second vector per answer, which
@@ -160,14 +168,18 @@ def propagation_experiment(
             lambda i, c: prop_test[i, [column[a] for a in c.ids]][:, None],
         ),
     }
-    stars = [
-        np.array([q.labels.get(a, 0.0 if q.complete else np.nan) for a in q.candidates.ids]) for q in train
-    ]
+    fits = {
+        "rated": [np.array([q.labels.get(a, np.nan) for a in q.candidates.ids]) for q in train],
+        "unlisted 0": [
+            np.array([q.labels.get(a, 0.0 if q.complete else np.nan) for a in q.candidates.ids])
+            for q in train
+        ],
+    }
     ideal = ideal_dcg_from_labels(
         [_gain(np.array(list(q.labels.values()), float), collection) for q in train], k
     )
     out = []
-    for variant, (train_extra, test_extra) in extra.items():
+    for (variant, (train_extra, test_extra)), (fit, stars) in itertools.product(extra.items(), fits.items()):
         weights, _ = fit_export_linear(
             np.vstack([np.hstack([q.candidates.values, train_extra(i, q)]) for i, q in enumerate(train)]),
             _gain(np.concatenate(stars), collection),
@@ -182,8 +194,52 @@ def propagation_experiment(
         ndcg = float(
             np.mean(score_rankings(run=scorer.definition, rankings=rankings, labels=scorer.labels).ndcg)
         )
-        out.append(f"{variant} {ndcg:.4f} (last weight {weights[-1]:.3g})")
+        out.append(f"{variant} ({fit}) {ndcg:.4f} (last weight {weights[-1]:.3g})")
     return "linear refit, complete judgments: " + ", ".join(out)
+
+
+SIMULATED_SHARES = (0.25, 0.4, 0.5, 0.6, 0.75)
+
+
+def rated_sign_check(
+    scorer: loop.TruthScorer, served: list[list[str]], export: list[list[str]], cost_complete: float
+) -> str:
+    """What the cost's rule would show after raters rate more of the test questions' top 10s: the unrated
+    answers of the served version's and the export's top 10s are rated (with their complete judgment: an
+    unlisted answer is 0 stars) in a fixed random order until both rated shares reach s; then ``cost`` on
+    rated answers, its 95% interval and what ``trainer.export_cost`` shows, against the sign on complete
+    judgments ("ok", "WRONG", "noise": within noise, so no cost shown)."""
+    k = scorer.collection.ndcg_k
+    labels = [dict(known) for known in scorer.labels]
+    unrated = sorted(
+        {
+            (i, a)
+            for i, known in enumerate(labels)
+            for r in (served, export)
+            for a in r[i][:k]
+            if a not in known
+        }
+    )
+    order = np.random.default_rng(0).permutation(len(unrated))
+    done, out = 0, []
+    for share in SIMULATED_SHARES:
+        while min(rated_share(served, labels, k), rated_share(export, labels, k)) < share and done < len(
+            order
+        ):
+            i, a = unrated[order[done]]
+            labels[i][a] = 0
+            done += 1
+        a_q = score_rankings(run=scorer.definition, rankings=served, labels=labels, rated_only=True).ndcg
+        b_q = score_rankings(run=scorer.definition, rankings=export, labels=labels, rated_only=True).ndcg
+        c = compare_runs(
+            np.asarray(a_q, float), np.asarray(b_q, float), n_resamples=2000, n_permutations=2000, seed=0
+        )
+        shown = not (c.ci_low <= 0 <= c.ci_high)
+        verdict = ("ok" if np.sign(c.difference) == np.sign(cost_complete) else "WRONG") if shown else "noise"
+        out.append(
+            f"{share:.2f}: +{done} rated, cost {c.difference:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}] {verdict}"
+        )
+    return "; ".join(out)
 
 
 def measure(
@@ -233,6 +289,9 @@ def measure(
                 )
                 for key, r in rankings.items()
             }
+            sign_check = rated_sign_check(
+                scorer, rankings["served"], rankings["export"], complete["served"] - complete["export"]
+            )
         finally:
             node.stop()
     weights = dict(zip([x["name"] for x in model["features"]], model["linear"]["weights"], strict=True))
@@ -250,7 +309,7 @@ def measure(
         f"{f.get('rated_share_version', 0):.3f} export {f.get('rated_share_export', 0):.3f}, cost 95% CI "
         f"{f.get('cost_ci_low')} to {f.get('cost_ci_high')}, unrated {f.get('cost_unrated')}: app shows "
         f"{shown.status!r} {shown.cost} (to rate {shown.to_rate}){'' if shown.cost is None or agrees else ' WRONG SIGN SHOWN'}"
-        f" | importances {importances}"
+        f" | importances {importances} | after rating: {sign_check}"
         f" | version {version.label} {version.method}; vectors {model['vectors']['answers']} "
         f"{model['vectors']['error']}; vector weight {weights.get('vector', 0):.3g}; "
         f"{time.perf_counter() - began:.0f} s",
