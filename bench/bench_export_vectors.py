@@ -139,7 +139,9 @@ def propagation_experiment(
         fetcher.close()
     test_vectors = np.vstack([question_vectors([q.text])[0] for q in scorer.questions])
     train_vectors = np.vstack([q.vector for q in train])
-    answers = sorted({a for q in train for a in q.labels} | {a for c in test for a in c.ids})
+    answers = sorted(
+        {a for q in train for a in [*q.labels, *q.candidates.ids]} | {a for c in test for a in c.ids}
+    )
     column = {a: i for i, a in enumerate(answers)}
     gains = np.zeros((len(train), len(answers)))
     for i, q in enumerate(train):

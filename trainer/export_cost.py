@@ -109,19 +109,18 @@ def export_cost(figures: dict[str, Any]) -> ExportCost:
     places = int(number(figures.get("cost_places")) or 0)
     if cost is None:
         return ExportCost(NOT_MEASURABLE, None, "not measured (no test question was ranked by this version).")
-    if shares[0] is None or shares[1] is None or not places:
+    if None in shares or not places:
         return ExportCost(
             NOT_MEASURABLE,
             None,
             f"not measured: this export was fitted before the {measures.name(measures.RATED_SHARE, k)} "
             "were kept, without which the cost's sign cannot be trusted; train the ranker again.",
         )
-    rated = (
-        f"{percent(shares[0])} of this version's top {k} and {percent(shares[1])} of the export's are rated"
-    )
-    if min(shares) < MIN_RATED_SHARE:
+    known = [float(share) for share in shares if share is not None]
+    rated = f"{percent(known[0])} of this version's top {k} and {percent(known[1])} of the export's are rated"
+    if min(known) < MIN_RATED_SHARE:
         needed = math.ceil(MIN_RATED_SHARE * places - 1e-9)
-        short = max(needed - _rated_places(s, places) for s in shares)
+        short = max(needed - _rated_places(share, places) for share in known)
         to_rate = max(1, min(short, int(number(figures.get("cost_unrated")) or short)))
         return ExportCost(
             NOT_MEASURABLE,
