@@ -12,7 +12,8 @@ complete judgments). ``export_cost`` shows it only when it can be trusted (the r
    the version's or of the export's ranking is below :data:`MIN_RATED_SHARE`; it names N, the ratings
    of the test questions' top k answers that would bring both up to it:
    ``N = max_r ⌈s_min · P⌉ − rated_r`` (P = k × test questions, rated_r the rated places of ranking r),
-   at most the distinct unrated answers of the two top ks;
+   at most the distinct unrated answers of the two top ks: a lower bound ("at least N"), as an answer
+   rated in both top ks counts for both (rated in a random order, covidfaq needed 2,738 where N = 2,174);
 2. **within noise** when the 95% bootstrap interval of the per-question difference
    ``d_q = NDCG_rated(version, q) − NDCG_rated(export, q)`` (``evaluation.metrics.stats.compare_runs``)
    holds 0;
@@ -125,7 +126,7 @@ def export_cost(figures: dict[str, Any]) -> ExportCost:
         return ExportCost(
             NOT_MEASURABLE,
             None,
-            f"not measurable yet: rate {count(to_rate)} more answers of the test questions' top {k} "
+            f"not measurable yet: rate at least {count(to_rate)} more answers of the test questions' top {k} "
             f"({rated}; {name} needs {percent(MIN_RATED_SHARE)} of each before its sign can be trusted).",
             to_rate,
         )

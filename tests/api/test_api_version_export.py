@@ -76,7 +76,7 @@ def test_version_export_on_few_rated_answers_has_no_cost(caller, exported):
     assert (figures["cost"], figures["cost_status"], figures["cost_text"]) == (
         None,
         "not measurable yet",
-        "not measurable yet: rate 171 more answers of the test questions' top 10 (30% of this version's top "
+        "not measurable yet: rate at least 171 more answers of the test questions' top 10 (30% of this version's top "
         "10 and 20% of the export's are rated; NDCG@10 on rated answers needs 50% of each before its sign "
         "can be trusted).",
     )

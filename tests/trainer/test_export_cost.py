@@ -73,7 +73,7 @@ def test_export_cost_on_few_rated_answers_is_not_measurable_and_says_how_many_to
     assert shown == ExportCost(
         NOT_MEASURABLE,
         None,
-        "not measurable yet: rate 2,175 more answers of the test questions' top 10 (11% of this version's "
+        "not measurable yet: rate at least 2,175 more answers of the test questions' top 10 (11% of this version's "
         "top 10 and 11% of the export's are rated; NDCG@10 on rated answers needs 50% of each before its "
         "sign can be trusted).",
         2175,

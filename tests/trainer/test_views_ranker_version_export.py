@@ -80,7 +80,7 @@ def test_version_page_on_few_rated_answers_shows_no_cost_but_how_many_to_rate(cl
 
     # ⌈0.5 × 570⌉ = 285 rated places needed; the export's top 10s hold round(0.2 × 570) = 114.
     assert _testid(body, "export-cost") == (
-        "not measurable yet: rate 171 more answers of the test questions' top 10 (30% of this version's top "
+        "not measurable yet: rate at least 171 more answers of the test questions' top 10 (30% of this version's top "
         "10 and 20% of the export's are rated; NDCG@10 on rated answers needs 50% of each before its sign "
         "can be trusted)."
     )
