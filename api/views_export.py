@@ -80,7 +80,27 @@ class ExportFiguresSerializer(serializers.Serializer):
     parity_ok = serializers.BooleanField()
     rankings_differing = serializers.IntegerField()
     version = serializers.CharField(allow_null=True)
-    cost = serializers.FloatField(allow_null=True, help_text="ndcg_version − ndcg_export_app.")
+    cost = serializers.FloatField(
+        allow_null=True,
+        help_text="ndcg_version − ndcg_export_app (NDCG@k on rated answers: what staying inside the engine "
+        "costs; negative: the export ranks better), only when its sign can be trusted (cost_status "
+        "'measured'); null otherwise.",
+    )
+    cost_status = serializers.ChoiceField(
+        choices=["measured", "within noise", "not measurable yet"],
+        help_text="'not measurable yet': too few rated answers in the top k of the version's or the "
+        "export's ranking on the test questions for the sign to be trusted; 'within noise': the 95% "
+        "interval of the difference holds 0.",
+    )
+    cost_text = serializers.CharField(help_text="The cost in words, as the version page shows it.")
+    cost_ci_low = serializers.FloatField(required=False, allow_null=True)
+    cost_ci_high = serializers.FloatField(required=False, allow_null=True)
+    rated_share_version = serializers.FloatField(
+        required=False, help_text="Share of the version's top-k places holding a rated answer."
+    )
+    rated_share_export = serializers.FloatField(
+        required=False, help_text="Share of the export's top-k places holding a rated answer."
+    )
     seconds = serializers.FloatField()
 
 

@@ -38,6 +38,7 @@ from trainer.engine_export import (
     learned_nothing,
     version_export_render,
 )
+from trainer.export_cost import export_cost, served_gain_kept
 from trainer.forms import TrainingSettingsForm
 from trainer.models import Training
 from trainer.ranker_display import TrainingView, VersionDetails, VersionView, features_of
@@ -343,7 +344,13 @@ def _export_context(version: RankerVersion) -> dict[str, Any]:
     a model is not (a version that learned nothing, or a model scoring below the engine alone)."""
     export = version.details.get("export") if isinstance(version.details, dict) else None
     if not (isinstance(export, dict) and export.get("linear")):
-        return {"export_formats": [], "export_refusals": [], "export_trees_offered": False}
+        return {
+            "export_formats": [],
+            "export_refusals": [],
+            "export_trees_offered": False,
+            "export_cost": None,
+            "export_kept": "",
+        }
     nothing = learned_nothing(version)
     offers = export_offers(model=export, version=version)
     refusals = (
@@ -351,12 +358,24 @@ def _export_context(version: RankerVersion) -> dict[str, Any]:
         if nothing
         else [offer.why for name, offer in offers.items() if not offer.offered and export.get(name)]
     )
+    figures = export.get("figures") or {}
+    shown = export_cost(figures)
     return {
         "export_formats": [
             (fmt, offer.offered) for fmt, offer in format_offers(model=export, version=version).items()
         ],
         "export_refusals": refusals,
         "export_trees_offered": offers["trees"].offered,
+        "export_cost": shown,
+        "export_kept": served_gain_kept(
+            figures=figures,
+            shown=shown,
+            method=version.method,
+            importances=version.feature_importances or {},
+            left_out=export.get("left_out") or [],
+        )
+        if offers["linear"].offered
+        else "",
     }
 
 

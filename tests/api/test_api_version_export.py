@@ -55,6 +55,33 @@ def test_version_export_answers_the_format_as_json(caller, exported, fmt):
     assert body["figures"]["parity"] == 0.0001 and body["left_out"][0]["feature"] == "cosine"
 
 
+def test_version_export_shows_the_cost_whose_sign_can_be_trusted(caller, exported):
+    figures = caller("trainer").get(_url(exported)).json()["figures"]
+
+    assert (figures["cost"], figures["cost_status"], figures["cost_text"]) == (
+        0.045,
+        "measured",
+        "+0.045 NDCG@10 on rated answers (95% CI +0.012 to +0.070; this version minus the exported model; "
+        "negative: the export ranks better; 62% of this version's top 10 and 55% of the export's are rated).",
+    )
+
+
+def test_version_export_on_few_rated_answers_has_no_cost(caller, exported):
+    export = opensearch_model()
+    export["figures"].update(rated_share_version=0.3, rated_share_export=0.2)
+    RankerVersion.objects.filter(pk=exported.pk).update(details={"export": export})
+
+    figures = caller("trainer").get(_url(exported)).json()["figures"]
+
+    assert (figures["cost"], figures["cost_status"], figures["cost_text"]) == (
+        None,
+        "not measurable yet",
+        "not measurable yet: rate at least 171 more answers of the test questions' top 10 (30% of this version's top "
+        "10 and 20% of the export's are rated; NDCG@10 on rated answers needs 50% of each before its sign "
+        "can be trusted).",
+    )
+
+
 def test_version_export_ltr_lists_the_requests_to_apply(caller, exported):
     body = caller("trainer").get(_url(exported, "opensearch-ltr")).json()
 

@@ -41,6 +41,12 @@ FIGURES = {
     "rankings_differing": 1,
     "version": "v1",
     "cost": 0.045,
+    "cost_ci_low": 0.012,
+    "cost_ci_high": 0.07,
+    "rated_share_version": 0.62,
+    "rated_share_export": 0.55,
+    "cost_places": 570,
+    "cost_unrated": 300,
     "seconds": 1.5,
 }
 LEFT_OUT = [{"feature": "cosine", "why": "semantic similarity needs the app's embedding model"}]

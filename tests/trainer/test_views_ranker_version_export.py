@@ -61,12 +61,49 @@ def test_version_page_shows_the_export_figures_and_a_link_per_format(client, exp
         "Left out, because the engine cannot compute them: cosine"
     )
     assert _testid(body, "export-left-out").endswith(
-        "What that costs: +0.045 NDCG@10 on rated answers (this version minus the exported model; negative: the export ranks "
-        "better)."
+        "What that costs: +0.045 NDCG@10 on rated answers (95% CI +0.012 to +0.070; this version minus the "
+        "exported model; negative: the export ranks better; 62% of this version's top 10 and 55% of the "
+        "export's are rated)."
     )
     for fmt in ("opensearch-rescore", "opensearch-ltr"):
         assert f'href="{_download(exported, fmt)}" download data-testid="export-{fmt}"' in body
     assert 'data-testid="export-solr-rerank"' not in body
+
+
+def test_version_page_on_few_rated_answers_shows_no_cost_but_how_many_to_rate(client, exported, trainer):
+    export = opensearch_model()
+    export["figures"].update(rated_share_version=0.3, rated_share_export=0.2)
+    RankerVersion.objects.filter(pk=exported.pk).update(details={"export": export})
+    client.force_login(trainer)
+
+    body = client.get(_page(exported)).content.decode()
+
+    # ⌈0.5 × 570⌉ = 285 rated places needed; the export's top 10s hold round(0.2 × 570) = 114.
+    assert _testid(body, "export-cost") == (
+        "not measurable yet: rate at least 171 more answers of the test questions' top 10 (30% of this version's top "
+        "10 and 20% of the export's are rated; NDCG@10 on rated answers needs 50% of each before its sign "
+        "can be trusted)."
+    )
+    assert "+0.045" not in body
+
+
+def test_version_page_of_a_tree_version_says_how_much_of_its_gain_the_export_keeps(client, exported, trainer):
+    RankerVersion.objects.filter(pk=exported.pk).update(
+        method="lambdamart", feature_importances={"cosine": 0.7, "engine": 0.3}
+    )
+    client.force_login(trainer)
+
+    body = client.get(_page(exported)).content.decode()
+
+    # (0.345 − 0.328133) / (0.39 − 0.328133) = 0.2726...
+    assert _testid(body, "export-kept") == (
+        "This version ranks with trees (LambdaMART) over the app's features, 70% of their gain from cosine, "
+        "which the engine cannot compute: the exported linear model over the engine's features does not copy "
+        "them. The export keeps 27% of the version's gain over the engine alone (NDCG@10 on rated answers: "
+        "engine alone 0.328, export 0.345, this version 0.390). To keep all of it, serve the version itself in "
+        "front of the engine: manage.py ranker_server --ranker ID (docs/rankers.md, Serving a trained engine "
+        "ranker where production calls)."
+    )
 
 
 def test_version_page_without_an_export_says_so(client, exported, trainer):
