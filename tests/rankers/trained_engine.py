@@ -13,7 +13,9 @@ export wrote the answers' vectors into ``node``, a fresh copy of the answers on 
 A test must not change the ranker or its versions for good: another test reads them after it (a test in a
 transaction, such as ``version_decide``'s, is rolled back; ``test_ranker_server_engine`` serves a copy of v2
 under a ranker of its own). Requested as a test's parameter (not by ``getfixturevalue`` in its body), so it is
-set up before the test's transaction begins, whose rollback would take the committed demo with it.
+set up before the test's transaction begins, whose rollback would take the committed demo with it. The
+demo is removed as soon as the files that use it are done (tests/rankers/conftest.py), not at the session's
+end: the tests that run after them on the same worker count the collections they see.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from tests.rankers.real_engines import OpenSearch, opensearch_copy
 from trainer.services import demo_collection_load, ranker_train
 
 TRAINED_SLUG = "engine-trained"
+TRAINED_FIXTURE = "opensearch_trained"
 
 
 @dataclass(frozen=True)
