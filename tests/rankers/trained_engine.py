@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.contrib.auth import get_user_model
 
 from corpus.models import Collection, Question, Split
 from rankers.base import RankQuery
@@ -76,6 +77,7 @@ def opensearch_trained(
     clear_ranker_caches()
     try:
         with django_db_blocker.unblock():
+            users_before = get_user_model().objects.order_by("-pk").values_list("pk", flat=True).first() or 0
             # Loaded as bootstrap_demo loads it, under the demo's slug: a question's split hashes the
             # collection's slug (corpus.services.split_for), and the tests' figures are those of the demo's
             # test questions.
@@ -88,6 +90,8 @@ def opensearch_trained(
             version = ranker_train(ranker=ranker)
             # Renamed once trained: the session's other tests load a demo of their own under its slug.
             Collection.objects.filter(pk=demo.pk).update(slug=TRAINED_SLUG)
+            # The demo's import rater: removed with the demo (a test after it counts the users it sees).
+            users = list(get_user_model().objects.filter(pk__gt=users_before).values_list("pk", flat=True))
     finally:
         settings.MODEL_DIR, settings.EMBEDDINGS_DIR = before
         clear_ranker_caches()
@@ -96,3 +100,4 @@ def opensearch_trained(
     finally:
         with django_db_blocker.unblock():
             Collection.objects.filter(pk=demo.pk).delete()
+            get_user_model().objects.filter(pk__in=users).delete()
