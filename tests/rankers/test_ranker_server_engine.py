@@ -2,9 +2,9 @@
 real OpenSearch node (tests/rankers/real_engines.py) holding the Cranfield demo: POST / (engine called,
 its top 50 reranked), POST /rank (the caller's candidates reranked), the budget's fallback, errors.
 
-The ranker is trained once for the module (committed, so the server processes read it); the expected
-answers come from the same version ranking in this process (``get_backend``), with its question vectors
-computed one question at a time as the server computes them."""
+The version served is the one trained once for the session (tests/rankers/trained_engine.py; committed, so
+the server processes read it); the expected answers come from the same version ranking in this process
+(``get_backend``), with its question vectors computed one question at a time as the server computes them."""
 
 from __future__ import annotations
 
@@ -29,15 +29,14 @@ from rankers.services import ranker_create, version_promote
 from rankers.serving.service import ENCODING_ELSEWHERE, Faults, reranking_service
 from tests.http_client import HTTP
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (served)
-from tests.rankers.real_engines import opensearch_copy
+from tests.rankers.trained_engine import TRAINED_SLUG
 from tests.servers import RankerServer, start_ranker_server
-from trainer.services import demo_collection_load, ranker_train
 
 # The data is committed by the module's fixture (the servers are other processes); the mark makes the
 # session create the test database and lets the tests read it.
 pytestmark = pytest.mark.django_db
 
-SLUG = "served-engine"
+SLUG = TRAINED_SLUG
 DEAD_URL = "http://127.0.0.1:1/cranfield/_search"
 
 
@@ -59,46 +58,50 @@ class Trained:
 
 
 @pytest.fixture(scope="module")
-def trained_on(opensearch):
-    """A fresh copy of the answers on the shared node: the training's export writes their vectors into it."""
-    return opensearch_copy(opensearch)
+def trained_on(opensearch_trained):
+    """The copy of the answers on the shared node the session's training exported into."""
+    return opensearch_trained.node
 
 
 @pytest.fixture(scope="module")
-def trained(trained_on, django_db_setup, django_db_blocker, demo_vectors, tmp_path_factory):
-    """The Cranfield demo (committed) with an OpenSearch ranker whose trained v2 is the champion."""
-    model_dir = tmp_path_factory.mktemp("models")
-    before = (settings.MODEL_DIR, settings.EMBEDDINGS_DIR)
-    settings.MODEL_DIR, settings.EMBEDDINGS_DIR = model_dir, demo_vectors
+def trained(opensearch_trained, django_db_blocker, tmp_path_factory):
+    """The Cranfield demo (committed) with an OpenSearch ranker whose trained v2 is the champion: the session's
+    trained v2 (tests/rankers/trained_engine.py) under a ranker of this module's, which promotes it (the
+    session's ranker keeps the engine as its champion for the other tests)."""
+    shared = opensearch_trained
+    before = settings.MODEL_DIR
+    settings.MODEL_DIR = shared.model_dir
     clear_ranker_caches()
     with django_db_blocker.unblock():
-        demo = demo_collection_load(slug=SLUG)
-        assert demo is not None
+        version = RankerVersion.objects.get(pk=shared.version_id)
+        if version.method == "engine":
+            pytest.fail(f"training kept the engine's order ({version.details.get('reason')})")
+        demo = Collection.objects.get(pk=shared.collection_id)
         ranker = ranker_create(
             collection=demo,
             name="OpenSearch",
             kind="engine",
-            config={"preset": "opensearch", "url": trained_on.search_url, "retries": 0},
+            config={"preset": "opensearch", "url": shared.node.search_url, "retries": 0},
         )
-        version = ranker_train(ranker=ranker)
-        if version.method == "engine":
-            pytest.fail(f"training kept the engine's order ({version.details.get('reason')})")
         gone = ranker_create(
             collection=demo,
             name="Gone",
             kind="engine",
             config={"preset": "opensearch", "url": DEAD_URL, "retries": 0},
         )
-        copy = RankerVersion.objects.create(
-            ranker=gone,
-            label=version.label,
-            method=version.method,
-            details=version.details,
-            model_file=version.model_file,
-            uses_model=version.uses_model,
+        served, copy = (
+            RankerVersion.objects.create(
+                ranker=owner,
+                label=version.label,
+                method=version.method,
+                details=version.details,
+                model_file=version.model_file,
+                uses_model=version.uses_model,
+            )
+            for owner in (ranker, gone)
         )
         with transaction.atomic():
-            version_promote(version=version, changed_by=None, reason="served by the tests")
+            version_promote(version=served, changed_by=None, reason="served by the tests")
             version_promote(version=copy, changed_by=None, reason="served by the tests")
     try:
         yield Trained(
@@ -107,13 +110,13 @@ def trained(trained_on, django_db_setup, django_db_blocker, demo_vectors, tmp_pa
             gone_id=gone.pk,
             label=version.label,
             signals=tuple(version.details["params"].get("signals", ())),
-            model_dir=model_dir,
+            model_dir=shared.model_dir,
             log_dir=tmp_path_factory.mktemp("logs"),
         )
     finally:
         with django_db_blocker.unblock():
-            Collection.objects.filter(pk=demo.pk).delete()
-        settings.MODEL_DIR, settings.EMBEDDINGS_DIR = before
+            Ranker.objects.filter(pk__in=[ranker.pk, gone.pk]).delete()
+        settings.MODEL_DIR = before
         clear_ranker_caches()
 
 

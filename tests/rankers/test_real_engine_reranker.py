@@ -1,5 +1,7 @@
 """An engine ranker trains a reranker of its engine's top 50 answers: against the real OpenSearch and Solr
-nodes (tests/rankers/real_engines.py) holding the Cranfield demo, whose complete judgments are the labels."""
+nodes (tests/rankers/real_engines.py) holding the Cranfield demo, whose complete judgments are the labels.
+The OpenSearch ranker is the one trained once for the session (tests/rankers/trained_engine.py), on a fresh
+copy of the answers as the Solr one here."""
 
 from __future__ import annotations
 
@@ -7,28 +9,24 @@ import math
 
 import pytest
 
-from corpus.models import Question, Split
+from corpus.models import Collection, Question, Split
 from rankers import semantic
 from rankers.backends import get_backend
 from rankers.base import Ranking, RankQuery
+from rankers.builtin import clear_ranker_caches
 from rankers.embedding import INTRA_OP_THREADS, SINGLE_THREADS
-from rankers.engine import EngineBackend, EngineUnavailable
-from rankers.engine_config import validate_engine_config
+from rankers.engine import EngineUnavailable
+from rankers.models import Ranker, RankerVersion
 from rankers.reranking import RerankingBackend
 from rankers.semantic import forget_vectors
 from rankers.services import ranker_create
 from ratings.selectors import labels_for_collection
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (model_dir)
-from tests.rankers.real_engines import opensearch_copy, solr_copy
+from tests.rankers.real_engines import solr_copy
+from tests.rankers.trained_engine import engine_config, first_answers
 from trainer.services import demo_collection_load, ranker_train, version_decide
 
 pytestmark = pytest.mark.django_db
-
-
-def _config(engine: str, node) -> dict:
-    if engine == "opensearch":
-        return {"preset": "opensearch", "url": node.search_url, "retries": 0}
-    return {"preset": "solr", "url": node.select_url, "retries": 0}
 
 
 @pytest.fixture
@@ -55,22 +53,33 @@ def _plain_ndcg(ranking: list[str], labels: dict[str, int], k: int) -> float:
 
 
 @pytest.mark.parametrize("engine", ["opensearch", "solr"])
-def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(request, engine, demo, monkeypatch):
-    # A fresh copy of the answers: the training's export writes their vectors into it.
-    shared = request.getfixturevalue(engine)
-    node = opensearch_copy(shared) if engine == "opensearch" else solr_copy(shared)
-    ranker = ranker_create(collection=demo, name=engine, kind="engine", config=_config(engine, node))
+def test_engine_ranker_trains_a_reranker_of_the_engine_top_50(
+    request, engine, opensearch_trained, settings, monkeypatch
+):
+    if engine == "opensearch":
+        # Trained once for the session (tests/rankers/trained_engine.py) as below, its version read here.
+        settings.MODEL_DIR = opensearch_trained.model_dir
+        clear_ranker_caches()
+        request.addfinalizer(clear_ranker_caches)
+        demo = Collection.objects.get(pk=opensearch_trained.collection_id)
+        ranker = Ranker.objects.get(pk=opensearch_trained.ranker_id)
+        first = opensearch_trained.first_answers
+        version = RankerVersion.objects.get(pk=opensearch_trained.version_id)
+    else:
+        demo = request.getfixturevalue("demo")
+        # A fresh copy of the answers: the training's export writes their vectors into it.
+        node = solr_copy(request.getfixturevalue("solr"))
+        ranker = ranker_create(collection=demo, name=engine, kind="engine", config=engine_config(node))
+        # The node's own answers to the training questions, before the training: its export re-adds the
+        # answers with their vectors, after which equal scores may come in another order.
+        first = first_answers(demo, node)
+        version = ranker_train(ranker=ranker)
     assert (demo.gain_scheme, demo.discount, demo.ndcg_k) == ("linear", "log2", 10)
-    # The node's own answers to the training questions, before the training: its export re-adds the
-    # answers with their vectors, after which equal scores may come in another order.
     labels = _labels(demo, Split.TRAIN)
-    node_first = EngineBackend(config=validate_engine_config(_config(engine, node)))
     before = [
-        _plain_ndcg(node_first.rank(RankQuery(q.external_id, q.text), 50).ids, labels[q.pk], 10)
+        _plain_ndcg(first[q.pk], labels[q.pk], 10)
         for q in Question.objects.filter(pk__in=labels).order_by("pk")
     ]
-
-    version = ranker_train(ranker=ranker)
 
     ranker.refresh_from_db()
     # v1 is the engine as it is, made champion before training: what the reranker has to beat.
