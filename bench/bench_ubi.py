@@ -117,8 +117,9 @@ class Load:
 
     CONNECTIONS = 32
 
-    def __init__(self, rate: float, seconds: float, *, events: bool) -> None:
+    def __init__(self, rate: float, seconds: float, *, events: bool, texts: list[str] | None = None) -> None:
         self.rate, self.seconds, self.events = rate, seconds, events
+        self.texts = texts  # the questions' texts, taken in turn (default: 3 of WORDS drawn per request)
         self.latencies: list[float] = []
         self.lags: list[float] = []  # how late the generator sent (its own share of a latency)
         self.event_latencies: list[float] = []
@@ -148,8 +149,8 @@ class Load:
             i, due = item
             lag = (time.perf_counter() - due) * 1000
             rng = np.random.default_rng(i)
-            question = {"question": {"id": f"q{i}", "text": " ".join(rng.choice(WORDS, 3))}, "rows": 10,
-                        "client_id": f"c{i % 50}"}  # fmt: skip
+            text = self.texts[i % len(self.texts)] if self.texts else " ".join(rng.choice(WORDS, 3))
+            question = {"question": {"id": f"q{i}", "text": text}, "rows": 10, "client_id": f"c{i % 50}"}
             try:
                 if connection is None:
                     connection = await asyncio.open_connection("127.0.0.1", port)
