@@ -22,7 +22,9 @@ from corpus.models import Collection, Question, Split
 from rankers.backends import get_backend, service_backend
 from rankers.base import Ranking, RankQuery
 from rankers.builtin import clear_ranker_caches
+from rankers.interleaving import team_draft_interleave
 from rankers.models import Ranker, RankerVersion
+from rankers.online_tests import online_test_start, online_test_stop
 from rankers.reranking import RerankingBackend
 from rankers.semantic import forget_vectors
 from rankers.services import ranker_create, version_promote
@@ -31,6 +33,7 @@ from tests.http_client import HTTP
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (served)
 from tests.rankers.trained_engine import TRAINED_SLUG
 from tests.servers import RankerServer, start_ranker_server
+from tests.ubi.ubi_support import await_value
 
 # The data is committed by the module's fixture (the servers are other processes); the mark makes the
 # session create the test database and lets the tests read it.
@@ -88,6 +91,16 @@ def trained(opensearch_trained, django_db_blocker, tmp_path_factory):
             name="Gone",
             kind="engine",
             config={"preset": "opensearch", "url": DEAD_URL, "retries": 0},
+        )
+        # The engine as it is (v1) under the module's ranker too: the online test's challenger.
+        engine_as_is = RankerVersion.objects.get(ranker_id=shared.ranker_id, label="v1")
+        RankerVersion.objects.create(
+            ranker=ranker,
+            label=engine_as_is.label,
+            method=engine_as_is.method,
+            details=engine_as_is.details,
+            model_file=engine_as_is.model_file,
+            uses_model=engine_as_is.uses_model,
         )
         served, copy = (
             RankerVersion.objects.create(
@@ -407,8 +420,6 @@ def test_answers_met_first_while_another_rerank_encodes_get_the_engine_order_at_
 def online_v1(trained, django_db_blocker):
     """An online test of v1, the engine as it is, against the trained champion: committed (module scope
     sets up outside the test's transaction) for the server to read, stopped at the module's end."""
-    from rankers.online_tests import online_test_start, online_test_stop
-
     with django_db_blocker.unblock():
         v1 = RankerVersion.objects.get(ranker_id=trained.ranker_id, label="v1")
         test = online_test_start(challenger=v1, started_by=None)
@@ -422,8 +433,6 @@ def test_online_test_interleaves_the_reranked_champion_with_the_engine_as_it_is(
 ):
     """Last in the module: the server (its watch looking every 5 s) interleaves the started test for the
     caller's candidates."""
-    from rankers.interleaving import team_draft_interleave
-    from tests.ubi.ubi_support import await_value
 
     reranking, engine = backends
     query = questions[2]
