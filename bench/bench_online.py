@@ -35,8 +35,11 @@ examined_r = no stop before r = Π_{s<r} (1 − clicked_s · [V_s < P(stop | g_s
 examined_r.
 
 **Interleaving**: ``rankers.interleaving.team_draft_interleave`` (the function ``ranker_server`` calls),
-salt "bench", for 64 query ids per question (a served query takes one of them at random: the coins of a
-query id are what vary between queries); clicks → ``evaluation.online.credit_clicks`` (per query: the
+salt "bench". A served query's list depends on its query id only through the first 5 coins of
+``coin_flips`` (team draft of 10 hits flips one coin per 2 picks), so one query id per coin pattern (32,
+found by trying "sim-0", "sim-1", …) gives every list a fresh query id can give, and a served query draws
+one of the 32 uniformly: exactly the distribution of fresh query ids (an earlier draft drew from 64 random
+query ids per question, whose unequal patterns biased the A/A: 12–23% false positives on adi); clicks → ``evaluation.online.credit_clicks`` (per query: the
 team with more clicked hits wins) → ``sequential_p_values`` (the mixture SPRT's always-valid p-value after
 every query: what the version page's selector computes, so the page peeking after every query is
 covered) and ``online_verdict``.
@@ -60,10 +63,12 @@ Reported (each with its number of simulated experiments):
   paired randomization p < 0.05 on the test questions' NDCG@10), the online direction after
   ``--agree-queries`` served queries (sign of wins − losses), over ``--agree-tests`` experiments each;
 * implicit labels: per collection and click model, ``--label-queries`` test questions each shown I times
-  (I = 10, 100, 1000) as interleavings of bm25 and train100 (so answers move between ranks); COEC
+  (I = 10, 100, 1000) as interleavings of bm25 and the collection's best version (so answers move
+  between ranks); COEC
   (``evaluation.online.coec``, maxRank 10, ordinals from 1) and the PBM's attractiveness
   (``fit_position_based_model``) against the true grade: Kendall τ-b per question over its shown answers
-  (questions whose shown answers have 2+ grades), averaged.
+  (questions whose shown answers have 2+ grades), averaged; both estimates rounded to 3 decimals first (as
+  SRW prints COEC), so that EM's tiny differences between never-clicked answers are ties, not an order.
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ import argparse
 import itertools
 import math
 import os
+import pickle
 import resource
 import shutil
 import time
@@ -94,6 +100,7 @@ from corpus.models import Collection, Question, Split
 from evaluation.metrics.stats import compare_runs
 from evaluation.online import (
     coec,
+    coin_flips,
     credit_clicks,
     fit_position_based_model,
     sequential_p_values,
@@ -114,7 +121,9 @@ SHARES = (25, 100)  # % of the training questions whose judgments a trained vers
 # Learned-fusion versions on the line from BM25 to the fusion and beyond: Σ w_f z(f) over (bm25, cosine),
 # weights (1 − w, w); w = 0.5 is the untrained fusion.
 COSINE_WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.6, 0.7)
-VARIANTS = 64  # query ids per question whose interleavings a served query draws from
+PARTS = ("aa", "sensitivity", "agreement", "labels")
+ROUNDS = (DEPTH + 1) // 2  # coins team draft uses for a list of DEPTH
+SALT = "bench"
 BLOCK = 100_000  # impressions simulated at once
 CLICK_MODELS = {
     "perfect": ((0.0, 0.5, 1.0), (0.0, 0.0, 0.0)),
@@ -230,7 +239,22 @@ class Served:
     ids: list[list[tuple[str, ...]]]
 
 
-def interleavings(c: CollectionVersions, a: str, b: str, variants: int = VARIANTS) -> Served:
+def pattern_query_ids(salt: str = SALT) -> list[str]:
+    """One query id per pattern of the first ROUNDS coins (``coin_flips``, the app's hash): a list of 10
+    from team draft uses at most 5 coins, so these 32 query ids give the 32 interleavings a fresh query id
+    gives, each with probability 1/32 exactly."""
+    found: dict[tuple[int, ...], str] = {}
+    k = 0
+    while len(found) < 2**ROUNDS:
+        query_id = f"sim-{k}"
+        found.setdefault(tuple(coin_flips(query_id, ROUNDS, salt=salt)), query_id)
+        k += 1
+    return [found[p] for p in sorted(found)]
+
+
+def interleavings(c: CollectionVersions, a: str, b: str) -> Served:
+    query_ids = pattern_query_ids()
+    variants = len(query_ids)
     n = len(c.questions)
     grades = np.full((n, variants, DEPTH), -1, np.int8)
     teams = np.zeros((n, variants, DEPTH), np.int8)
@@ -241,9 +265,9 @@ def interleavings(c: CollectionVersions, a: str, b: str, variants: int = VARIANT
             served = team_draft_interleave(
                 c.versions[a].ranking[q],
                 c.versions[b].ranking[q],
-                query_id=f"{c.questions[q]}-{v}",
+                query_id=query_ids[v],
                 length=DEPTH,
-                salt="bench",
+                salt=SALT,
             )
             k = len(served.hits)
             grades[q, v, :k] = [c.grades[q].get(h, 0) for h in served.hits]
@@ -340,7 +364,7 @@ def sensitivity(c: CollectionVersions, worse: str, better: str, model: str, args
     for _ in range(args.tests):
         n = args.max_queries
         q = rng.integers(0, nq, n)
-        var = rng.integers(0, VARIANTS, n)
+        var = rng.integers(0, served.grades.shape[1], n)
         u, v = rng.random((n, DEPTH)), rng.random((n, DEPTH))
         g, t = served.grades[q, var], served.teams[q, var]
         clicks = cascade_clicks(g, u, v, model)
@@ -405,7 +429,7 @@ def agreement(
             if not cmp.p_value < ALPHA:
                 continue
             offline = 1 if np.nanmean(c.versions[b].ndcg) > np.nanmean(c.versions[a].ndcg) else -1
-            x = outcomes(interleavings(c, a, b, 16), model, rng, args.agree_tests, args.agree_queries)
+            x = outcomes(interleavings(c, a, b), model, rng, args.agree_tests, args.agree_queries)
             direction = np.sign(x.sum(axis=1, dtype=np.int64))
             pairs += 1
             experiments_agreeing += int((direction == offline).sum())
@@ -432,7 +456,8 @@ def implicit_labels(
     c: CollectionVersions, model: str, impressions: int, args, seed: int
 ) -> tuple[float, float, int]:
     rng = np.random.default_rng(seed)
-    served = interleavings(c, "bm25", "train100", 16)
+    best = max(c.versions, key=lambda k: np.nanmean(c.versions[k].ndcg))
+    served = interleavings(c, "bm25", best)
     nq = min(args.label_queries, len(c.questions))
     q = np.repeat(np.arange(nq), impressions)
     var = rng.integers(0, served.grades.shape[1], q.size)
@@ -475,8 +500,12 @@ def implicit_labels(
         members = np.flatnonzero(question == qq)
         if np.unique(truth[members]).size < 2:
             continue
-        taus_coec.append(kendall_tau_b(coec_value[members], truth[members]))
-        taus_pbm.append(kendall_tau_b(np.nan_to_num(pbm.attractiveness[members]), truth[members]))
+        # To 3 decimals, as SRW prints COEC: EM leaves never-clicked answers at different tiny γ, which
+        # would otherwise count as an order among answers the clicks cannot tell apart.
+        taus_coec.append(kendall_tau_b(np.round(coec_value[members], 3), truth[members]))
+        taus_pbm.append(
+            kendall_tau_b(np.round(np.nan_to_num(pbm.attractiveness[members]), 3), truth[members])
+        )
     return float(np.nanmean(taus_coec)), float(np.nanmean(taus_pbm)), len(taus_coec)
 
 
@@ -485,32 +514,7 @@ def cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--collections", default="adi,cacm,cisi,covidfaq,semeval16b")
-    parser.add_argument("--outside", type=Path, default=DEFAULT_OUTSIDE)
-    parser.add_argument("--embeddings-cache", type=Path, default=DEFAULT_CACHE)
-    parser.add_argument("--seed", type=int, default=0, help="the split's seed (bench_loop's)")
-    parser.add_argument("--aa-tests", type=int, default=1000, help="A/A experiments per click model")
-    parser.add_argument("--aa-queries", type=int, default=2000, help="served queries per A/A experiment")
-    parser.add_argument("--tests", type=int, default=200, help="experiments per sensitivity cell")
-    parser.add_argument("--max-queries", type=int, default=20000, help="longest sensitivity experiment")
-    parser.add_argument("--agree-tests", type=int, default=9, help="experiments per pair (agreement)")
-    parser.add_argument("--agree-queries", type=int, default=5000, help="served queries per experiment")
-    parser.add_argument("--label-queries", type=int, default=100, help="questions per collection (labels)")
-    parser.add_argument("--models", default=",".join(CLICK_MODELS))
-    args = parser.parse_args()
-    models = [m for m in args.models.split(",") if m]
-    wall0, cpu0 = time.perf_counter(), cpu()
-    print(
-        f"bench_online: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; CPUs {os.cpu_count()}; {load()}"
-    )
-    try:
-        collections = [build_versions(n.strip(), args) for n in args.collections.split(",") if n.strip()]
-    finally:
-        shutil.rmtree(VAR_DIR, ignore_errors=True)
-    print(f"versions built: wall {time.perf_counter() - wall0:.0f} s, CPU {cpu() - cpu0:.0f} s; {load()}\n")
-
+def report_aa(collections: list[CollectionVersions], models: list[str], args) -> None:
     print(
         f"## A/A: best version against itself, {args.aa_tests:,} experiments × {args.aa_queries:,} served queries"
     )
@@ -523,6 +527,8 @@ def main() -> None:
             rate, decisive = aa(c, best, model, args, seed=100 * ci + mi)
             print(f"{c.name} ({best}) | {model} | {rate:.2%} | {decisive:.0%} decisive", flush=True)
 
+
+def report_sensitivity(collections: list[CollectionVersions], models: list[str], args) -> None:
     pairs = [
         (abs(float(np.nanmean(c.versions[b].ndcg - c.versions[a].ndcg))), c, a, b)
         for c in collections
@@ -553,6 +559,8 @@ def main() -> None:
                 flush=True,
             )
 
+
+def report_agreement(collections: list[CollectionVersions], models: list[str], args) -> None:
     print(
         f"\n## Agreement: offline-significant pairs, online direction after {args.agree_queries:,} served "
         f"queries, {args.agree_tests} experiments per pair"
@@ -568,6 +576,8 @@ def main() -> None:
             flush=True,
         )
 
+
+def report_labels(collections: list[CollectionVersions], models: list[str], args) -> None:
     print(
         f"\n## Implicit labels: Kendall τ-b vs true grades, per question, {args.label_queries} questions/collection"
     )
@@ -577,6 +587,58 @@ def main() -> None:
             for impressions in (10, 100, 1000):
                 tc, tp, n = implicit_labels(c, model, impressions, args, seed=3000 + 10 * ci + mi)
                 print(f"{c.name} | {model} | {impressions:,} | {n} | {tc:.3f} | {tp:.3f}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--collections", default="adi,cacm,cisi,covidfaq,semeval16b")
+    parser.add_argument("--outside", type=Path, default=DEFAULT_OUTSIDE)
+    parser.add_argument("--embeddings-cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--seed", type=int, default=0, help="the split's seed (bench_loop's)")
+    parser.add_argument("--aa-tests", type=int, default=1000, help="A/A experiments per click model")
+    parser.add_argument("--aa-queries", type=int, default=2000, help="served queries per A/A experiment")
+    parser.add_argument("--tests", type=int, default=200, help="experiments per sensitivity cell")
+    parser.add_argument("--max-queries", type=int, default=20000, help="longest sensitivity experiment")
+    parser.add_argument("--agree-tests", type=int, default=9, help="experiments per pair (agreement)")
+    parser.add_argument("--agree-queries", type=int, default=5000, help="served queries per experiment")
+    parser.add_argument("--label-queries", type=int, default=100, help="questions per collection (labels)")
+    parser.add_argument("--models", default=",".join(CLICK_MODELS))
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"of {', '.join(PARTS)}")
+    parser.add_argument(
+        "--versions-cache",
+        type=Path,
+        default=DEFAULT_CACHE / "online-versions",
+        help="keep the versions' rankings and NDCG here, so a rerun skips the trainings ('' to rebuild)",
+    )
+    args = parser.parse_args()
+    models = [m for m in args.models.split(",") if m]
+    wall0, cpu0 = time.perf_counter(), cpu()
+    print(
+        f"bench_online: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; CPUs {os.cpu_count()}; {load()}"
+    )
+    names = [n.strip() for n in args.collections.split(",") if n.strip()]
+    cache = args.versions_cache / f"{'-'.join(names)}-seed{args.seed}.pickle" if args.versions_cache else None
+    try:
+        if cache is not None and cache.exists():
+            collections = pickle.loads(cache.read_bytes())
+            print(f"versions read from {cache}")
+        else:
+            collections = [build_versions(name, args) for name in names]
+            if cache is not None:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                cache.write_bytes(pickle.dumps(collections))
+    finally:
+        shutil.rmtree(VAR_DIR, ignore_errors=True)
+    print(f"versions built: wall {time.perf_counter() - wall0:.0f} s, CPU {cpu() - cpu0:.0f} s; {load()}\n")
+    parts = set(args.parts.split(","))
+    if "aa" in parts:
+        report_aa(collections, models, args)
+    if "sensitivity" in parts:
+        report_sensitivity(collections, models, args)
+    if "agreement" in parts:
+        report_agreement(collections, models, args)
+    if "labels" in parts:
+        report_labels(collections, models, args)
     print(f"\ntotal wall {time.perf_counter() - wall0:.0f} s, CPU {cpu() - cpu0:.0f} s; {load()}")
 
 
