@@ -135,6 +135,14 @@ class OnlineMark:
     stop_reason: str
     challenger_id: int  # the version page, where the test's figures and verdict are
 
+    def as_json(self) -> dict:
+        """What the history chart draws: a band from the start to the stop (``end`` null while running)."""
+        return {
+            "start": int(self.started_at.timestamp()),
+            "end": None if self.stopped_at is None else int(self.stopped_at.timestamp()),
+            "label": f"online: {self.challenger} vs {self.champion}",
+        }
+
     @property
     def text(self) -> str:
         start = self.started_at.strftime("%Y-%m-%d %H:%M")

@@ -79,6 +79,7 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
             change=change_since_previous(board.latest),
             chart=[p.as_json() for p in board.history],
             chart_changes=[m.as_json() for m in board.champion_changes],
+            chart_online=[m.as_json() for m in board.online_tests],
             history_rows=[(p, run_url.format(p.run_id)) for p in board.history[::-1][:HISTORY_TABLE_ROWS]],
             compare_max_runs=selectors.COMPARE_MAX_RUNS,
             history_hidden=max(0, len(board.history) - HISTORY_TABLE_ROWS),

@@ -5,7 +5,8 @@
  * labels ("v3 · 1,204 labels") are drawn only where they fit without overlapping, and points shrink away
  * when they would crowd. Each run is read in a tooltip, by hovering, or by focusing the chart (Tab) and
  * moving with ←/→ (Home/End: first/last); the line under the chart says the same for screen readers.
- * Dashed lines mark champion changes. The legend names the two series (no values, so never "–").
+ * Dashed lines mark champion changes; shaded bands the online tests (start to stop, or to the right edge
+ * while running), labelled "online: v3 vs v2" where the label fits. The legend names the two series (no values, so never "–").
  * Without JavaScript the same data is the table below the chart, which stays open.
  */
 (function () {
@@ -17,6 +18,8 @@
   if (!points.length) return;
   var changesNode = document.getElementById("history-changes");
   var changes = changesNode ? JSON.parse(changesNode.textContent) : [];
+  var onlineNode = document.getElementById("history-online");
+  var online = onlineNode ? JSON.parse(onlineNode.textContent) : [];
 
   var xs = points.map(function (p) { return p.t; });
   var ndcg = points.map(function (p) { return p.ndcg; });
@@ -50,7 +53,8 @@
   tooltip.setAttribute("aria-hidden", "true"); // the info line says the same to screen readers
 
   // Text drawn on the canvas in this redraw, as boxes in canvas px: a label goes only where it overlaps
-  // none of them (change labels first, then point labels from the latest back) and stays in the plot.
+  // none of them (online-test labels, then change labels, then point labels from the latest back) and stays
+  // in the plot.
   var boxes = [];
 
   // Point labels keep apart horizontally whatever their height (stacked labels read as clutter);
@@ -119,7 +123,6 @@
   // One line per change listed under the chart ("Champion changes (n)"), whatever the time range.
   function markChanges(u) {
     var ctx = u.ctx, dpr = devicePixelRatio, top = u.bbox.top, bottom = u.bbox.top + u.bbox.height;
-    boxes = [];
     ctx.save();
     ctx.strokeStyle = "#6b4fbb";
     ctx.fillStyle = "#4b3590";
@@ -134,6 +137,25 @@
       ctx.lineTo(x, bottom);
       ctx.stroke();
       place(ctx, c.text, x + 3 * dpr, [top + 12 * dpr, top + 26 * dpr], u, false);
+    });
+    ctx.restore();
+  }
+
+  // A shaded band per online test, under the lines (drawn first), at least 2 px wide.
+  function markOnline(u) {
+    var ctx = u.ctx, dpr = devicePixelRatio, top = u.bbox.top, height = u.bbox.height;
+    var left = u.bbox.left, right = u.bbox.left + u.bbox.width;
+    boxes = []; // the first to draw in a redraw (drawAxes comes before draw)
+    ctx.save();
+    ctx.font = Math.round(11 * dpr) + "px " + FONT;
+    ctx.textAlign = "left";
+    online.forEach(function (o) {
+      var x0 = Math.min(Math.max(u.valToPos(o.start, "x", true), left), right);
+      var x1 = o.end === null ? right : Math.min(Math.max(u.valToPos(o.end, "x", true), left), right);
+      ctx.fillStyle = "rgba(31, 143, 95, 0.12)";
+      ctx.fillRect(x0, top, Math.max(x1 - x0, 2 * dpr), height);
+      ctx.fillStyle = "#14613f";
+      place(ctx, o.label, x0 + 3 * dpr, [top + height - 8 * dpr, top + height - 22 * dpr], u, false);
     });
     ctx.restore();
   }
@@ -175,7 +197,7 @@
       // Pad the time axis so edge points stay readable; one run alone gets a two-hour window, not years.
       // The champion changes are in the range too: the first champion is set before the first run.
       x: (function () {
-        var ts = xs.concat(changes.map(function (c) { return c.t; }));
+        var ts = xs.concat(changes.map(function (c) { return c.t; }), online.map(function (o) { return o.start; }));
         var lo = Math.min.apply(null, ts), hi = Math.max.apply(null, ts);
         // At least two hours in view: a run a minute after its champion was set otherwise gets a
         // one-minute axis labelled in fractions of a second (":24.000").
@@ -197,6 +219,7 @@
       { label: accuracyName, stroke: "#8a5a00", width: 2, dash: [6, 4], points: { show: roomForPoints, size: 7, fill: "#fff" } },
     ],
     hooks: {
+      drawAxes: [markOnline],
       draw: [markChanges, labelPoints],
       setCursor: [function (u) {
         var i = u.cursor.idx;

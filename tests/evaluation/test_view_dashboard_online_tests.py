@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from django.urls import reverse
 
+from evaluation.models import EvaluationRun, RunStatus
 from rankers.models import RankerVersion
 from rankers.online_tests import online_test_start, online_test_stop
 from tests.online_support import online_ranker
@@ -52,3 +56,43 @@ def test_dashboard_online_tests_hidden_from_raters(client, collection, trainer, 
     html = client.get(reverse("evaluation:dashboard", args=[collection.slug])).content.decode()
 
     assert 'data-testid="online-tests"' not in html and "online test of v2" not in html
+
+
+def test_dashboard_chart_gets_each_online_test_as_a_band(client, collection, trainer):
+    ranker, champion, challenger = online_ranker(collection)
+    ranker.is_default = True
+    ranker.save(update_fields=["is_default"])
+    EvaluationRun.objects.create(
+        ranker=ranker,
+        ranker_version=champion,
+        collection=collection,
+        status=RunStatus.SUCCEEDED,
+        ndcg_k=10,
+        gain_scheme="linear",
+        discount="log2",
+        relevance_threshold=1,
+        accuracy_k=5,
+        ndcg_mean=0.5,
+        accuracy_mean=0.5,
+    )
+    first = online_test_start(challenger=challenger, started_by=trainer)
+    online_test_stop(test=first, stopped_by=trainer)
+    v3 = RankerVersion.objects.create(ranker=ranker, label="v3", method="bm25")
+    second = online_test_start(challenger=v3, started_by=trainer)
+    first.refresh_from_db()
+    client.force_login(trainer)
+
+    html = client.get(reverse("evaluation:dashboard", args=[collection.slug])).content.decode()
+
+    bands = json.loads(
+        re.search(r'<script id="history-online" type="application/json">(.*?)</script>', html).group(1)
+    )
+    assert bands == [
+        {"start": int(second.started_at.timestamp()), "end": None, "label": "online: v3 vs v1"},
+        {
+            "start": int(first.started_at.timestamp()),
+            "end": int(first.stopped_at.timestamp()),
+            "label": "online: v2 vs v1",
+        },
+    ]
+    assert "<summary>Online tests (2, one running), the shaded bands on the chart</summary>" in html

@@ -8,6 +8,7 @@ the server processes read it); the expected answers come from the same version r
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from dataclasses import dataclass
@@ -16,14 +17,17 @@ from pathlib import Path
 import httpx
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 from django.db import transaction
+from django.urls import reverse
 
-from corpus.models import Collection, Question, Split
+from corpus.models import Collection, Question, Role, Split
+from evaluation.selectors.online import online_test_result
 from rankers.backends import get_backend, service_backend
 from rankers.base import Ranking, RankQuery
 from rankers.builtin import clear_ranker_caches
-from rankers.interleaving import team_draft_interleave
-from rankers.models import Ranker, RankerVersion
+from rankers.interleaving import CHALLENGER, team_draft_interleave
+from rankers.models import OnlineTest, Ranker, RankerVersion
 from rankers.online_tests import online_test_start, online_test_stop
 from rankers.reranking import RerankingBackend
 from rankers.semantic import forget_vectors
@@ -34,6 +38,7 @@ from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (served)
 from tests.rankers.trained_engine import TRAINED_SLUG
 from tests.servers import RankerServer, start_ranker_server
 from tests.ubi.ubi_support import await_value
+from ubi.models import UbiEvent, UbiQuery
 
 # The data is committed by the module's fixture (the servers are other processes); the mark makes the
 # session create the test database and lets the tests read it.
@@ -451,3 +456,92 @@ def test_online_test_interleaves_the_reranked_champion_with_the_engine_as_it_is(
     assert champion != top50.ids[:10]
     assert [a["id"] for a in response.json()["answers"]] == list(expected.hits)
     assert (response.json()["online_test"], response.json()["query_id"]) == (online_v1.pk, "ot-e1")
+
+
+def test_online_test_end_to_end_clicks_give_the_verdict_on_the_page_and_the_log_round_trips(
+    server, trained, questions, online_v1, client, make_user, django_db_blocker, tmp_path
+):
+    """Issue 36 §4 on the real node: POST / answers interleaved lists (the engine's top 50 reranked by the
+    champion against the engine as it is), UBI clicks posted over HTTP on the challenger's first hit of
+    each, the version page shows the figures and verdict the selector computes, and the log exported
+    with ubi_export, imported by ubi_import into an empty log and exported again is the same."""
+    await_value(lambda: HTTP.get(server.url + "healthz").json().get("online_test"), bool, "the watch's look")
+    query_ids = [f"e2e-{online_v1.pk}-{n}" for n in range(4)]
+    served = [
+        HTTP.post(server.url, json=_body(q, rows=10, query_id=query_id), timeout=30).json()
+        for q, query_id in zip(questions, query_ids, strict=False)
+    ]
+    logged = await_value(
+        lambda: _rows(django_db_blocker, UbiQuery, query_ids),
+        lambda rows: len(rows) == 4,
+        "the four interleaved queries",
+    )
+    teams = {row.query_id: row.query_attributes["teams"] for row in logged}
+    clicks = []
+    for query_id, answer in zip(query_ids, served, strict=True):
+        position = teams[query_id].index(CHALLENGER)
+        clicks.append(
+            {
+                "action_name": "click",
+                "query_id": query_id,
+                "timestamp": "2026-11-29T04:00:00Z",
+                "client_id": "c-e2e",
+                "session_id": "s-e2e",
+                "event_attributes": {
+                    "position": {"ordinal": position + 1},
+                    "object": {"object_id": answer["answers"][position]["id"]},
+                },
+            }
+        )
+    posted = HTTP.post(server.url + "events", content="".join(json.dumps(e) + "\n" for e in clicks))
+    await_value(
+        lambda: _rows(django_db_blocker, UbiEvent, query_ids), lambda rows: len(rows) == 4, "4 clicks"
+    )
+    result = online_test_result(test=OnlineTest.objects.get(pk=online_v1.pk))
+    collection = Collection.objects.get(pk=trained.collection_id)
+    client.force_login(make_user("tess", collection=collection, role=Role.TRAINER))
+    page = client.get(reverse("ranker-version", args=[SLUG, trained.ranker_id, online_v1.challenger_id]))
+    html = page.content.decode()
+
+    assert posted.status_code == 202
+    assert {a["online_test"] for a in served} == {online_v1.pk}
+    assert [[a["id"] for a in answer["answers"]] for answer in served] == [
+        row.query_response_hit_ids for row in logged
+    ]
+    counts = result.counts
+    assert (counts.queries_with_clicks, counts.wins, counts.losses, counts.ties) == (4, 4, 0, 0)
+    assert result.verdict.delta == 0.5
+    assert page.status_code == 200
+    assert f'data-testid="online-impressions">{counts.impressions}<' in html
+    assert 'data-testid="online-wlt">4 / 0 / 0<' in html
+    verdict = html.split('data-testid="online-verdict">')[1].split("</p>")[0]
+    assert verdict.startswith(result.sentence[0].upper() + result.sentence[1:] + ":")
+    assert "online Δ +0.500" in verdict
+
+    # The log as exported, imported into an empty log (this test's transaction, rolled back after), and
+    # exported again: the same records, this test's queries with their teams among them.
+    first = {"queries": str(tmp_path / "q1.ndjson"), "events": str(tmp_path / "e1.ndjson")}
+    second = {"queries": str(tmp_path / "q2.ndjson"), "events": str(tmp_path / "e2.ndjson")}
+    call_command("ubi_export", **first)
+    UbiQuery.objects.all().delete()
+    UbiEvent.objects.all().delete()
+    call_command("ubi_import", **first)
+    call_command("ubi_export", **second)
+    exported = {k: _ndjson(Path(path)) for k, path in first.items()}
+    again = {k: _ndjson(Path(path)) for k, path in second.items()}
+
+    assert again == exported
+    mine = {r["query_id"]: r for r in exported["queries"] if r["query_id"] in query_ids}
+    assert {q: r["query_attributes"]["teams"] for q, r in mine.items()} == teams
+    assert sorted(e["query_id"] for e in exported["events"] if e["query_id"] in query_ids) == sorted(
+        query_ids
+    )
+
+
+def _rows(django_db_blocker, model, query_ids):
+    with django_db_blocker.unblock():
+        return sorted(model.objects.filter(query_id__in=query_ids), key=lambda r: query_ids.index(r.query_id))
+
+
+def _ndjson(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
