@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.core.cache import cache
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, Max, OuterRef, Q, QuerySet, Subquery
 from numpy.typing import NDArray
 
 from corpus.models import Answer, Collection, Question
@@ -307,22 +307,17 @@ def implicit_judgments_cached(
     *, collection: Collection, parameters: ClickParameters | None = None
 ) -> ImplicitJudgments:
     """``implicit_judgments``, cached (``CLICKS_CACHE_SECONDS``) under the newest event and query ids and
-    the collection's question and answer counts and last changes: a page view then costs those few
-    indexed reads instead of the whole log (about 1 s of CPU a 100,000 events: bench/bench_clicks.py)."""
+    the collection's change markers: a page view then costs those three indexed reads instead of the
+    whole log (about 1 s of CPU a 100,000 events: bench/bench_clicks.py)."""
     parameters = parameters or ClickParameters()
     state = (
         UbiEvent.objects.aggregate(last=Max("pk"))["last"],
         UbiQuery.objects.aggregate(last=Max("pk"))["last"],
-        tuple(
-            Question.objects.filter(collection=collection)
-            .aggregate(n=Count("pk"), last=Max("updated_at"))
-            .values()
-        ),
-        tuple(
-            Answer.objects.filter(collection=collection)
-            .aggregate(n=Count("pk"), last=Max("updated_at"))
-            .values()
-        ),
+        # The collection's change markers (corpus.services.collection_changed), not a COUNT and MAX over
+        # its answers: a page view must not cost what grows with the collection (issue 37).
+        Collection.objects.filter(pk=collection.pk)
+        .values_list("questions_version", "answers_version")
+        .first(),
     )
     key = (
         "clicks:"

@@ -7,12 +7,13 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from corpus.models import Answer, Collection
-from jobs import collection_state_announce, job_claim, rows_take_over, stale_since
+from jobs import collection_state_announce, heartbeat_rows, job_claim, rows_take_over, stale_since
 from rankers.embedding import (
     DIMENSION,
     EmbeddingUnavailable,
@@ -159,14 +160,17 @@ def embeddings_part(*, build_id: int, part: int) -> None:
         for external_id, title, body in rows.values_list("external_id", "title", "body")
     }
     texts = [texts_by_id.get(external_id, "") for external_id in wanted]
+    running = EmbeddingBuild.objects.filter(pk=build.pk, status=BuildStatus.RUNNING)
     try:
-        vectors = load_encoder().encode(texts, batch_size=BATCH_SIZE).astype(np.float32)
+        # Beat while encoding: a part can take longer than the stale limit (256 answers at 50 ms on a busy
+        # core), and a silent build has its unfinished parts queued again, so a live part was encoded twice.
+        with heartbeat_rows(running, stale_seconds=settings.EVALUATION_STALE_SECONDS):
+            vectors = load_encoder().encode(texts, batch_size=BATCH_SIZE).astype(np.float32)
     except EmbeddingUnavailable as exc:
         _fail(build.pk, str(exc))
         return
     if not _save_first(path, vectors):
         return  # another process finished this part meanwhile, and counted it
-    running = EmbeddingBuild.objects.filter(pk=build.pk, status=BuildStatus.RUNNING)
     running.update(parts_done=F("parts_done") + 1, heartbeat_at=timezone.now())
     done = running.values_list("parts_done", flat=True).first()
     if done is not None and done >= build.parts_total:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -164,3 +166,34 @@ def test_embeddings_part_looks_its_answers_up_by_external_id_without_an_order(sm
     # an ORDER BY (the model's default: collection, id) makes SQLite walk every answer of the collection
     answers = [q["sql"] for q in queries.captured_queries if 'FROM "corpus_answer"' in q["sql"]]
     assert [("ORDER BY" in sql, '"external_id" IN' in sql) for sql in answers] == [(False, True)]
+
+
+class _EncoderAwaitingABeat:
+    """The real encoder, which returns only once the build's heartbeat has moved while it encodes (or
+    after 10 s): a part that takes longer than a beat must keep its build alive."""
+
+    def __init__(self, build_id: int) -> None:
+        self.build_id = build_id
+        self.beat_seen = False
+
+    def encode(self, texts, **kwargs):
+        before = EmbeddingBuild.objects.get(pk=self.build_id).heartbeat_at
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not self.beat_seen:
+            self.beat_seen = EmbeddingBuild.objects.get(pk=self.build_id).heartbeat_at != before
+            time.sleep(0.02)
+        return semantic.encoding.load_encoder().encode(texts, **kwargs)
+
+
+def test_embeddings_part_beats_while_it_encodes(small, transactional_db, settings, monkeypatch):
+    settings.EVALUATION_STALE_SECONDS = 0.4  # a beat every 0.1 s
+    index = load_index(collection=small)
+    build, _ = semantic.embeddings_build_for(index=index)
+    semantic.embeddings_plan(build_id=build.pk, index=index)
+    encoder = _EncoderAwaitingABeat(build.pk)
+    monkeypatch.setattr(semantic.build, "load_encoder", lambda: encoder)
+
+    semantic.embeddings_part(build_id=build.pk, part=0)
+
+    build.refresh_from_db()
+    assert (encoder.beat_seen, build.parts_done) == (True, 1)
