@@ -39,6 +39,7 @@ import httpx
 from rankers.base import RankerError, RankerUnavailable, Ranking, RankQuery
 from rankers.config import HTTP_DEFAULTS
 from rankers.outbound import OutboundRefused, guarded_client
+from ubi.log import APP_TRAFFIC_HEADER
 
 BACKOFF_FIRST = 0.1
 BACKOFF_MAX = 2.0
@@ -115,7 +116,7 @@ class HttpBackend:
         self.url = config["url"]
         self.timeout = float(config.get("timeout", HTTP_DEFAULTS["timeout"]))
         self.retries = int(config.get("retries", HTTP_DEFAULTS["retries"]))
-        headers = {"Accept": "application/json", **config.get("headers", {})}
+        headers = {"Accept": "application/json", APP_TRAFFIC_HEADER: "app", **config.get("headers", {})}
         if config.get("auth_header"):
             headers["Authorization"] = config["auth_header"]
         self.known_ids = known_ids

@@ -32,6 +32,10 @@ from ubi.writer import writer_fork, writer_status
 
 logger = logging.getLogger(__name__)
 
+# Sent by the app's own calls to an http ranker (evaluations, trainings, the queue's candidates): they are
+# not production traffic, so ranker_server neither logs nor interleaves them (they would count as
+# impressions of an online test and as logged queries of every question).
+APP_TRAFFIC_HEADER = "X-Rank-Trainer-Traffic"
 RECENT_QUERY_IDS = 200_000  # remembered to count orphan events without asking the database
 
 

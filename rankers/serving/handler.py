@@ -23,7 +23,7 @@ from rankers.serving.protocol import (
     parse_request,
 )
 from rankers.serving.service import Answered, Faults, RerankingService, UpstreamError
-from ubi.log import UbiLog, query_id_new
+from ubi.log import APP_TRAFFIC_HEADER, UbiLog, query_id_new
 from ubi.records import RecordError
 
 logger = logging.getLogger(__name__)
@@ -166,10 +166,10 @@ def make_handler(
             self._send(HTTPStatus.OK, payload)
 
         def _online(self, ids: dict[str, str]) -> tuple[str, OnlineServing | None]:
-            """The answer's ``query_id`` (the caller's, or a new one; "" when nothing is logged) and the
-            online test that interleaves it, if any."""
-            if ubi is None:
-                return "", None
+            """The answer's ``query_id`` (the caller's, or a new one; "" when nothing is logged, as for the
+            app's own calls) and the online test that interleaves it, if any."""
+            if ubi is None or self.headers.get(APP_TRAFFIC_HEADER):
+                return "", None  # nothing logged, or the app's own call (not production traffic)
             query_id = ids.get("query_id") or query_id_new()
             test = online.current if online is not None else None
             return query_id, test if test is not None and test.interleaves(query_id) else None
@@ -190,7 +190,7 @@ def make_handler(
             """Give the answer its ``query_id`` and spool it as a UBI query (``query_attributes``: the
             ranker and version that ranked it, the caller's question id, and when interleaved the online
             test, both versions and each hit's team)."""
-            if ubi is None:
+            if ubi is None or not query_id:
                 return
             payload["query_id"] = query_id
             ubi.query_log(

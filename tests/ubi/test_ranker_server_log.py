@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from rankers.http import HttpBackend
 from tests.http_client import HTTP
 from tests.rankers.rankers_support import *  # noqa: F403 - the committed "served" collection
 from tests.ubi.ubi_support import await_value, start_logging_server
+from ubi.log import APP_TRAFFIC_HEADER
 from ubi.models import UbiEvent, UbiQuery
 
 
@@ -172,6 +174,30 @@ def _children(pid: int) -> list[int]:
         for task in Path(f"/proc/{pid}/task").iterdir()
         for child in (task / "children").read_text().split()
     ]
+
+
+def test_ranker_server_app_own_call_is_answered_not_logged(server, django_db_blocker):
+    """The app's http ranker marks its calls (evaluations, trainings, the queue's candidates): they are not
+    production traffic. The production query sent after it is stored; the app's own never is."""
+    own = HTTP.post(
+        server.url,
+        json={"question": {"id": "q1", "text": "app's own evaluation call"}, "rows": 2},
+        headers={APP_TRAFFIC_HEADER: "app"},
+    )
+    after = HTTP.post(server.url, json={"question": {"id": "q1", "text": "a production query"}, "rows": 2})
+
+    assert own.status_code == 200 and "query_id" not in own.json()
+    assert [a["id"] for a in own.json()["answers"]] == [a["id"] for a in after.json()["answers"]]
+    await_value(
+        _rows(django_db_blocker, UbiQuery, query_id=after.json()["query_id"]), bool, "the production query"
+    )
+    assert _rows(django_db_blocker, UbiQuery, user_query="app's own evaluation call")() == []
+
+
+def test_http_ranker_marks_its_calls_as_the_app_own():
+    ranker = HttpBackend(config={"url": "http://127.0.0.1:9/"})
+
+    assert ranker.client.headers[APP_TRAFFIC_HEADER] == "app"
 
 
 def test_ranker_server_writer_killed_is_started_again(server, django_db_blocker):
