@@ -58,7 +58,7 @@ from rankers.services import ranker_create  # noqa: E402
 from ratings.models import Label  # noqa: E402
 from ratings.selectors import complete_question_ids  # noqa: E402
 from trainer.demo_vectors import demo_vectors_seed  # noqa: E402
-from trainer.engine_export import _fetch, _gain, _labelled  # noqa: E402
+from trainer.engine_export.questions import _fetch, _gain, _labelled  # noqa: E402
 from trainer.export_cost import export_cost  # noqa: E402
 from trainer.services import collection_import, demo_collection_load, ranker_train  # noqa: E402
 

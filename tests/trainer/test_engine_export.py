@@ -17,13 +17,12 @@ from trainer.engine_export import (
     ExportEngineDown,
     ExportMissing,
     ExportRefused,
-    _fitted,
-    _Question,
     engine_export_fit,
-    left_out_features,
     version_export,
     version_export_render,
 )
+from trainer.engine_export.fit import _fitted, left_out_features
+from trainer.engine_export.questions import _Question
 
 pytestmark = pytest.mark.django_db
 

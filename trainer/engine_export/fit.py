@@ -1,76 +1,29 @@
-"""Shipping a model into the engine: fit an engine ranker's export model (``rankers.export``) on the
-TRAINING labels, measure it on the TEST questions, and store it on a version.
-
-``engine_export_fit(ranker=..., version=...)`` returns the export model (``rankers.export.model``) with:
-
-- the linear model (weights >= 0 over the engine's own feature values: its score, per-field BM25, per-field
-  phrase, and the cosine of the app's question and answer vectors when the engine could take the answers'
-  vectors: ``vectors``, ``rankers.export.vectors``) fitted by coordinate ascent on the training questions' NDCG@k over their rated candidates
-  among the engine's top K (K: the ranker's ``candidates``, default 50), and a LambdaMART tree model over
-  the same features (the Learning to Rank formats);
-- ``figures``, on the test questions with labels, NDCG@k on rated answers, the measure of every
-  comparison in the app (the collection's k, gain and discount; each ranking condensed to its rated
-  answers; ideal DCG from all the question's labels):
-  ``ndcg_engine`` the engine alone; ``ndcg_export_app`` the linear model as the app ranks the engine's
-  top K with the engine's feature values (equal scores in the engine's document order, as its rescorer
-  orders them: ``rankers.export.fetch.Candidates.ranked``); ``ndcg_export_engine`` the exported
-  rescore (OpenSearch / Elasticsearch) or rerank (Solr) request run by the engine itself; ``parity`` =
-  |app − engine| (the issue's bar: at most ``PARITY_TOLERANCE``); ``ndcg_trees_app`` the tree model as
-  the app ranks (ties the same way);
-  ``ndcg_version`` the version's own ranking (``rankers.backends.get_backend(ranker, version)``: its
-  reranker, or the engine as it is) and ``cost`` = ndcg_version − ndcg_export_app: what staying inside
-  the engine costs (negative: the export ranks better);
-- ``left_out``: the features of the version's reranker that the engine cannot compute, each with why;
-- ``vectors``: ``{"field", "answers", "written", "error", "seconds"}``: the field the answers' vectors were
-  written into, how many answers the engine holds hold one, how many of them this export wrote (an answer
-  whose vector the engine holds already is not written again), and why none when it could not take them
-  (the engine's words: no k-NN plugin, a schema that cannot change...), in which case the export has no
-  ``vector`` feature.
-
-The question's vector is the app's own (``rankers.semantic.question_vectors``), given to the engine with
-each request: in the features' fetch, in the exported request the parity check runs, and in the user's
-searches (the rendered request's ``{{question_vector}}``).
-
-Training labels only teach (``labels_for_collection(split="train")``); test labels only measure.
-
-``version_export_build(version=...)`` computes it and stores it as ``version.details["export"]``; the API
-and the version page read it there (``version_export``) and render a format (``version_export_render``).
-
-An export never scores below the engine alone (``export_offers``): a model (linear, trees) whose figure
-as the app ranks it is below ``ndcg_engine`` is not offered, and neither is anything of a version that
-learned nothing (``learned_nothing``: its training kept the untrained order, or every learned candidate
-scored exactly the first stage's cross-validated figure). A format whose model is not offered is refused
-(``ExportNotOffered``, its why); the LTR formats drop a tree model that is not offered.
-"""
+"""Fitting an engine ranker's export model on the training questions, measuring it on the test
+questions, and storing it on a version (the package's docstring says what it holds)."""
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from corpus.models import Collection, GainScheme, Question, Split
-from evaluation.metrics.ranking import Discount, Gain, label_arrays, mean_ignoring_undefined, ndcg_at_k
-from evaluation.services import rated_top
+from corpus.models import Collection, GainScheme, Split
 from rankers.backends import get_backend
 from rankers.base import RankerError, RankQuery
 from rankers.config import validate_ranker_config
 from rankers.embedding import EmbeddingUnavailable
 from rankers.engine_config import rerank_settings
-from rankers.export.fetch import Candidates, EngineFeatures
+from rankers.export.fetch import EngineFeatures
 from rankers.export.linear import fit_export_linear, linear_scores
 from rankers.export.model import ExportedSearch, export_model, export_name
 from rankers.export.render import render
 from rankers.export.spec import (
     VECTOR_FIELD,
     ExportEngineDown,
-    ExportError,
     ExportRefused,
     export_features,
 )
@@ -79,25 +32,9 @@ from rankers.export.vectors import VectorsRefused, collection_vectors, engine_ve
 from rankers.fitting import lambdamart_fit
 from rankers.fusion import ideal_dcg_from_labels
 from rankers.models import Ranker, RankerKind, RankerVersion
-from rankers.semantic import question_vectors
-from ratings.selectors import complete_question_ids, labels_for_collection
-from trainer.export_cost import cost_figures, export_cost
-
-__all__ = [
-    "ExportEngineDown",
-    "ExportError",
-    "ExportMissing",
-    "ExportNotOffered",
-    "ExportRefused",
-    "Offer",
-    "engine_export_fit",
-    "export_offers",
-    "format_offers",
-    "learned_nothing",
-    "version_export",
-    "version_export_build",
-    "version_export_render",
-]
+from ratings.selectors import complete_question_ids
+from trainer.engine_export.questions import _fetch, _gain, _labelled, _mean, _ndcg, _Question
+from trainer.export_cost import cost_figures
 
 PARITY_TOLERANCE = 0.005
 MIN_QUESTIONS = 10  # as trainer.learner: fewer learnable training questions teach nothing reliable
@@ -134,81 +71,6 @@ class ExportNotOffered(Exception):
 
 def _no_progress(phase: str, fraction: float) -> None:
     pass
-
-
-@dataclass
-class _Question:
-    external_id: str
-    text: str
-    labels: dict[str, int]
-    candidates: Candidates
-    vector: np.ndarray | None = None  # the question's, when the export has the vector feature
-    # An import with "answers not listed are incorrect" on judges the question: a candidate it does not list
-    # is 0 stars (as the learner reads it, ``trainer.learner.examples``); elsewhere an unrated one is unknown.
-    complete: bool = False
-
-
-def _labelled(collection: Collection, split: str) -> list[tuple[Question, dict[str, int]]]:
-    """The split's questions that have labels, in id order, with {answer external id: stars}."""
-    labels: dict[int, dict[str, int]] = {}
-    rows = labels_for_collection(collection=collection, split=split).values_list(
-        "question_id", "answer__external_id", "gain"
-    )
-    for question_id, answer_id, gain in rows:
-        labels.setdefault(question_id, {})[answer_id] = gain
-    questions = Question.objects.filter(collection=collection, id__in=list(labels)).order_by("id")
-    return [(q, labels[q.pk]) for q in questions]
-
-
-def _fetch(
-    fetcher: EngineFeatures,
-    pairs: list[tuple[Question, dict[str, int]]],
-    window: int,
-    report: Callable[[float], None],
-    complete: set[int] | None = None,
-    vectors: bool = False,
-) -> list[_Question]:
-    out = []
-    for i, (question, labels) in enumerate(pairs):
-        vector = question_vectors([question.text])[0] if vectors else None
-        out.append(
-            _Question(
-                question.external_id,
-                question.text,
-                labels,
-                fetcher.candidates(question.text, window, vector),
-                vector=vector,
-                complete=question.pk in (complete or set()),
-            )
-        )
-        report((i + 1) / max(len(pairs), 1))
-    return out
-
-
-def _gain(stars: np.ndarray, collection: Collection) -> np.ndarray:
-    return 2.0**stars - 1.0 if collection.gain_scheme == GainScheme.EXPONENTIAL else stars
-
-
-def _ndcg(rankings: list[list[str]], labels: list[dict[str, int]], collection: Collection) -> np.ndarray:
-    """NDCG@k on rated answers of each ranking (``evaluation.measures.NDCG_RATED``: its top k condensed to
-    its rated answers): these figures compare rankings (the engine alone, the export, the version), so an
-    unrated answer is left out rather than counted as 0 stars, as in every comparison of the app."""
-    if not rankings:
-        return np.zeros(0)
-    rated = [rated_top(r, known, collection.ndcg_k) for r, known in zip(rankings, labels, strict=True)]
-    arrays = label_arrays(rated, labels)
-    return ndcg_at_k(
-        arrays.retrieved,
-        arrays.ideal,
-        collection.ndcg_k,
-        gain=cast(Gain, collection.gain_scheme),
-        discount=cast(Discount, collection.discount),
-    )
-
-
-def _mean(values: np.ndarray) -> float | None:
-    result = mean_ignoring_undefined(values).mean if len(values) else math.nan
-    return None if math.isnan(result) else round(float(result), 6)
 
 
 def left_out_features(
@@ -489,120 +351,3 @@ def version_export(*, version: RankerVersion) -> dict[str, Any]:
         f"Version {version.label} has no export model: it was made before exports were fitted with each "
         "training; train the ranker again to get one."
     )
-
-
-@dataclass(frozen=True)
-class Offer:
-    """Whether a model or a format of the export is offered, and if not, why (plain words)."""
-
-    offered: bool
-    why: str = ""
-
-    def as_json(self) -> dict[str, Any]:
-        return {"offered": self.offered, "why": self.why}
-
-
-# The first stages' orders, and the untrained fusion, in words (trainer.learner's candidate names).
-UNTRAINED_ORDERS = {
-    "engine": "the engine's own order",
-    "bm25": "BM25's own order",
-    "fusion": "the untrained fusion (its first stage's score with semantic similarity, fixed weights)",
-}
-MODEL_NAMES = {"linear": "linear model", "trees": "tree model"}
-FIGURE_OF = {"linear": "ndcg_export_app", "trees": "ndcg_trees_app"}
-
-
-def learned_nothing(version: RankerVersion) -> str:
-    """Why the version learned nothing from its ratings, or "" (it learned, or was not trained here):
-    its training kept an untrained order (the first stage's, or the untrained fusion), or every candidate
-    that learns from ratings scored exactly the first stage's cross-validated NDCG@k (what positive-only
-    labels give: no answer is known to be bad, so no order of them is better)."""
-    details = version.details if isinstance(version.details, dict) else {}
-    rows = details.get("candidates")
-    first = details.get("first_stage")
-    if not isinstance(rows, list) or not rows or first not in UNTRAINED_ORDERS:
-        return ""
-    first_cv = next((r.get("cv_ndcg") for r in rows if r.get("name") == first), None)
-    trained = [r for r in rows if r.get("trained")]
-    chosen = next((r.get("name") for r in rows if r.get("chosen")), None)
-    own = UNTRAINED_ORDERS[first]
-    if first_cv is not None and trained and all(r.get("cv_ndcg") == first_cv for r in trained):
-        k = version.ranker.collection.ndcg_k
-        return (
-            f"Version {version.label} learned nothing: every candidate that learns from ratings scored "
-            f"exactly the cross-validated NDCG@{k} of {own} ({first_cv:.4f}), as when every rated answer "
-            f"is relevant and none is known to be bad. It ranks in {own}; there is no model to export."
-        )
-    if chosen in UNTRAINED_ORDERS:
-        return (
-            f"Version {version.label} learned nothing: its training kept {UNTRAINED_ORDERS[chosen]}, which "
-            "needs no ratings; there is no learned model to export."
-        )
-    return ""
-
-
-def export_offers(*, model: dict[str, Any], version: RankerVersion) -> dict[str, Offer]:
-    """Whether the export's linear and tree models are offered: not for a version that learned nothing,
-    nor when the model, as the app ranks it, scores below the engine alone on the test questions (the
-    figures the version page shows). A figure not measured (no test question with labels) does not
-    refuse."""
-    nothing = learned_nothing(version)
-    figures = model.get("figures") or {}
-    engine = figures.get("ndcg_engine")
-    out: dict[str, Offer] = {}
-    for name, figure_name in FIGURE_OF.items():
-        score = figures.get(figure_name)
-        if nothing:
-            out[name] = Offer(False, nothing)
-        elif name == "trees" and not model.get("trees"):
-            out[name] = Offer(False, "The export has no tree model.")
-        elif name == "trees" and not any("feature" in tree for tree in model["trees"]["trees"]):
-            out[name] = Offer(
-                False,
-                "The exported tree model learned nothing: its trees are single leaves (every answer it "
-                "could learn from had the same stars), so it ranks in the engine's own order.",
-            )
-        elif score is not None and engine is not None and score < engine:
-            out[name] = Offer(
-                False,
-                f"The exported {MODEL_NAMES[name]} scores {score:.4f} NDCG@{figures.get('k', 10)} on rated "
-                f"answers on the {figures.get('test_questions', 0)} test questions, below the engine alone "
-                f"({engine:.4f}): it would rank worse than the engine does, so it is not offered.",
-            )
-        else:
-            out[name] = Offer(True)
-    return out
-
-
-def format_offers(*, model: dict[str, Any], version: RankerVersion) -> dict[str, Offer]:
-    """Each format of the export, offered or not: a plugin-free rescore / rerank is the linear model; an
-    LTR format uploads the linear model (and the tree model when that is offered), so it is offered
-    when the linear model is."""
-    linear = export_offers(model=model, version=version)["linear"]
-    return {fmt: linear for fmt in model.get("formats", [])}
-
-
-def version_export_render(*, version: RankerVersion, fmt: str) -> dict[str, Any]:
-    """The version's export model in format ``fmt``, with ``models``: whether each of its models is
-    offered and why not. ExportMissing when it has none, ExportNotOffered when the format is not offered
-    (``export_offers``), ValueError for a format that is unknown or of another engine."""
-    model = version_export(version=version)
-    offers = export_offers(model=model, version=version)
-    if fmt in model.get("formats", []) and not offers["linear"].offered:
-        raise ExportNotOffered(offers["linear"].why)
-    if not offers["trees"].offered:
-        model = {**model, "trees": None}
-    body = render(model, fmt)
-    # The cost as the version page shows it (``trainer.export_cost``): none when its sign cannot be trusted.
-    shown = export_cost(body["figures"])
-    body["figures"] = {
-        **body["figures"],
-        "cost": shown.cost,
-        "cost_status": shown.status,
-        "cost_text": shown.text,
-    }
-    carried = ("linear", "trees") if fmt.endswith("-ltr") else ("linear",)
-    body["models"] = {name: offers[name].as_json() for name in carried}
-    if "trees" in carried and not offers["trees"].offered:
-        body["notes"] = [*body["notes"], f"No tree model: {offers['trees'].why}"]
-    return body
