@@ -267,6 +267,10 @@ UBI_SPOOL_DIR = Path(env_str("UBI_SPOOL_DIR", str(VAR_DIR / "ubi-spool")))
 UBI_SPOOL_FSYNC = env_bool("UBI_SPOOL_FSYNC", False)
 # How often ranker_server looks for an online test started or stopped (rankers.serving.online).
 ONLINE_TEST_POLL_MS = env_int("ONLINE_TEST_POLL_MS", 5000, minimum=50)
+# An online test's look carries running totals on (evaluation.selectors.online): the queries served in
+# the last this-many seconds are read again at each look, their clicks may still come; a click on an older
+# one makes the next look read the whole test again, once.
+ONLINE_TEST_SETTLE_SECONDS = env_int("ONLINE_TEST_SETTLE_SECONDS", 600, minimum=0)
 # Each running online test's stop rule and online promotion policy (trainer.services.online_test_settle).
 CELERY_BEAT_SCHEDULE["online-tests-settle"] = {"task": "trainer.online_tests_settle", "schedule": 60.0}
 if EVALUATION_SCHEDULE:

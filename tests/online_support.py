@@ -26,17 +26,26 @@ def online_ranker(
     return ranker, champion, challenger
 
 
-def online_log(test: OnlineTest, outcomes: list[int | None]) -> None:
+def online_log(
+    test: OnlineTest,
+    outcomes: list[int | None],
+    *,
+    first: int = 0,
+    start: datetime = START,
+    client_id: str = "",
+) -> None:
     """One interleaved query per outcome, served ["a", "b"] with teams [champion, challenger]: +1 a click
-    on "b" (the challenger wins), −1 on "a", 0 on both (a tie), None no click."""
+    on "b" (the challenger wins), −1 on "a", 0 on both (a tie), None no click. Query n (from ``first``) is
+    served at ``start`` + n seconds."""
     queries, events = [], []
-    for n, outcome in enumerate(outcomes):
+    for n, outcome in enumerate(outcomes, start=first):
         query_id = f"t{test.pk}-q{n}"
-        at = (START + timedelta(seconds=n)).isoformat()
+        at = (start + timedelta(seconds=n)).isoformat()
         queries.append(
             query_check(
                 {
                     "query_id": query_id,
+                    "client_id": client_id,
                     "timestamp": at,
                     "user_query": "boundary layer",
                     "query_response_hit_ids": ["a", "b"],
@@ -56,6 +65,7 @@ def online_log(test: OnlineTest, outcomes: list[int | None]) -> None:
                     {
                         "action_name": "click",
                         "query_id": query_id,
+                        "client_id": client_id,
                         "timestamp": at,
                         "event_attributes": {
                             "position": {"ordinal": 1 if hit == "a" else 2},

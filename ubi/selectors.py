@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from django.core.cache import cache
 from django.db.models import Exists, OuterRef
 
 from ubi.models import UbiEvent, UbiQuery
 from ubi.records import event_record, query_record
+
+# The log's deletions marker (ubi.services.ubi_log_epoch_move), in the cache beside what is read with it.
+LOG_EPOCH_KEY = "ubi:log-epoch"
+
+
+def log_epoch() -> str:
+    """A token that changes whenever rows leave the log (retention, a client's erasure). A reader that
+    keeps what it read of the log incrementally keeps it only under the same token. A missing token (the
+    cache cleared, evicted or away) is replaced by a new one, so nothing read before it is trusted."""
+    token = cache.get(LOG_EPOCH_KEY)
+    if token is None:
+        cache.add(LOG_EPOCH_KEY, uuid.uuid4().hex, None)
+        token = cache.get(LOG_EPOCH_KEY)
+    return token or ""
 
 
 def orphan_events():

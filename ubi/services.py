@@ -9,10 +9,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 
 from ubi.models import UbiEvent, UbiQuery
 from ubi.records import Event, Query, RecordError, event_check, query_check
+from ubi.selectors import LOG_EPOCH_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +118,8 @@ def ubi_rows_expire(*, now: datetime, days: int) -> tuple[int, int]:
     cutoff = now - timedelta(days=days)
     queries, _ = UbiQuery.objects.filter(timestamp__lt=cutoff).delete()
     events, _ = UbiEvent.objects.filter(timestamp__lt=cutoff).delete()
+    if queries or events:
+        ubi_log_epoch_move()
     return queries, events
 
 
@@ -125,4 +129,13 @@ def ubi_client_erase(*, client_id: str) -> tuple[int, int]:
     with transaction.atomic():
         queries, _ = UbiQuery.objects.filter(client_id=client_id).delete()
         events, _ = UbiEvent.objects.filter(client_id=client_id).delete()
+    if queries or events:
+        ubi_log_epoch_move()
     return queries, events
+
+
+def ubi_log_epoch_move() -> None:
+    """Say that rows left the log (``ubi.selectors.log_epoch``): what was read of it incrementally (an
+    online test's running totals) is read again from scratch. Rows only added need no word: readers
+    follow the ids."""
+    cache.set(LOG_EPOCH_KEY, uuid.uuid4().hex, None)

@@ -139,12 +139,16 @@ def log_mixture_ratio(wins: ArrayLike, losses: ArrayLike, *, mixture: float = MI
     )
 
 
-def sequential_p_values(outcomes: ArrayLike, *, mixture: float = MIXTURE) -> NDArray[np.float64]:
+def sequential_p_values(
+    outcomes: ArrayLike, *, mixture: float = MIXTURE, start: tuple[int, int] = (0, 0)
+) -> NDArray[np.float64]:
     """Always-valid p-values after each query, along the last axis of ``outcomes`` (+1 win, −1 loss,
-    0 tie or no click, in arrival order): ``min(1, min_{m ≤ n} 1 / Λ_m)``."""
+    0 tie or no click, in arrival order): ``min(1, min_{m ≤ n} 1 / Λ_m)``. ``start``: the wins and
+    losses of the queries before these (a test read in parts: the minimum over the earlier parts is the
+    caller's), so Λ_m counts W_start + W_m and L_start + L_m."""
     x = np.asarray(outcomes)
-    wins = np.cumsum(x == 1, axis=-1)
-    losses = np.cumsum(x == -1, axis=-1)
+    wins = start[0] + np.cumsum(x == 1, axis=-1)
+    losses = start[1] + np.cumsum(x == -1, axis=-1)
     log_ratio = log_mixture_ratio(wins, losses, mixture=mixture)
     return np.minimum.accumulate(np.minimum(1.0, np.exp(-log_ratio)), axis=-1)
 
