@@ -161,9 +161,13 @@ class Checkpoint:
     open: tuple[int, ...] = ()
 
 
-def _at_or_before(boundary: tuple[datetime, int]) -> Q:
-    at, pk = boundary
-    return Q(timestamp__lt=at) | Q(timestamp=at, pk__lte=pk)
+def _of_test(attributes: dict, test: OnlineTest) -> bool:
+    """Whether a query's attributes make it one of the test's interleaved queries (as
+    ``interleaved_queries`` selects them in SQL)."""
+    test_id = attributes.get("online_test")
+    return (
+        isinstance(test_id, int | float) and not isinstance(test_id, bool) and test_id == test.pk
+    ) and "teams" in attributes
 
 
 def _read_on(
@@ -177,26 +181,41 @@ def _read_on(
     event_mark = UbiEvent.objects.aggregate(last=Max("pk"))["last"] or 0
     if query_mark < kept.query_mark or event_mark < kept.event_mark:  # the log went back (a restore)
         kept = Checkpoint(epoch=epoch)
-    tail = interleaved_queries(test=test).filter(
-        Q(pk__in=kept.open) | Q(pk__gt=kept.query_mark), pk__lte=query_mark
-    )
-    served: list[Served] = list(tail.order_by("timestamp", "id").values_list(*_SERVED_FIELDS))
+    if kept.query_mark == 0:  # from scratch: the test's partial index
+        served = list(
+            interleaved_queries(test=test)
+            .filter(pk__lte=query_mark)
+            .order_by("timestamp", "id")
+            .values_list(*_SERVED_FIELDS)
+        )
+    else:
+        # By pk only (the test's own rows sorted out here): PostgreSQL would otherwise take the test's
+        # partial index and filter every row of the test, the cost that must not grow.
+        rows = UbiQuery.objects.filter(
+            Q(pk__in=kept.open) | Q(pk__gt=kept.query_mark), pk__lte=query_mark
+        ).values_list(*_SERVED_FIELDS)
+        served = sorted((row for row in rows if _of_test(row[4], test)), key=lambda row: (row[1], row[0]))
     if kept.boundary is not None:
         changed = bool(served) and (served[0][1], served[0][0]) <= kept.boundary
-        changed = (
-            changed
-            or interleaved_queries(test=test)
-            .filter(_at_or_before(kept.boundary))
-            .filter(
+        if not changed:
+            # A click stored since on a folded query: the new click events (by pk), their queries (by
+            # query_id).
+            clicked = UbiQuery.objects.filter(
                 query_id__in=UbiEvent.objects.filter(
                     pk__gt=kept.event_mark, pk__lte=event_mark, action_name=CLICK
                 ).values("query_id")
+            ).values_list("pk", "timestamp", "query_attributes")
+            changed = any(
+                _of_test(attributes, test) and (at, pk) <= kept.boundary for pk, at, attributes in clicked
             )
-            .exists()
-        )
         if changed:
             return _read_on(test, Checkpoint(epoch=epoch), epoch=epoch, now=now)
-    clicks = UbiEvent.objects.filter(action_name=CLICK, query_id__in=tail.values("query_id")).values_list(
+    tail_ids = (
+        interleaved_queries(test=test).filter(pk__lte=query_mark).values("query_id")
+        if kept.query_mark == 0
+        else [row[2] for row in served]
+    )
+    clicks = UbiEvent.objects.filter(action_name=CLICK, query_id__in=tail_ids).values_list(
         "query_id", "object_id", "ordinal"
     )
     outcome = _outcomes(served, clicks.iterator(chunk_size=5000))
