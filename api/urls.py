@@ -81,6 +81,11 @@ urlpatterns = [
         name="api-version-online-test",
     ),
     path(
+        "rankers/<int:ranker_id>/versions/<int:version_id>/online-tests/",
+        views_online_tests.OnlineTestListView.as_view(),
+        name="api-version-online-tests",
+    ),
+    path(
         "rankers/<int:ranker_id>/versions/<int:version_id>/online-test/stop/",
         views_online_tests.OnlineTestStopView.as_view(),
         name="api-version-online-test-stop",

@@ -1,5 +1,6 @@
 """A version's online test (``/api/rankers/{id}/versions/{id}/online-test/``): read its figures and verdict,
-start one against the champion (``ranker_server`` interleaves it), stop it (issue 36 §2)."""
+start one against the champion (``ranker_server`` interleaves it), stop it (issue 36 §2); and every online
+test it ran, latest first (``.../online-tests/``)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from rest_framework.response import Response
 from api.access import ranker_for
 from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from corpus.models import Role
-from evaluation.selectors.online import latest_online_test, online_test_result
-from rankers.models import Ranker, RankerVersion
+from evaluation.selectors.online import latest_online_test, online_test_result, version_online_tests
+from rankers.models import OnlineTest, Ranker, RankerVersion
 from rankers.online_tests import SERVED_BY_RANKER_SERVER, SERVING_CHOICES, online_test_start, online_test_stop
 from trainer.selectors import versions_of
 
@@ -90,6 +91,10 @@ def online_test_json(version: RankerVersion) -> dict[str, Any]:
     test = latest_online_test(version=version)
     if test is None:
         raise NotFound(f"Version {version.pk} has no online test.")
+    return test_json(test)
+
+
+def test_json(test: OnlineTest) -> dict[str, Any]:
     result = online_test_result(test=test)
     c, v = result.counts, result.verdict
     return {
@@ -172,3 +177,18 @@ class OnlineTestStopView(GenericAPIView):
             raise NotFound(f"Version {version.pk} has no online test.")
         online_test_stop(test=test, stopped_by=request.user)
         return Response(OnlineTestSerializer(online_test_json(version)).data)
+
+
+class OnlineTestListView(GenericAPIView):
+    serializer_class = OnlineTestSerializer
+
+    @extend_schema(
+        summary="Every online test of the version against the champion, latest first, each with its counts, "
+        "delta with its interval, verdict and how it ended",
+        responses={200: OnlineTestSerializer(many=True), **AUTH_ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request, ranker_id: int, version_id: int) -> Response:
+        ranker, _ = ranker_for(request, ranker_id)
+        version = _version(ranker, version_id)
+        tests = [test_json(test) for test in version_online_tests(version=version)]
+        return Response(OnlineTestSerializer(tests, many=True).data)

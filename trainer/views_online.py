@@ -1,6 +1,7 @@
 """The version page's online test block (issue 36 §2): the latest test of the version against the champion
-(interleaved queries, queries with clicks, wins/losses/ties, online Δ with its interval, the verdict) and
-the trainer's start and stop forms.
+(interleaved queries, queries with clicks, wins/losses/ties, online Δ with its interval, the verdict), its
+earlier tests folded under it (the same figures and how each ended), and the trainer's start and stop
+forms.
 
 Plain forms that post and come back to the version page (303), so the page works without JavaScript;
 with htmx the forms and the Refresh link swap the block only (``trainer/online_test.html``). htmx swaps
@@ -25,7 +26,12 @@ from corpus.models import Collection
 from corpus.permissions import page_collection
 from evaluation.numbers import count, interval, p_text, signed
 from evaluation.online.verdict import BETTER, KEEP_GOING, WORSE
-from evaluation.selectors.online import OnlineTestResult, latest_online_test, online_test_result
+from evaluation.selectors.online import (
+    OnlineTestResult,
+    latest_online_test,
+    online_test_result,
+    version_online_tests,
+)
 from rankers.models import OnlineTest, OnlineTestState, Ranker, RankerVersion
 from rankers.online_tests import (
     SERVED_BY_ENGINE,
@@ -76,6 +82,11 @@ class OnlineTestPanel:
     running: bool
     has_clicks: bool  # without a clicked query there is no Δ to show, only what to do next
 
+    @property
+    def ended(self) -> str:
+        """How the test ended, in words ("" while it runs)."""
+        return "" if self.running else (self.test.stop_reason or "Stopped.")
+
     @classmethod
     def of(cls, result: OnlineTestResult) -> OnlineTestPanel:
         c, v = result.counts, result.verdict
@@ -109,15 +120,17 @@ class OnlineTestPanel:
 def online_context(
     collection: Collection, ranker: Ranker, version: RankerVersion, form: OnlineTestForm | None = None
 ) -> dict[str, Any]:
-    """What the block needs: the version's latest test (figures), whether another test runs in the
-    collection, and the start form."""
-    test = latest_online_test(version=version)
+    """What the block needs: the version's latest test (figures), its earlier ones (each with its
+    figures, latest first), whether another test runs in the collection, and the start form."""
+    tests = version_online_tests(version=version)
+    panels = [OnlineTestPanel.of(online_test_result(test=test)) for test in tests]
     running = running_online_test(collection=collection)
     return {
         "collection": collection,
         "ranker": ranker,
         "version": version,
-        "online": OnlineTestPanel.of(online_test_result(test=test)) if test else None,
+        "online": panels[0] if panels else None,
+        "online_earlier": panels[1:],
         "online_other": running if running is not None and running.challenger_id != version.pk else None,
         "online_form": form or OnlineTestForm(),
         "online_startable": version.pk != ranker.champion_id and ranker.champion_id is not None,

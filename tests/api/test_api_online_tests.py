@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rankers.online_tests import CANNOT_INTERLEAVE, online_test_start
+from rankers.online_tests import CANNOT_INTERLEAVE, online_test_start, online_test_stop
 from tests.online_support import online_log, online_ranker
 from tests.trainer.api_support import *  # noqa: F403 - caller, lifted throttle
 
@@ -111,3 +111,35 @@ def test_api_online_test_of_a_version_without_one_is_404(versions, caller):
         404,
         {"detail": f"Version {versions[2].pk} has no online test."},
     )
+
+
+def _list_url(versions) -> str:
+    ranker, _, challenger = versions
+    return f"/api/rankers/{ranker.pk}/versions/{challenger.pk}/online-tests/"
+
+
+@pytest.mark.parametrize(("who", "status"), zip(CALLERS, (401, 200, 200, 200, 200, 404), strict=True))
+def test_api_online_tests_list_authz(versions, caller, who, status):
+    online_test_start(challenger=versions[2], started_by=None)
+
+    assert caller(who).get(_list_url(versions)).status_code == status
+
+
+def test_api_online_tests_list_gives_every_test_latest_first_with_how_it_ended(versions, caller):
+    first = online_test_start(challenger=versions[2], started_by=None)
+    online_log(first, [1, -1, 0])
+    online_test_stop(test=first, stopped_by=None, reason="Stopped by hand.")
+    second = online_test_start(challenger=versions[2], started_by=None, share=20)
+
+    body = caller("trainer").get(_list_url(versions)).json()
+
+    assert [(t["id"], t["state"], t["share"], t["impressions"], t["stop_reason"]) for t in body] == [
+        (second.pk, "running", 20, 0, ""),
+        (first.pk, "stopped", 100, 3, "Stopped by hand."),
+    ]
+    assert (body[1]["wins"], body[1]["losses"], body[1]["ties"], body[1]["delta"]) == (1, 1, 1, 0.0)
+    assert body[1]["stopped_at"] is not None and body[0]["stopped_at"] is None
+
+
+def test_api_online_tests_list_of_a_version_without_tests_is_empty(versions, caller):
+    assert caller("trainer").get(_list_url(versions)).json() == []

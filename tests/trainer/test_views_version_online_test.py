@@ -186,3 +186,31 @@ def test_rankers_page_marks_the_version_under_an_online_test(client, versions, t
     assert (
         'data-testid="online-running"' not in client.get(reverse("rankers", args=["tiny"])).content.decode()
     )
+
+
+def test_version_page_lists_earlier_online_tests_latest_first_behind_a_disclosure(client, versions, trainer):
+    first = online_test_start(challenger=versions[2], started_by=trainer, share=30)
+    online_log(first, [1, -1])
+    online_test_stop(test=first, stopped_by=trainer)
+    second = online_test_start(challenger=versions[2], started_by=trainer, share=60)
+    online_log(second, [1, 1, 0, None])
+    online_test_stop(test=second, stopped_by=None, reason="Stopped by its stop rule: budget spent.")
+    online_test_start(challenger=versions[2], started_by=trainer)
+    client.force_login(trainer)
+
+    html = client.get(_url(versions)).content.decode()
+
+    assert "v2 against v1 on 100% of the live queries," in html.split('data-testid="online-state">')[1]
+    history = html.split('data-testid="online-history">')[1].split("</details>")[0]
+    assert "<summary>Earlier online tests of v2 (2)</summary>" in history
+    rows = [row.split("</tr>")[0] for row in history.split('data-testid="online-history-row">')[1:]]
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert rows[0].startswith(
+        f"<td>{second.started_at:%Y-%m-%d %H:%M} to {second.stopped_at:%Y-%m-%d %H:%M}</td>"
+    )
+    assert '<td class="num">60%</td>' in rows[0] and '<td class="num">4</td><td class="num">3</td>' in rows[0]
+    assert "2 / 0 / 1" in rows[0] and "+0.333 (" in rows[0]
+    assert "Stopped by its stop rule: budget spent.</td>" in rows[0]
+    assert '<td class="num">30%</td>' in rows[1] and "1 / 1 / 0" in rows[1] and "+0.000 (" in rows[1]
+    assert "Stopped before a verdict" in rows[1] and "<td>Stopped by tom.</td>" in rows[1]
