@@ -33,6 +33,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 from numpy.typing import NDArray
 
+from evaluation.numbers import count, interval, signed
 from evaluation.online import OnlineVerdict, Tally, credit_clicks, online_verdict, sequential_p_values
 from evaluation.online.verdict import BETTER, KEEP_GOING, WORSE
 from rankers.models import OnlineTest, OnlineTestState
@@ -301,3 +302,34 @@ def version_online_tests(*, version) -> list[OnlineTest]:
         .filter(challenger=version)
         .order_by("-started_at", "-id")
     )
+
+
+@dataclass(frozen=True)
+class RunningTestNote:
+    """A collection's running online test as the dashboard's "What to do next" says it."""
+
+    test: OnlineTest
+    ranker_id: int
+    sentence: str  # its verdict now, with the figures behind it
+
+
+def running_test_note(*, test: OnlineTest) -> RunningTestNote:
+    """The running ``test`` (its challenger's ranker selected) in one sentence: which challenger against
+    which champion, since when, and its verdict now."""
+    result = online_test_result(test=test)
+    c, v = result.counts, result.verdict
+    seen = f"{count(c.impressions)} interleaved quer{'y' if c.impressions == 1 else 'ies'}"
+    if c.queries_with_clicks:
+        figures = (
+            f"{seen}, {count(c.queries_with_clicks)} with clicks, online Δ {signed(v.delta)} "
+            f"(95% CI {interval(v.low, v.high)})"
+        )
+        now = f"{result.sentence}{'; the stop rule ends it within a minute' if result.stop_due else ''}"
+    else:
+        figures, now = seen, "none yet, no interleaved query has a click"
+    sentence = (
+        f"{test.challenger.ranker.name} {test.challenger.label} against {test.champion.label} on "
+        f"{test.share}% of the live queries since {timezone.localtime(test.started_at):%Y-%m-%d %H:%M}; "
+        f"its verdict now: {now} ({figures})."
+    )
+    return RunningTestNote(test=test, ranker_id=test.challenger.ranker_id, sentence=sentence)

@@ -19,9 +19,11 @@ from corpus.models import Collection, Role
 from corpus.selectors import collections_for_user
 from evaluation import selectors
 from evaluation.models import QuestionResult
+from evaluation.selectors.online import running_test_note
 from evaluation.views.access import collection_page
 from evaluation.views.headline import Headline, change_since_previous
 from rankers.models import Ranker
+from rankers.online_tests import running_online_test
 
 WORST_SHOWN = 10
 # The table under the chart (and the chart without JavaScript) lists the most recent runs only.
@@ -90,6 +92,9 @@ def dashboard(request: HttpRequest, *, collection: Collection, role: str) -> Htt
             rankers, key=lambda r: (r.created_at, r.pk)
         )
         context["certainty_here"] = ranker.pk == default.pk and role == Role.TRAINER
+        if role == Role.TRAINER:
+            running = running_online_test(collection=collection)
+            context["online_running"] = running_test_note(test=running) if running else None
         if role == Role.TRAINER and board.latest is not None:
             context.update(
                 worst=selectors.worst_questions(run=board.latest, limit=WORST_SHOWN),

@@ -11,7 +11,7 @@ from django.urls import reverse
 from evaluation.models import EvaluationRun, RunStatus
 from rankers.models import RankerVersion
 from rankers.online_tests import online_test_start, online_test_stop
-from tests.online_support import online_ranker
+from tests.online_support import online_log, online_ranker
 
 pytestmark = pytest.mark.django_db
 
@@ -96,3 +96,50 @@ def test_dashboard_chart_gets_each_online_test_as_a_band(client, collection, tra
         },
     ]
     assert "<summary>Online tests (2, one running), the shaded bands on the chart</summary>" in html
+
+
+def test_dashboard_what_to_do_next_says_a_test_runs_with_its_verdict_and_link(client, collection, trainer):
+    ranker, _, challenger = online_ranker(collection)
+    test = online_test_start(challenger=challenger, started_by=trainer, share=50)
+    online_log(test, [1, 1, 1, -1, 0, None])
+    client.force_login(trainer)
+
+    html = client.get(reverse("evaluation:dashboard", args=[collection.slug])).content.decode()
+
+    note = html.split('data-testid="online-running">')[1].split("</li>")[0]
+    url = reverse("ranker-version", args=[collection.slug, ranker.pk, challenger.pk])
+    assert note == (
+        "<strong>An online test is running</strong>: Online v2 against v1 on 50% of the live queries since "
+        f"{test.started_at:%Y-%m-%d %H:%M}; its verdict now: keep going: about 150 more queries "
+        "(6 interleaved queries, 5 with clicks, online Δ +0.200 (95% CI −0.276 to +0.397)).\n"
+        f'    <a href="{url}#online-heading">Its figures, and Stop</a>'
+    )
+
+
+def test_dashboard_what_to_do_next_without_clicks_says_no_verdict_yet(client, collection, trainer):
+    _, _, challenger = online_ranker(collection)
+    online_test_start(challenger=challenger, started_by=trainer)
+    client.force_login(trainer)
+
+    html = client.get(reverse("evaluation:dashboard", args=[collection.slug])).content.decode()
+
+    note = html.split('data-testid="online-running">')[1].split("</li>")[0]
+    assert "its verdict now: none yet, no interleaved query has a click (0 interleaved queries)." in note
+
+
+def test_dashboard_what_to_do_next_names_no_test_for_raters_or_once_stopped(
+    client, collection, trainer, rater
+):
+    _, _, challenger = online_ranker(collection)
+    test = online_test_start(challenger=challenger, started_by=trainer)
+    client.force_login(rater)
+    assert (
+        'data-testid="online-running"'
+        not in client.get(reverse("evaluation:dashboard", args=[collection.slug])).content.decode()
+    )
+
+    online_test_stop(test=test, stopped_by=trainer)
+    client.force_login(trainer)
+    html = client.get(reverse("evaluation:dashboard", args=[collection.slug])).content.decode()
+
+    assert 'data-testid="online-running"' not in html and 'id="warnings-heading"' in html
