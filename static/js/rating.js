@@ -355,6 +355,16 @@
     updateProgress();
   });
 
+  // htmx's settle puts back the class the server sent on elements that kept their id (the answer's body),
+  // after htmx:load folded it: the answer just rated came back unfolded. On a phone that is the last
+  // answer (it stays current): its grades and "Saved" went a screen down, its text under the pager.
+  document.body.addEventListener("htmx:afterSettle", function () {
+    cards().forEach(function (c) {
+      var body = c.querySelector(".answer-body"), button = c.querySelector(".show-more");
+      if (body && button) body.classList.toggle("is-folded", button.getAttribute("aria-expanded") !== "true");
+    });
+  });
+
   // Back to this page from the browser's cache after "n": it is not leaving any more.
   window.addEventListener("pageshow", function (event) { if (event.persisted) leaving = false; });
 

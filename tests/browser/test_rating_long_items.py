@@ -145,6 +145,21 @@ def test_phone_shows_one_answer_at_a_time_with_large_targets(browser, live_serve
         page.get_by_role("button", name="Previous answer").tap()
         expect(cards.nth(0).get_by_role("button", name="Show more")).to_be_visible()
         expect(cards.nth(0).get_by_label("1 right topic")).to_be_checked()
+
+        # The last answer, rated, stays current: it stays folded (htmx's settle unfolded it, its text then
+        # ran under the pager), and at the page's end its "Saved" is above the pager, not behind it.
+        for _ in range(5):
+            page.get_by_role("button", name="Next answer").tap()
+        expect(page.locator("#card-position")).to_have_text("Answer 6 of 6")
+        cards.nth(5).get_by_text("2 good").tap()
+        expect(cards.nth(5).locator(".save-state")).to_have_text("Saved: 2 good.")
+        settled = re.compile(r"^(?!.*htmx-(added|settling|swapping)).*$")  # htmx's settle done
+        expect(cards.nth(5)).to_have_class(settled)
+        expect(cards.nth(5).locator(".answer-body")).to_have_class(settled)
+        assert "is-folded" in cards.nth(5).locator(".answer-body").get_attribute("class")
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        saved = cards.nth(5).locator(".card-foot").bounding_box()
+        assert saved["y"] + saved["height"] <= page.locator("#card-pager").bounding_box()["y"]
     finally:
         context.close()
 
