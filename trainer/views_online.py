@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from corpus.models import Collection
@@ -81,6 +82,30 @@ class OnlineTestPanel:
     stop_due: str
     running: bool
     has_clicks: bool  # without a clicked query there is no Δ to show, only what to do next
+
+    @property
+    def ran(self) -> str:
+        """When it ran: "2026-11-29 06:18–07:40", the day once when it stopped the day it started."""
+        start = timezone.localtime(self.test.started_at)
+        if self.test.stopped_at is None:
+            return f"{start:%Y-%m-%d %H:%M}–now"
+        stop = timezone.localtime(self.test.stopped_at)
+        return (
+            f"{start:%Y-%m-%d %H:%M}–{stop:%H:%M}"
+            if stop.date() == start.date()
+            else (f"{start:%Y-%m-%d %H:%M} – {stop:%Y-%m-%d %H:%M}")
+        )
+
+    @property
+    def ran(self) -> str:
+        """When it ran: "2026-11-29 06:18–07:40", the day once when it stopped the day it started."""
+        start = timezone.localtime(self.test.started_at)
+        if self.test.stopped_at is None:
+            return f"{start:%Y-%m-%d %H:%M}–now"
+        stop = timezone.localtime(self.test.stopped_at)
+        if stop.date() == start.date():
+            return f"{start:%Y-%m-%d %H:%M}–{stop:%H:%M}"
+        return f"{start:%Y-%m-%d %H:%M} – {stop:%Y-%m-%d %H:%M}"
 
     @property
     def ended(self) -> str:

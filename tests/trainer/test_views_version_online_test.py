@@ -206,11 +206,10 @@ def test_version_page_lists_earlier_online_tests_latest_first_behind_a_disclosur
     rows = [row.split("</tr>")[0] for row in history.split('data-testid="online-history-row">')[1:]]
     first.refresh_from_db()
     second.refresh_from_db()
-    assert rows[0].startswith(
-        f"<td>{second.started_at:%Y-%m-%d %H:%M} to {second.stopped_at:%Y-%m-%d %H:%M}</td>"
-    )
-    assert '<td class="num">60%</td>' in rows[0] and '<td class="num">4</td><td class="num">3</td>' in rows[0]
+    ran = f"{second.started_at:%Y-%m-%d %H:%M}–{second.stopped_at:%H:%M}"  # the same day
+    assert rows[0].startswith(f'<td class="when" data-label="Ran">{ran}</td>')
+    assert 'Share">60%</td>' in rows[0] and 'queries">4</td>' in rows[0] and 'clicks">3</td>' in rows[0]
     assert "2 / 0 / 1" in rows[0] and "+0.333 (" in rows[0]
     assert "Stopped by its stop rule: budget spent.</td>" in rows[0]
-    assert '<td class="num">30%</td>' in rows[1] and "1 / 1 / 0" in rows[1] and "+0.000 (" in rows[1]
-    assert "Stopped before a verdict" in rows[1] and "<td>Stopped by tom.</td>" in rows[1]
+    assert 'Share">30%</td>' in rows[1] and "1 / 1 / 0" in rows[1] and "+0.000 (" in rows[1]
+    assert "Stopped before a verdict" in rows[1] and 'ended">Stopped by tom.</td>' in rows[1]
