@@ -21,6 +21,16 @@ default) and one with ``--no-ubi``. Then:
    load ends and the spool is drained, every query_id answered 200 and every event answered 202 must be
    in the database. Prints what is missing (the goal: nothing).
 
+3. **Interleaving** (``--online``, instead of 1 and 2): what an online test at 100% share costs the
+   server. One logging server serves a builtin ranker whose champion is BM25 and whose challenger is a
+   fusion of BM25 and RM3 (``--challenger``: or BM25 again); rounds alternate between no test and a test
+   at 100% share (started and stopped between rounds; the server picks it up within
+   ``ONLINE_TEST_POLL_MS`` = 100 here, and the round waits for /healthz to say so), under the same load
+   generator at ``--rate``. Prints p50/p99 of each and the CPU per request of the server process, the
+   writer and PostgreSQL, from /proc, with the ratio.
+
+    .venv/bin/python bench/bench_ubi.py --online --answers 20000 --rate 100
+
 The load average (1 min) is printed with each figure; the machine is shared.
 """
 
@@ -262,6 +272,94 @@ class CpuMeter:
         return cpu_of(self.server), writer, postgres
 
 
+def interleaving_cost(args, env: dict, collection, postgres: Postgres, logs: Path) -> None:
+    """3. An online test at 100% share against none, alternating rounds on one logging server."""
+    from django.db import connections
+
+    from rankers.models import Ranker, RankerKind, RankerVersion
+    from rankers.online_tests import online_test_start, online_test_stop
+
+    ranker = Ranker.objects.create(collection=collection, name="Bench", kind=RankerKind.BUILTIN)
+    champion = RankerVersion.objects.create(ranker=ranker, label="v1", method="bm25")
+    if args.challenger == "fusion":
+        params = {"signals": ["bm25", "rm3"], "weights": [1.0, 0.5]}
+        challenger = RankerVersion.objects.create(
+            ranker=ranker, label="v2", method="fusion", details={"params": params}
+        )
+    else:
+        challenger = RankerVersion.objects.create(ranker=ranker, label="v2", method="bm25")
+    ranker.champion = champion
+    ranker.save(update_fields=["champion"])
+    connections.close_all()
+    port = free_port()
+    server = server_start(env, port, "--ranker", str(ranker.pk), log=logs / "online.log")
+    url = f"http://127.0.0.1:{port}/"
+    print(f"ranker_server on {args.answers} answers: champion BM25, challenger {args.challenger}; "
+          f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+
+    def testing(running: bool) -> None:
+        """Start or stop the test, and wait until the server serves it so."""
+        if running:
+            online_test_start(challenger=challenger, started_by=None)
+        else:
+            from rankers.online_tests import running_online_test
+
+            test = running_online_test(collection=collection)
+            if test is not None:
+                online_test_stop(test=test, stopped_by=None)
+        connections.close_all()
+        deadline = time.monotonic() + 30
+        while ("online_test" in httpx.get(url + "healthz").json()) != running:
+            if time.monotonic() > deadline:
+                raise RuntimeError("ranker_server did not pick the online test up")
+            time.sleep(0.05)
+
+    postmaster = int((postgres.data / "postmaster.pid").read_text().split()[0])
+    meter = CpuMeter(server, postmaster)
+    loads = {name: Load(args.rate, args.seconds, events=True) for name in ("no test", "interleaved")}
+    cpu = {name: np.zeros(3) for name in loads}
+    served = {name: 0 for name in loads}
+    round_p99: dict[str, list[float]] = {name: [] for name in loads}
+    for running in (True, False):  # warm-up, not counted: the challenger loaded, first requests
+        testing(running)
+        Load(args.rate, 3, events=True).run(url, offset=900_000 + running * 10_000)
+    load_average = []
+    for round_ in range(args.rounds):
+        for name, load in loads.items():
+            testing(name == "interleaved")
+            before = len(load.latencies)
+            cpu_before = np.array(meter.read())
+            load.run(url, offset=round_ * 100_000 + (name == "interleaved") * 50_000)
+            time.sleep(0.5)  # the writer's last batch of the round
+            cpu[name] += np.array(meter.read()) - cpu_before
+            served[name] += len(load.latencies) - before
+            load_average.append(os.getloadavg()[0])
+            round_p99[name].append(pct(load.latencies[before:], 99))
+            print(f"  round {round_ + 1} {name:11}: p50 {pct(load.latencies[before:], 50):6.2f} ms  p99 "
+                  f"{round_p99[name][-1]:7.2f} ms  client lag p99 {pct(load.lags[before:], 99):6.2f} ms, "
+                  f"load {load_average[-1]:.1f}")  # fmt: skip
+    testing(False)
+    print(f"\n3. interleaving at 100% share, {args.rate:.0f} requests/s (+ a click per 4), {args.rounds} rounds x "
+          f"{args.seconds:.0f} s each (load average {min(load_average):.1f}-{max(load_average):.1f})")  # fmt: skip
+    for name, load in loads.items():
+        print(f"  {name:11} n={len(load.latencies):5d} p50 {pct(load.latencies, 50):6.2f} ms  "
+              f"p99 {pct(load.latencies, 99):6.2f} ms  errors {load.errors}")  # fmt: skip
+    print(f"  p50 {pct(loads['interleaved'].latencies, 50) - pct(loads['no test'].latencies, 50):+.2f} ms, "
+          f"p99 {pct(loads['interleaved'].latencies, 99) - pct(loads['no test'].latencies, 99):+.2f} ms over all "
+          f"requests; median of the rounds' p99 differences "
+          f"{float(np.median(np.subtract(round_p99['interleaved'], round_p99['no test']))):+.2f} ms")  # fmt: skip
+    print("  CPU per request (ms; /proc): server process (request threads) | UBI writer | PostgreSQL | all")
+    per = {name: 1000 * cpu[name] / max(served[name], 1) for name in loads}
+    for name in loads:
+        print(f"  {name:11} {per[name][0]:7.3f} | {per[name][1]:7.3f} | {per[name][2]:7.3f} | "
+              f"{per[name].sum():7.3f}   ({served[name]} requests)")  # fmt: skip
+    print(f"  interleaved / no test: server process x{per['interleaved'][0] / per['no test'][0]:.2f}, "
+          f"all x{per['interleaved'].sum() / per['no test'].sum():.2f}")  # fmt: skip
+    server.send_signal(signal.SIGTERM)
+    server.wait(30)
+    connections.close_all()
+
+
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
@@ -275,6 +373,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--answers", type=int, default=2000)
     parser.add_argument("--quick", action="store_true", help="10 s rounds, a 20 s outage")
+    parser.add_argument("--online", action="store_true", help="3. interleaving's cost, instead of 1 and 2")
+    parser.add_argument("--challenger", choices=("fusion", "bm25"), default="fusion")
     args = parser.parse_args()
     if args.quick:
         args.seconds = 10
@@ -292,6 +392,7 @@ def main() -> None:
         "SECRET_KEY": "bench-ubi",
         "DEBUG": "0",
         "LOG_LEVEL": "WARNING",
+        "ONLINE_TEST_POLL_MS": "100",
     }
     os.environ.update({k: env[k] for k in ("DATABASE_URL", "RANK_TRAINER_VAR_DIR", "MODEL_DIR", "DJANGO_SETTINGS_MODULE",
                                           "SECRET_KEY", "DEBUG", "LOG_LEVEL")})  # fmt: skip
@@ -316,6 +417,11 @@ def main() -> None:
     connections.close_all()
     logs = work / "logs"
     logs.mkdir()
+    if args.online:
+        interleaving_cost(args, env, collection, postgres, logs)
+        postgres.stop()
+        shutil.rmtree(work, ignore_errors=True)
+        return
     on_port, off_port = free_port(), free_port()
     on = server_start(env, on_port, log=logs / "on.log")
     off = server_start(env, off_port, "--no-ubi", log=logs / "off.log")

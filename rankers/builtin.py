@@ -29,12 +29,16 @@ __all__ = ["BuiltinBackend", "bm25_candidates", "clear_ranker_caches", "method_o
 DEFAULT_CANDIDATES = 100
 
 
-def bm25_candidates(index: CollectionIndex, terms: list[str], depth: int) -> tuple[np.ndarray, np.ndarray]:
+def bm25_candidates(
+    index: CollectionIndex, terms: list[str], depth: int, scores: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(positions, title + body scores of all answers): the best ``depth`` answers with a score above 0.
+    ``scores``: those scores when computed already (``index.scores("both", terms)``).
 
     Ties are broken by index position (the answers' database order), so results are reproducible.
     """
-    scores = index.scores("both", terms)
+    if scores is None:
+        scores = index.scores("both", terms)
     matching = np.flatnonzero(scores > 0)
     if len(matching) > depth:
         # argpartition narrows to the top `depth` cheaply; ties at the cut are settled by the sort below.
@@ -69,16 +73,30 @@ class BuiltinBackend:
     def reranks(self) -> bool:
         return self.reranker.active
 
-    def rank(self, query: RankQuery, k: int) -> Ranking:
+    def rank(self, query: RankQuery, k: int, *, first_stage: np.ndarray | None = None) -> Ranking:
+        """The top ``k``. ``first_stage``: the query's BM25 scores of every answer (``bm25_scores``) when
+        another backend on the same index computed them already (ranker_server's interleaving)."""
         terms = tokenize(query.text)
         depth = max(k, self.candidates) if self.reranks else k
-        positions, scores = bm25_candidates(self.index, terms, depth)
+        positions, scores = bm25_candidates(self.index, terms, depth, first_stage)
         predicted = None
         if self.reranks and len(positions):
             predicted = self.reranker.scores(text=query.text, terms=terms, positions=positions, bm25=scores)
         if predicted is None:
             return Ranking(answers=[(self.index.ids[p], float(scores[p])) for p in positions[:k]])
         return Ranking(answers=reordered([self.index.ids[p] for p in positions], predicted)[:k])
+
+
+def bm25_scores(backend: BuiltinBackend, query: RankQuery) -> np.ndarray:
+    """The query's title + body BM25 score of every answer of ``backend``'s index: the first stage that
+    every builtin version over that index shares."""
+    return backend.index.scores("both", tokenize(query.text))
+
+
+def shares_first_stage(one: object, other: object) -> bool:
+    """Whether two backends retrieve with the same BM25 over the same index (two builtin versions of a
+    collection), so the first stage's scores can be computed once for both."""
+    return isinstance(one, BuiltinBackend) and isinstance(other, BuiltinBackend) and one.index is other.index
 
 
 def clear_ranker_caches() -> None:

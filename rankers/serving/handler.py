@@ -11,6 +11,7 @@ from typing import Any
 
 from rankers.backends import RankerError
 from rankers.base import Ranking
+from rankers.builtin import bm25_scores, shares_first_stage
 from rankers.embedding import EmbeddingUnavailable
 from rankers.export.spec import vector_values
 from rankers.semantic import question_vectors
@@ -148,11 +149,25 @@ def make_handler(
                 )
                 return
             try:
-                ranking = backend.rank(query, rows)
                 extra: dict[str, Any] = {}
-                if test is not None:
+                if test is None:
+                    ranking = backend.rank(query, rows)
+                elif shares_first_stage(backend, test.backend):  # BM25 once for both versions
+                    first_stage = bm25_scores(backend, query)
                     ranking, extra = self._interleaved(
-                        test, ranking, test.backend.rank(query, rows), query_id=query_id, rows=rows
+                        test,
+                        backend.rank(query, rows, first_stage=first_stage),
+                        test.backend.rank(query, rows, first_stage=first_stage),
+                        query_id=query_id,
+                        rows=rows,
+                    )
+                else:
+                    ranking, extra = self._interleaved(
+                        test,
+                        backend.rank(query, rows),
+                        test.backend.rank(query, rows),
+                        query_id=query_id,
+                        rows=rows,
                     )
             except RankerError as exc:
                 self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": str(exc)})

@@ -113,3 +113,25 @@ def test_builtin_indexes_of_two_collections_are_separate(ranker, other_collectio
 
     assert get_backend(other).rank(RankQuery("q1", "boundary layer"), 10).ids == ["o1"]
     assert get_backend(ranker).rank(RankQuery("q1", "boundary layer"), 10).ids == ["a4", "a1"]
+
+
+def test_builtin_rank_with_the_shared_first_stage_ranks_the_same(ranker, other_collection):
+    """ranker_server's interleaving computes BM25 once for both versions of a collection."""
+    from rankers.builtin import bm25_scores, shares_first_stage
+    from rankers.models import RankerVersion
+
+    fusion = RankerVersion.objects.create(
+        ranker=ranker,
+        label="v2",
+        method="fusion",
+        details={"params": {"signals": ["bm25", "rm3"], "weights": [-1.0, 0.5]}},
+    )
+    bm25, reranking = get_backend(ranker), get_backend(ranker, fusion)
+    query = RankQuery("q1", "boundary layer flows")
+    first_stage = bm25_scores(bm25, query)
+    other = get_backend(Ranker.objects.create(collection=other_collection, name="O", kind=RankerKind.BUILTIN))
+
+    assert shares_first_stage(bm25, reranking) and not shares_first_stage(bm25, other)
+    assert reranking.reranks and reranking.rank(query, 3).ids == ["a2", "a4", "a1"]
+    for backend in (bm25, reranking):
+        assert backend.rank(query, 3, first_stage=first_stage).answers == backend.rank(query, 3).answers
