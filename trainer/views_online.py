@@ -90,19 +90,6 @@ class OnlineTestPanel:
         if self.test.stopped_at is None:
             return f"{start:%Y-%m-%d %H:%M}–now"
         stop = timezone.localtime(self.test.stopped_at)
-        return (
-            f"{start:%Y-%m-%d %H:%M}–{stop:%H:%M}"
-            if stop.date() == start.date()
-            else (f"{start:%Y-%m-%d %H:%M} – {stop:%Y-%m-%d %H:%M}")
-        )
-
-    @property
-    def ran(self) -> str:
-        """When it ran: "2026-11-29 06:18–07:40", the day once when it stopped the day it started."""
-        start = timezone.localtime(self.test.started_at)
-        if self.test.stopped_at is None:
-            return f"{start:%Y-%m-%d %H:%M}–now"
-        stop = timezone.localtime(self.test.stopped_at)
         if stop.date() == start.date():
             return f"{start:%Y-%m-%d %H:%M}–{stop:%H:%M}"
         return f"{start:%Y-%m-%d %H:%M} – {stop:%Y-%m-%d %H:%M}"

@@ -235,14 +235,14 @@ def _read_on(
     # Fold in the queries served before the settling time (the first k: ``served`` is in order).
     settled = now - timedelta(seconds=settings.ONLINE_TEST_SETTLE_SECONDS)
     k = sum(1 for row in served if row[1] < settled)
-    marks = {"epoch": epoch, "query_mark": query_mark, "event_mark": event_mark}
+    kept = replace(kept, epoch=epoch, query_mark=query_mark, event_mark=event_mark)
     if not k:
-        return counts, p_floor, replace(kept, **marks, open=tuple(row[0] for row in served))
+        return counts, p_floor, replace(kept, open=tuple(row[0] for row in served))
     return (
         counts,
         p_floor,
-        Checkpoint(
-            **marks,
+        replace(
+            kept,
             boundary=(served[k - 1][1], served[k - 1][0]),
             folded=kept.folded + k,
             wins=kept.wins + int(won[k]),
