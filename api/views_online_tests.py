@@ -181,6 +181,7 @@ class OnlineTestStopView(GenericAPIView):
 
 class OnlineTestListView(GenericAPIView):
     serializer_class = OnlineTestSerializer
+    pagination_class = None  # a version's tests: a handful, all at once
 
     @extend_schema(
         summary="Every online test of the version against the champion, latest first, each with its counts, "
