@@ -17,13 +17,6 @@ from ubi.services import ubi_client_erase, ubi_records_import
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
-
-
 def _figures(result) -> str:
     """Counts, Δ, interval, p, verdict and stop rule as one text (NaN equals NaN in it)."""
     return repr((result.counts, result.verdict, result.stop_due))
