@@ -171,13 +171,35 @@ def _of_test(attributes: dict, test: OnlineTest) -> bool:
     ) and "teams" in attributes
 
 
+def _late_clicks_change(test: OnlineTest, kept: Checkpoint, event_mark: int) -> bool:
+    """Whether clicks stored since ``kept`` (by pk) on queries it folded change one's outcome: its clicks
+    then and now (the new click events by pk, their queries by query_id). A repeat click, or one more on
+    the team that won, changes nothing."""
+    assert kept.boundary is not None
+    late = UbiEvent.objects.filter(pk__gt=kept.event_mark, pk__lte=event_mark, action_name=CLICK)
+    folded: list[Served] = [
+        row
+        for row in UbiQuery.objects.filter(query_id__in=late.values("query_id")).values_list(*_SERVED_FIELDS)
+        if _of_test(row[4], test) and (row[1], row[0]) <= kept.boundary
+    ]
+    if not folded:
+        return False
+    clicks = list(
+        UbiEvent.objects.filter(
+            action_name=CLICK, query_id__in=[row[2] for row in folded], pk__lte=event_mark
+        ).values_list("pk", "query_id", "object_id", "ordinal")
+    )
+    then = _outcomes(folded, (click[1:] for click in clicks if click[0] <= kept.event_mark))
+    return bool((then != _outcomes(folded, (click[1:] for click in clicks))).any())
+
+
 def _read_on(
     test: OnlineTest, kept: Checkpoint, *, epoch: str, now: datetime
 ) -> tuple[Tally, float, Checkpoint]:
     """The test's tally and smallest p-value from ``kept`` and what the log holds beyond it, and the
     checkpoint to keep now. From scratch (an empty checkpoint) when the log changed at or before
-    ``kept``'s boundary: a query with an earlier place stored since, or a click stored since on a folded
-    query."""
+    ``kept``'s boundary: a query with an earlier place stored since, or a click stored since that changes
+    a folded query's outcome."""
     query_mark = UbiQuery.objects.aggregate(last=Max("pk"))["last"] or 0
     event_mark = UbiEvent.objects.aggregate(last=Max("pk"))["last"] or 0
     if query_mark < kept.query_mark or event_mark < kept.event_mark:  # the log went back (a restore)
@@ -199,16 +221,7 @@ def _read_on(
     if kept.boundary is not None:
         changed = bool(served) and (served[0][1], served[0][0]) <= kept.boundary
         if not changed:
-            # A click stored since on a folded query: the new click events (by pk), their queries (by
-            # query_id).
-            clicked = UbiQuery.objects.filter(
-                query_id__in=UbiEvent.objects.filter(
-                    pk__gt=kept.event_mark, pk__lte=event_mark, action_name=CLICK
-                ).values("query_id")
-            ).values_list("pk", "timestamp", "query_attributes")
-            changed = any(
-                _of_test(attributes, test) and (at, pk) <= kept.boundary for pk, at, attributes in clicked
-            )
+            changed = _late_clicks_change(test, kept, event_mark)
         if changed:
             return _read_on(test, Checkpoint(epoch=epoch), epoch=epoch, now=now)
     tail_ids = (
@@ -265,8 +278,8 @@ def online_test_result(*, test: OnlineTest, now: datetime | None = None) -> Onli
     only to the always-valid p-value (the minimum over a look after every query): the checkpoint keeps
     that minimum and the wins and losses it was reached with, and ``sequential_p_values(start=...)`` goes
     on from there. What changes the folded queries starts again from scratch once (and the checkpoint is
-    rebuilt): a query stored since with an earlier place (an import), a click stored since on a folded
-    query (later than the settling time), rows deleted (retention, erasure: ``ubi.selectors.log_epoch``),
+    rebuilt): a query stored since with an earlier place (an import), a click stored since that changes a
+    folded query's outcome (later than the settling time), rows deleted (retention, erasure: ``ubi.selectors.log_epoch``),
     the cache lost.
 
     A limit: an event whose transaction commits after a look has read past its id (two writers'

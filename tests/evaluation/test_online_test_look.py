@@ -27,7 +27,7 @@ def _outcomes(rng, n: int) -> list[int | None]:
     return [[1, -1, 0, None][i] for i in rng.choice(4, size=n, p=[0.3, 0.2, 0.1, 0.4])]
 
 
-def _click(test, n: int, hit: str) -> None:
+def _click(test, n: int, hit: str, minutes: int = 30) -> None:
     ubi_records_import(
         queries=[],
         events=[
@@ -35,7 +35,7 @@ def _click(test, n: int, hit: str) -> None:
                 {
                     "action_name": "click",
                     "query_id": f"t{test.pk}-q{n}",
-                    "timestamp": (START + timedelta(seconds=n, minutes=30)).isoformat(),
+                    "timestamp": (START + timedelta(seconds=n, minutes=minutes)).isoformat(),
                     "event_attributes": {
                         "position": {"ordinal": 1 if hit == "a" else 2},
                         "object": {"object_id": hit},
@@ -71,6 +71,8 @@ def test_online_test_look_equals_the_whole_log_read_while_the_log_changes(collec
     assert look()[1] == 500
     _click(test, 10, "b")  # a late click on a folded query: read again from scratch, once
     assert look()[1] == 500
+    _click(test, 10, "b", minutes=31)  # a late repeat click: the outcome stays, the checkpoint too
+    assert look()[1] == 500
     online_log(test, [1] * 5, first=-5)  # an import of queries served before the boundary
     assert look()[1] == 505
     online_log(test, [-1] * 20, first=500, client_id="erase-me")
@@ -78,8 +80,10 @@ def test_online_test_look_equals_the_whole_log_read_while_the_log_changes(collec
     ubi_client_erase(client_id="erase-me")  # rows deleted: the log's epoch moves
     now = START + timedelta(seconds=3600)
     assert look()[1] == 505
-    # The late click, the import and the new queries moved the figures; the erasure took them back.
-    assert looks[4] != looks[3] and looks[5] != looks[4] and looks[6] != looks[5] and looks[7] == looks[5]
+    # The late click, the import and the new queries moved the figures (the repeat click not); the erasure
+    # took them back.
+    assert looks[4] != looks[3] and looks[5] == looks[4] and looks[6] != looks[5] and looks[7] != looks[6]
+    assert looks[8] == looks[6]
 
 
 def test_online_test_look_reads_only_the_queries_after_its_checkpoint(collection):
