@@ -34,8 +34,10 @@ as unread (q = 0 at a last click; the convention of Chapelle & Zhang's simplifie
     s_j = last clicks on j / clicks on j
 
 and iterates until no parameter moves by more than ``tolerance`` (or ``max_iterations``). A pair never
-clicked has a = 0 in the SDBN and stays there (its rows contribute a_r = 0), and s NaN; a pair never shown
-has both NaN. Both fits are returned: ``sdbn_attractiveness`` / ``sdbn_satisfaction`` beside the EM's.
+clicked has a = 0 in the SDBN and stays there (its rows contribute a_r = 0), and s NaN. A pair never
+surely read (shown only below last clicks: ``reads`` = 0) has no attractiveness (NaN: no evidence, not
+"unattractive"; EM keeps it at 0 inside). Both fits are returned: ``sdbn_attractiveness`` /
+``sdbn_satisfaction`` beside the EM's.
 
 Which figure ranks answers: the attractiveness a_j. The "relevance" a_j · s_j of the paper needs clicks
 that end searches, and s is not identified when nothing below the last click attracts (a satisfied user
@@ -63,14 +65,16 @@ _TINY = 1e-300
 @dataclass(frozen=True)
 class CascadeModel:
     """Per pair index: ``attractiveness`` a and ``satisfaction`` s of the DBN fitted by EM, the SDBN's
-    closed-form ones it started from, the ``impressions`` (rows) and ``clicks``; NaN where a pair has no
-    impression (a) or no click (s). ``sessions``: sessions read; ``iterations`` of EM run."""
+    closed-form ones it started from, the ``impressions`` (rows), ``reads`` (rows surely read: at or above
+    their session's last click, or in a session without clicks) and ``clicks``; NaN where a pair has no
+    read (a) or no click (s). ``sessions``: sessions in the log; ``iterations`` of EM run."""
 
     attractiveness: NDArray[np.float64]
     satisfaction: NDArray[np.float64]
     sdbn_attractiveness: NDArray[np.float64]
     sdbn_satisfaction: NDArray[np.float64]
     impressions: NDArray[np.int64]
+    reads: NDArray[np.int64]
     clicks: NDArray[np.int64]
     sessions: int
     iterations: int
@@ -119,7 +123,7 @@ def fit_dbn(
     lasts = np.bincount(j, weights=last_click, minlength=n_pairs)
     read_shown = np.bincount(j, weights=read, minlength=n_pairs)
     nan = np.full(n_pairs, np.nan)
-    sdbn_a = np.divide(clicks, read_shown, out=np.where(shown > 0, 0.0, nan), where=read_shown > 0)
+    sdbn_a = np.divide(clicks, read_shown, out=nan.copy(), where=read_shown > 0)
     sdbn_s = np.divide(lasts, clicks, out=nan.copy(), where=clicks > 0)
 
     a = np.nan_to_num(sdbn_a)
@@ -150,11 +154,12 @@ def fit_dbn(
         iterations += 1
         converged = change <= tolerance
     return CascadeModel(
-        attractiveness=np.where(shown > 0, a, np.nan),
+        attractiveness=np.where(read_shown > 0, a, np.nan),
         satisfaction=np.where(clicks > 0, sat, np.nan),
         sdbn_attractiveness=sdbn_a,
         sdbn_satisfaction=sdbn_s,
         impressions=shown.astype(np.int64),
+        reads=read_shown.astype(np.int64),
         clicks=clicks.astype(np.int64),
         sessions=n_sessions,
         iterations=iterations,

@@ -1,4 +1,4 @@
-"""Implicit judgments of a collection from its UBI log: COEC by the SRW formula and the PBM's
+"""Implicit judgments of a collection from its UBI log: COEC by the SRW formula, the DBN's and the PBM's
 attractiveness on the hand-built log of ``click_log.py``, matched to questions by normalised text.
 
 Worked by hand, with the date range 2026-11-28 and max_rank 20 (16 events kept: not the click at
@@ -122,6 +122,31 @@ def test_implicit_judgments_pbm_fits_the_rows_of_the_log(clicky):
         assert pairs[key].seen == model.impressions[index]
     assert [theta for _, theta in result.examination] == pytest.approx(model.examination.tolist(), rel=1e-12)
     assert (result.pbm_iterations, result.pbm_converged) == (model.iterations, model.converged)
+
+
+def test_implicit_judgments_dbn_reads_the_sessions_of_the_log(clicky):
+    result = implicit_judgments(collection=clicky, parameters=ClickParameters(start_date=DAY, end_date=DAY))
+
+    # Sessions are query ids. Q1: a1* a2 a3 (last click at 1: a2, a3 unread); Q2: a2* a1* (a2's click was
+    # not the last: s = 0); Q3: a3 a1 a2* zz (a click with no impression counts as shown; zz unread).
+    # SDBN: laptop·a1 2 clicks / 2 reads, s 2/2; ·a2 1/1, s 0/1; ·a3 never read; usb·a1 and ·a3 0/1;
+    # ·a2 1/1, s 1/1. EM from there: Q1's last click satisfies (s = 1), so a2 and a3 below it keep their
+    # a: a2 (1 + 1) / 2 = 1, nothing moves, and one iteration converges.
+    pairs = _by_pair(result)
+    figures = {
+        pair: (j.dbn_attractiveness, j.dbn_satisfaction, j.dbn_reads, j.dbn_stars)
+        for pair, j in pairs.items()
+    }
+    assert figures == {
+        ("q1", "a1"): (1.0, 1.0, 2, 3),
+        ("q1", "a2"): (1.0, 0.0, 1, 3),
+        ("q1", "a3"): (None, None, 0, None),
+        ("q2", "a1"): (0.0, None, 1, 0),
+        ("q2", "a2"): (1.0, 1.0, 1, 3),
+        ("q2", "a3"): (0.0, None, 1, 0),
+    }
+    assert (result.dbn_sessions, result.dbn_iterations, result.dbn_converged) == (5, 1, True)
+    assert pairs[("q1", "a2")].stars("dbn") == 3 and pairs[("q1", "a2")].value("dbn") == 1.0
 
 
 def test_implicit_judgments_of_a_log_elsewhere_are_empty(clicky):

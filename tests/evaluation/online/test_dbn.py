@@ -24,7 +24,12 @@ def test_fit_dbn_sdbn_by_hand():
 
     assert model.sdbn_attractiveness.tolist() == pytest.approx([1 / 2, 2 / 3, 1 / 2])
     assert model.sdbn_satisfaction.tolist() == pytest.approx([1.0, 1 / 2, 1.0])
-    assert (model.impressions.tolist(), model.clicks.tolist(), model.sessions) == ([5, 5, 5], [2, 2, 1], 5)
+    assert (model.impressions.tolist(), model.reads.tolist(), model.clicks.tolist()) == (
+        [5, 5, 5],
+        [4, 3, 2],
+        [2, 2, 1],
+    )
+    assert model.sessions == 5
     assert model.attractiveness.tolist() == pytest.approx([1 / 2, 2 / 3, 1 / 2])  # no iteration run
 
 
@@ -51,13 +56,15 @@ def test_fit_dbn_converges_to_the_maximum_likelihood_by_hand():
     assert model.satisfaction.tolist() == pytest.approx([1.0, 0.0, 1.0], abs=1e-6)
 
 
-def test_fit_dbn_pairs_unshown_or_unclicked_have_no_figure():
-    model = fit_dbn([7, 7], [1, 2], [0, 2], [False, False], n_pairs=4)
+def test_fit_dbn_pairs_unread_or_unclicked_have_no_figure():
+    # Session 7 shows pair 0 then 2, clicks 0; pair 2 sits below the last click (never surely read), pair 1
+    # and 3 are never shown.
+    model = fit_dbn([7, 7], [1, 2], [0, 2], [True, False], n_pairs=4)
 
-    assert model.sdbn_attractiveness.tolist()[0] == 0.0
-    assert np.isnan(model.attractiveness[[1, 3]]).all()
-    assert np.isnan(model.satisfaction).all()
-    assert model.attractiveness[[0, 2]].tolist() == [0.0, 0.0]
+    assert (model.impressions.tolist(), model.reads.tolist()) == ([1, 0, 1, 0], [1, 0, 0, 0])
+    assert model.attractiveness[0] == 1.0
+    assert np.isnan(model.attractiveness[1:]).all() and np.isnan(model.sdbn_attractiveness[1:]).all()
+    assert model.satisfaction[0] == 1.0 and np.isnan(model.satisfaction[1:]).all()
 
 
 def test_fit_dbn_refuses_rows_that_do_not_line_up():
