@@ -33,7 +33,10 @@ as unread (q = 0 at a last click; the convention of Chapelle & Zhang's simplifie
     a_j = clicks on j / sessions showing j at or above their last click (every hit of a session without clicks)
     s_j = last clicks on j / clicks on j
 
-and iterates until no parameter moves by more than ``tolerance`` (or ``max_iterations``). A pair never
+each with one pseudo-click and one pseudo-skip added for the start, (k + 1) / (n + 2), so that no start
+sits on the boundary (a = 1 is a fixed point of EM: a hit at the bottom of the list, clicked each time it
+is the last click and otherwise below one, would keep the SDBN's a = 1 however often it is skipped), and
+iterates until no parameter moves by more than ``tolerance`` (or ``max_iterations``). A pair never
 clicked has a = 0 in the SDBN and stays there (its rows contribute a_r = 0), and s NaN. A pair never
 surely read (shown only below last clicks: ``reads`` = 0) has no attractiveness (NaN: no evidence, not
 "unattractive"; EM keeps it at 0 inside). Both fits are returned: ``sdbn_attractiveness`` /
@@ -126,8 +129,13 @@ def fit_dbn(
     sdbn_a = np.divide(clicks, read_shown, out=nan.copy(), where=read_shown > 0)
     sdbn_s = np.divide(lasts, clicks, out=nan.copy(), where=clicks > 0)
 
-    a = np.nan_to_num(sdbn_a)
-    sat = np.nan_to_num(sdbn_s)
+    # EM starts inside (0, 1): from the SDBN with one pseudo-click and one pseudo-skip (its Laplace
+    # smoothing). Started at the SDBN itself, a hit at the bottom of the list, whose non-clicks all fall
+    # after a last click, would start at a = 1, where Π(1 − a) = 0 makes every last click above it
+    # satisfying and a = 1 a fixed point EM never leaves. (Where a hit never moves, (1 − s) of the hit
+    # above and its a are not separately identified; EM then stops where the start leads it.)
+    a = (clicks + 1.0) / (read_shown + 2.0)
+    sat = (lasts + 1.0) / (clicks + 2.0)
     clicked_rows = c.astype(np.float64)
     iterations, converged = 0, False
     while iterations < max_iterations and not converged:

@@ -30,19 +30,26 @@ def test_fit_dbn_sdbn_by_hand():
         [2, 2, 1],
     )
     assert model.sessions == 5
-    assert model.attractiveness.tolist() == pytest.approx([1 / 2, 2 / 3, 1 / 2])  # no iteration run
+    assert model.attractiveness.tolist() == pytest.approx([3 / 6, 3 / 5, 2 / 4])  # no iteration: the start
 
 
 def test_fit_dbn_one_em_step_by_hand():
-    # From a = (1/2, 2/3, 1/2), s = (1, 1/2, 1): s2's last click is on B with C below unclicked,
-    # q = (1 − 1/2)(1 − 1/2) / (1/2 + 1/4) = 1/3, so P(S_B = 1) = 2/3 and P(A_C = 1) = (1 − 1/3) · 1/2 = 1/3;
-    # the other last clicks (s = 1) give q = 0, and their hits below keep P(A = 1) = a.
-    # a_A = (1 + 0 + 0 + 1 + 1/2) / 5; a_B = (2/3 + 1 + 0 + 1 + 2/3) / 5; a_C = (1/2 + 1/3 + 0 + 1/2 + 1) / 5;
-    # s_B = (2/3 + 0) / 2.
+    # EM starts from the SDBN smoothed by one pseudo-click and one pseudo-skip: a = (3/6, 3/5, 2/4),
+    # s = (3/4, 2/4, 2/3). The after-last-click rows, with q = (1 − s_l) Π (1 − a_r) / (s_l + (1 − s_l) Π):
+    #   s1 (last A): Π = (2/5)(1/2) = 1/5, q = (1/20) / (3/4 + 1/20) = 1/16; P(A_B) = (15/16)(3/5) = 9/16,
+    #                P(A_C) = (15/16)(1/2) = 15/32; P(S_A) = 15/16
+    #   s2 (last B): Π = 1/2, q = (1/4) / (1/2 + 1/4) = 1/3; P(A_C) = (2/3)(1/2) = 1/3; P(S_B) = 2/3
+    #   s4 (last A): Π = 1/2, q = (1/8) / (3/4 + 1/8) = 1/7; P(A_C) = (6/7)(1/2) = 3/7; P(S_A) = 6/7
+    #   s5 (last C): Π = (1/2)(2/5) = 1/5, q = (1/15) / (2/3 + 1/15) = 1/11; P(A_A) = (10/11)(1/2) = 5/11,
+    #                P(A_B) = (10/11)(3/5) = 6/11; P(S_C) = 10/11
+    # a_A = (1 + 0 + 0 + 1 + 5/11) / 5, a_B = (9/16 + 1 + 0 + 1 + 6/11) / 5, a_C = (15/32 + 1/3 + 0 + 3/7 + 1) / 5;
+    # s_A = (15/16 + 6/7) / 2, s_B = (2/3 + 0) / 2, s_C = 10/11.
     model = fit_dbn(SESSION, RANK, PAIR, CLICKED, max_iterations=1)
 
-    assert model.attractiveness.tolist() == pytest.approx([1 / 2, 2 / 3, 7 / 15])
-    assert model.satisfaction.tolist() == pytest.approx([1.0, 1 / 3, 1.0])
+    assert model.attractiveness.tolist() == pytest.approx(
+        [(2 + 5 / 11) / 5, (2 + 9 / 16 + 6 / 11) / 5, (15 / 32 + 1 / 3 + 3 / 7 + 1) / 5]
+    )
+    assert model.satisfaction.tolist() == pytest.approx([(15 / 16 + 6 / 7) / 2, 1 / 3, 10 / 11])
     assert (model.iterations, model.converged) == (1, False)
 
 
@@ -64,7 +71,7 @@ def test_fit_dbn_pairs_unread_or_unclicked_have_no_figure():
     assert (model.impressions.tolist(), model.reads.tolist()) == ([1, 0, 1, 0], [1, 0, 0, 0])
     assert model.attractiveness[0] == 1.0
     assert np.isnan(model.attractiveness[1:]).all() and np.isnan(model.sdbn_attractiveness[1:]).all()
-    assert model.satisfaction[0] == 1.0 and np.isnan(model.satisfaction[1:]).all()
+    assert model.satisfaction[0] == pytest.approx(1.0, abs=1e-5) and np.isnan(model.satisfaction[1:]).all()
 
 
 def test_fit_dbn_refuses_rows_that_do_not_line_up():
