@@ -65,10 +65,14 @@ Reported (each with its number of simulated experiments):
 * implicit labels: per collection and click model, ``--label-queries`` test questions each shown I times
   (I = 10, 100, 1000) as interleavings of bm25 and the collection's best version (so answers move
   between ranks); COEC
-  (``evaluation.online.coec``, maxRank 10, ordinals from 1) and the PBM's attractiveness
-  (``fit_position_based_model``) against the true grade: Kendall τ-b per question over its shown answers
-  (questions whose shown answers have 2+ grades), averaged; both estimates rounded to 3 decimals first (as
-  SRW prints COEC), so that EM's tiny differences between never-clicked answers are ties, not an order.
+  (``evaluation.online.coec``, maxRank 10, ordinals from 1), the PBM's attractiveness
+  (``fit_position_based_model``), and the cascade model's (``fit_dbn``: one session per impression; its
+  SDBN start, its EM fit a and a · s) against the true grade, per question over its shown answers
+  (questions whose shown answers have 2+ grades), averaged: Kendall τ-b of the figure, rounded to 3
+  decimals first (as SRW prints COEC, so that EM's tiny differences between never-clicked answers are
+  ties, not an order), Somers' D of the figure given the grade (the grades' ties left out), and τ-b of
+  the 0–3 stars the app gives (``to_stars``). "untied truth" (the grades, every tie broken) shows τ-b's
+  ceiling for a figure that ties nothing. ``--parts labels`` runs only this part.
 """
 
 from __future__ import annotations
