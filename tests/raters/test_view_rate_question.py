@@ -214,9 +214,8 @@ def test_rate_question_plain_post_then_next_bad_stars_400_nothing_stored(client,
 
 
 def test_rate_question_says_the_previous_table_serves_while_it_is_refreshed(
-    client, corpus, rater, builtin_ranker, settings
+    client, corpus, rater, builtin_ranker
 ):
-    settings.QUEUE_INLINE_MAX_ANSWERS = 0
     client.force_login(rater)
     assert 'id="table-note"' in client.get(url(corpus)).content.decode()  # no table yet: being prepared
     candidates_refresh(table_id=CandidateTable.objects.get(collection=corpus.collection).pk, worker="w1")
