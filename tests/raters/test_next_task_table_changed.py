@@ -62,4 +62,8 @@ def test_table_changed_queues_a_new_collections_first_build(db):
     answers_upsert(collection=collection, records=[AnswerRecord("new-1", "Wing", "wing lift")])
 
     row = CandidateTable.objects.get(collection=collection)
-    assert (row.status, row.built_at, row.wanted == table_state(collection=collection)) == ("queued", None, True)
+    assert (row.status, row.built_at, row.wanted == table_state(collection=collection)) == (
+        "queued",
+        None,
+        True,
+    )
