@@ -5,6 +5,7 @@
 * :mod:`.term_overlap` – each question's top k by shared rare terms, until a ranker can answer.
 * :mod:`.pool` – a question's pool: the pooled versions' top k interleaved (term overlap until a ranker answers).
 * :mod:`.table` – the candidate table as requests read it: persisted, its state, the previous one serving.
+* :mod:`.fallback` – with no table yet: term-overlap candidates for a few questions, a request's cost.
 * :mod:`.refresh` – the job that builds the table in the background (claim, heartbeat, take-over), queued
   right after a change (``raters.signals``) and by beat's sweep.
 * :mod:`.kept` – the labels and each rater's rated answers, kept per process, read again only where changed.
