@@ -164,11 +164,12 @@ class _Kept:
 _KEPT: dict[int, _Kept] = {}
 
 
-def _front_full(collection_id: int, judge: int, judges: tuple[int, ...]) -> _Front:
-    entries = _front_read(collection_id, judge, judges, FRONT_KEPT + 1)
-    if len(entries) <= FRONT_KEPT:
+def _front_full(collection_id: int, judge: int, judges: tuple[int, ...], size: int) -> _Front:
+    """The judge's front read again: its ``size`` least certain judgments no person rated."""
+    entries = _front_read(collection_id, judge, judges, size + 1)
+    if len(entries) <= size:
         return _Front(entries, None)
-    return _Front(entries[:FRONT_KEPT], entries[FRONT_KEPT - 1])
+    return _Front(entries[:size], entries[size - 1])
 
 
 def _same_lists(new: dict[int, list[int]], old: dict[int, list[int]] | None) -> dict[int, list[int]]:
@@ -207,7 +208,7 @@ def _kept(collection: Collection, judges: tuple[int, ...], key: tuple) -> _Kept:
             .values_list("question_id", "answer_id", "stars")
         )
         gaps = _gaps(labels, judged)
-        fronts = {judge: _front_full(collection.pk, judge, judges) for judge in judges}
+        fronts = {judge: _front_full(collection.pk, judge, judges, FRONT_KEPT) for judge in judges}
         previous = _KEPT.get(collection.pk)
         if previous is None:
             kept = _KEPT[collection.pk] = _Kept(key, position, gaps, fronts, _disputed(gaps))
@@ -284,7 +285,7 @@ def judge_uncertain_pairs(
     judges = _judges(collection)
     if not judges:
         return {}
-    if key is None or connection.in_atomic_block or per_judge > FRONT_KEPT:
+    if key is None or connection.in_atomic_block:
         return _uncertain_read(collection, judges, per_judge)
     return _uncertain_kept(collection, judges, _kept(collection, judges, key), per_judge)
 
@@ -314,7 +315,7 @@ def _uncertain_kept(
     for judge in judges:
         front = fronts[judge]
         if front.bound is not None and len(front.entries) < per_judge:  # people rated the rest
-            fronts[judge] = _front_full(collection.pk, judge, judges)
+            fronts[judge] = _front_full(collection.pk, judge, judges, max(FRONT_KEPT, per_judge))
             version = kept.fronts_version + 1
     result = _same_lists(_uncertain(judges, {j: f.entries for j, f in fronts.items()}, per_judge), previous)
     uncertain = {**kept.uncertain, per_judge: (version, result)}
