@@ -202,15 +202,15 @@ def build(args) -> Collection:
 def judge(collection: Collection, seed: int) -> None:
     """A judge (``judge_create``, builtin) that graded every labelled pair and every pool pair of the
     table, each with random stars and a random certainty (written in bulk, as its runs' would be, without
-    their cost); made once and kept while it has those ratings."""
+    their cost); made once and kept."""
     account = JudgeAccount.objects.filter(collection=collection).first()
+    if account is not None and Rating.objects.filter(rater_id=account.user_id).exists():
+        print("reusing the judge", flush=True)
+        return
     table = CandidateTable.objects.get(collection=collection).table
     pairs = {(q, a) for q, a in Label.objects.filter(question__collection=collection).values_list(
         "question_id", "answer_id")}  # fmt: skip
     pairs.update((int(q), a) for q, answers in table.items() for a in answers)
-    if account is not None and Rating.objects.filter(rater_id=account.user_id).count() == len(pairs):
-        print(f"reusing the judge: {len(pairs):,} judgments", flush=True)
-        return
     if account is not None:
         User.objects.filter(pk=account.user_id).delete()
     started = time.perf_counter()

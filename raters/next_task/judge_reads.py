@@ -117,7 +117,7 @@ def _front_read(collection_id: int, judge: int, judges: tuple[int, ...], size: i
         .order_by("certainty", "question_id", "answer_id")
         .values_list("certainty", "question_id", "answer_id")[:size]
     )
-    return tuple(rows)
+    return tuple((float(certainty or 0.0), q, a) for certainty, q, a in rows)  # never null (filtered)
 
 
 def _uncertain(
