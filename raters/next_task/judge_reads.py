@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from django.db import connection
-from django.db.models import Exists, F, OuterRef
+from django.db.models import F, Q
 
 from corpus.models import Collection
 from raters.next_task.task import DISPUTED_SPREAD
@@ -39,6 +39,8 @@ UNCERTAIN_REVIEWED = 20
 # Each judge's least certain judgments no person rated, kept per process (read again when fewer are left
 # than a call wants).
 FRONT_KEPT = 500
+# A front is read this many judgments at a time.
+FRONT_BATCH = 1_000
 # More questions changed than this since the last call: everything is read again.
 CHANGED_READ_MAX = 2_000
 
@@ -93,6 +95,23 @@ def _disputed(gaps: dict[int, tuple[tuple[int, int], ...]]) -> dict[int, list[in
     return {q: [a for _, a in gaps[q]] for q in order}
 
 
+def _judged_labels(
+    collection: Collection, judges: tuple[int, ...]
+) -> tuple[dict[tuple[int, int], int], list[tuple[int, int, int]]]:
+    """({pair: gain} of the labels with a person's rating, the judges' (question, answer, stars) on those
+    pairs), read from the labels: each one's judgments found by the pair index, not every judgment read."""
+    labels = Label.objects.filter(question__collection=collection, rater_count__gt=F("judge_count"))
+    rows = labels.filter(
+        question__ratings__rater_id__in=judges, question__ratings__answer_id=F("answer_id")
+    ).values_list("question_id", "answer_id", "gain", "question__ratings__stars")
+    gains: dict[tuple[int, int], int] = {}
+    judged: list[tuple[int, int, int]] = []
+    for q, a, gain, stars in rows:
+        gains[(q, a)] = gain
+        judged.append((q, a, stars))
+    return gains, judged
+
+
 def _disputed_read(collection: Collection, judges: tuple[int, ...]) -> dict[int, list[int]]:
     """{question id: answer ids} where a judge's stars are DISPUTED_SPREAD or more from people's label,
     read from scratch."""
@@ -105,19 +124,38 @@ def _disputed_read(collection: Collection, judges: tuple[int, ...]) -> dict[int,
     return _disputed(_gaps(labels, judged))
 
 
-def _front_read(collection_id: int, judge: int, judges: tuple[int, ...], size: int) -> tuple[Entry, ...]:
+def _front_read(judge: int, judges: tuple[int, ...], size: int) -> tuple[Entry, ...]:
     """The judge's ``size`` least certain judgments on pairs no person rated, in (certainty, question,
-    answer) order: one query."""
-    by_people = Rating.objects.filter(
-        question_id=OuterRef("question_id"), answer_id=OuterRef("answer_id")
-    ).exclude(rater_id__in=judges)
-    rows = (
-        Rating.objects.filter(rater_id=judge, question__collection_id=collection_id, certainty__isnull=False)
-        .filter(~Exists(by_people))
-        .order_by("certainty", "question_id", "answer_id")
-        .values_list("certainty", "question_id", "answer_id")[:size]
-    )
-    return tuple((float(certainty or 0.0), q, a) for certainty, q, a in rows)  # never null (filtered)
+    answer) order: its judgments in that order a batch at a time (a judge rates only its own collection's
+    pairs), and people's ratings of the batch's questions, until ``size`` are found."""
+    found: list[Entry] = []
+    batch = FRONT_BATCH
+    after: Q | None = None
+    while len(found) < size:
+        rows = Rating.objects.filter(rater_id=judge, certainty__isnull=False)
+        if after is not None:
+            rows = rows.filter(after)
+        page = [
+            (float(certainty or 0.0), q, a)  # never null (filtered)
+            for certainty, q, a in rows.order_by("certainty", "question_id", "answer_id").values_list(
+                "certainty", "question_id", "answer_id"
+            )[:batch]
+        ]
+        by_people = set(
+            Rating.objects.filter(question_id__in={q for _, q, _ in page})
+            .exclude(rater_id__in=judges)
+            .values_list("question_id", "answer_id")
+        )
+        found += [entry for entry in page if (entry[1], entry[2]) not in by_people]
+        if len(page) < batch:
+            break
+        c, q, a = page[-1]
+        after = (
+            Q(certainty__gt=c)
+            | Q(certainty=c, question_id__gt=q)
+            | Q(certainty=c, question_id=q, answer_id__gt=a)
+        )
+    return tuple(found[:size])
 
 
 def _uncertain(
@@ -135,7 +173,7 @@ def _uncertain(
 def _uncertain_read(collection: Collection, judges: tuple[int, ...], per_judge: int) -> dict[int, list[int]]:
     """{question id: answer ids}: each judge's ``per_judge`` least certain judgments on pairs no person
     rated, read from scratch."""
-    fronts = {judge: _front_read(collection.pk, judge, judges, per_judge) for judge in judges}
+    fronts = {judge: _front_read(judge, judges, per_judge) for judge in judges}
     return _uncertain(judges, fronts, per_judge)
 
 
@@ -164,9 +202,9 @@ class _Kept:
 _KEPT: dict[int, _Kept] = {}
 
 
-def _front_full(collection_id: int, judge: int, judges: tuple[int, ...], size: int) -> _Front:
+def _front_full(judge: int, judges: tuple[int, ...], size: int) -> _Front:
     """The judge's front read again: its ``size`` least certain judgments no person rated."""
-    entries = _front_read(collection_id, judge, judges, size + 1)
+    entries = _front_read(judge, judges, size + 1)
     if len(entries) <= size:
         return _Front(entries, None)
     return _Front(entries[:size], entries[size - 1])
@@ -196,19 +234,8 @@ def _kept(collection: Collection, judges: tuple[int, ...], key: tuple) -> _Kept:
             kept = _KEPT[collection.pk] = replace(kept, position=position)
         return kept
     if kept is None or len(changed) > CHANGED_READ_MAX:
-        labels = _people_labels(Label.objects.filter(question__collection=collection))
-        has_label = Label.objects.filter(
-            question_id=OuterRef("question_id"),
-            answer_id=OuterRef("answer_id"),
-            rater_count__gt=F("judge_count"),
-        )
-        judged = (
-            Rating.objects.filter(question__collection=collection, rater_id__in=judges)
-            .filter(Exists(has_label))
-            .values_list("question_id", "answer_id", "stars")
-        )
-        gaps = _gaps(labels, judged)
-        fronts = {judge: _front_full(collection.pk, judge, judges, FRONT_KEPT) for judge in judges}
+        gaps = _gaps(*_judged_labels(collection, judges))
+        fronts = {judge: _front_full(judge, judges, FRONT_KEPT) for judge in judges}
         previous = _KEPT.get(collection.pk)
         if previous is None:
             kept = _KEPT[collection.pk] = _Kept(key, position, gaps, fronts, _disputed(gaps))
@@ -315,7 +342,7 @@ def _uncertain_kept(
     for judge in judges:
         front = fronts[judge]
         if front.bound is not None and len(front.entries) < per_judge:  # people rated the rest
-            fronts[judge] = _front_full(collection.pk, judge, judges, max(FRONT_KEPT, per_judge))
+            fronts[judge] = _front_full(judge, judges, max(FRONT_KEPT, per_judge))
             version = kept.fronts_version + 1
     result = _same_lists(_uncertain(judges, {j: f.entries for j, f in fronts.items()}, per_judge), previous)
     uncertain = {**kept.uncertain, per_judge: (version, result)}

@@ -31,8 +31,10 @@ def _same_as_fresh(collection) -> tuple[dict, dict]:
 
 
 def test_judge_pairs_kept_equal_a_fresh_read_after_each_change(make_user, monkeypatch):
-    # Two judgments kept a judge: people rating them empties the front, which is then read again.
+    # Two judgments kept a judge: people rating them empties the front, which is then read again, two
+    # judgments at a time.
     monkeypatch.setattr(judge_reads, "FRONT_KEPT", 2)
+    monkeypatch.setattr(judge_reads, "FRONT_BATCH", 2)
     corpus = build_corpus(collection_create(name="Tiny", slug="tiny"))
     q, a, c = corpus.q, corpus.a, corpus.collection
     ann = make_user("ann")
