@@ -13,6 +13,11 @@ a rating of each answer shown (``rating_record``, not timed). The first call aft
 change marker moved (an import), the call finds the table out of date, queues its refresh and answers
 from the previous table.
 
+``--judge`` adds a judge (a model) that graded every labelled and every pool pair with a certainty (about
+300k judgments at Q = 10k), so every call also reads its disputes and least sure grades; ``--pages`` also
+times, each turn, the home page's overview and the queue's next 40 pairs. Before/after on one database:
+run this file from a checkout of the code before (``git archive``) and from this one, on copies of it.
+
 Reference (the queue before issue 37, not run here: its first call rebuilds the table, over a minute at
 Q = 10k): issue 37's figures on the same machine, Q = 10k after an evaluation, p50 / p99 410 / 516 ms at
 N = 50k and 662 / 800 ms at N = 200k; 62.5 s and 70.5 s for the first call after the cache expired.
