@@ -12,8 +12,8 @@ again, not every judgment and label of the collection. What is kept:
   answer), every one of them up to a bound (at least ``FRONT_KEPT`` when it has as many). A question that
   changed loses its entries and gets back those of its fresh read at or below the bound, so the front
   stays exactly the judgments at or below it; when people's ratings have taken so many that fewer are left
-  than a call wants, that judge's front is read again (one query; rare: people rate the front a page at a
-  time).
+  than a call wants, that judge's front is read again (its least certain judgments ``FRONT_BATCH`` at a
+  time, and people's ratings of their questions; rare: people rate the front a page at a time).
 
 The results are equal to a fresh read (``_disputed_read``, ``_uncertain_read``, what runs without a key or
 inside a transaction), and a question's answer list left unchanged stays the same list (and the result
