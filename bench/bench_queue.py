@@ -14,6 +14,11 @@ change marker moved (an import), the call finds the table out of date, queues it
 from the previous table. The first call with no table yet (a new collection before its first build): the
 term-overlap fallback of a few questions (``raters.next_task.fallback``), no table built by the request.
 
+``--judge`` adds a judge (a model) that graded every labelled and every pool pair with a certainty (about
+300k judgments at Q = 10k), so every call also reads its disputes and least sure grades; ``--pages`` also
+times, each turn, the home page's overview and the queue's next 40 pairs. Before/after on one database:
+run this file from a checkout of the code before (``git archive``) and from this one, on copies of it.
+
 Reference (the queue before issue 37, not run here: its first call rebuilds the table, over a minute at
 Q = 10k): issue 37's figures on the same machine, Q = 10k after an evaluation, p50 / p99 410 / 516 ms at
 N = 50k and 662 / 800 ms at N = 200k; 62.5 s and 70.5 s for the first call after the cache expired.
@@ -51,12 +56,13 @@ from config.warmup import web_worker_warm_up  # noqa: E402
 from corpus.models import Answer, Collection, Question, Split  # noqa: E402
 from corpus.services import collection_changed, collection_create  # noqa: E402
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus  # noqa: E402
+from judges.services import judge_create  # noqa: E402
 from rankers.services import ranker_create  # noqa: E402
 from raters.models import CandidateTable, TableStatus  # noqa: E402
 from raters.next_task import table as table_module  # noqa: E402
 from raters.next_task.fallback import FALLBACK_ANSWERS, FALLBACK_QUESTIONS  # noqa: E402
-from raters.next_task.picking import next_task  # noqa: E402
-from ratings.models import Label  # noqa: E402
+from raters.next_task.picking import next_task, queue_pairs_with_reasons, rater_overview  # noqa: E402
+from ratings.models import JudgeAccount, Label, Rating, RatingSource  # noqa: E402
 from ratings.services import rating_record  # noqa: E402
 
 SLUG = "bench-queue"
@@ -71,6 +77,18 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--raters", type=int, default=20, help="raters taking turns in the second phase")
     p.add_argument("--seed", type=int, default=37)
     p.add_argument("--profile", action="store_true", help="print a profile of 20 calls and stop")
+    p.add_argument(
+        "--judge",
+        action="store_true",
+        help="give the collection a judge (a model) that graded every labelled pair and every pool pair, "
+        "with a certainty: the queue then reads its disputes and least sure grades on every call",
+    )
+    p.add_argument(
+        "--pages",
+        action="store_true",
+        help="also time, on each turn, the home page's overview (rater_overview) and the queue's next 40 "
+        "pairs (queue_pairs_with_reasons, the API's queue and a judging run's 'queue' selection)",
+    )
     return p.parse_args()
 
 
@@ -190,6 +208,41 @@ def build(args) -> Collection:
     return collection
 
 
+def judge(collection: Collection, seed: int) -> None:
+    """A judge (``judge_create``, builtin) that graded every labelled pair and every pool pair of the
+    table, each with random stars and a random certainty (written in bulk, as its runs' would be, without
+    their cost); made once and kept."""
+    account = JudgeAccount.objects.filter(collection=collection).first()
+    if account is not None and Rating.objects.filter(rater_id=account.user_id).exists():
+        print("reusing the judge", flush=True)
+        return
+    table = CandidateTable.objects.get(collection=collection).table
+    pairs = {(q, a) for q, a in Label.objects.filter(question__collection=collection).values_list(
+        "question_id", "answer_id")}  # fmt: skip
+    pairs.update((int(q), a) for q, answers in table.items() for a in answers)
+    if account is not None:
+        User.objects.filter(pk=account.user_id).delete()
+    started = time.perf_counter()
+    account = judge_create(collection=collection, name="bench judge", kind="builtin").account
+    rng = random.Random(seed)
+    now = timezone.now()
+    rows = [
+        Rating(
+            rater_id=account.user_id,
+            question_id=q,
+            answer_id=a,
+            stars=rng.randint(0, 3),
+            source=RatingSource.JUDGE,
+            certainty=rng.random(),
+            created_at=now,
+            updated_at=now,
+        )
+        for q, a in sorted(pairs)
+    ]
+    Rating.objects.bulk_create(rows, batch_size=5000)
+    print(f"judge: {len(rows):,} judgments in {time.perf_counter() - started:.0f} s", flush=True)
+
+
 def figures(label: str, times: list[float]) -> None:
     times = sorted(times)
     p99 = times[min(len(times) - 1, int(round(0.99 * (len(times) - 1))))]
@@ -200,15 +253,28 @@ def figures(label: str, times: list[float]) -> None:
     )
 
 
-def session(collection: Collection, raters: list[User], calls: int) -> tuple[list[float], list[float]]:
+def session(
+    collection: Collection, raters: list[User], calls: int, pages: dict[str, list[float]] | None = None
+) -> tuple[list[float], list[float]]:
     """Wall times and this process's CPU times of ``calls`` calls of next_task (the CPU time leaves out the
-    other sessions' load on the shared machine, and PostgreSQL's own work; with SQLite it has the queries)."""
+    other sessions' load on the shared machine, and PostgreSQL's own work; with SQLite it has the queries).
+    With ``pages``, each turn also times the home page's overview and the queue's next 40 pairs (their
+    wall and CPU times appended under "overview" and "pairs", and with " CPU")."""
     questions = {q.pk: q for q in Question.objects.filter(collection=collection).only("id", "split")}
     times: list[float] = []
     cpu: list[float] = []
     last: dict[int, int] = {}
     while len(times) < calls:
         for rater in raters:
+            if pages is not None:
+                for name in ("overview", "pairs"):
+                    started, started_cpu = time.perf_counter(), time.process_time()
+                    if name == "overview":
+                        rater_overview(collection=collection, rater=rater)
+                    else:
+                        queue_pairs_with_reasons(collection=collection, rater=rater, limit=40)
+                    pages.setdefault(name, []).append(time.perf_counter() - started)
+                    pages.setdefault(f"{name} CPU", []).append(time.process_time() - started_cpu)
             exclude = [last[rater.pk]] if rater.pk in last else []
             started, started_cpu = time.perf_counter(), time.process_time()
             task = next_task(collection=collection, rater=rater, exclude=exclude)
@@ -231,11 +297,17 @@ def main() -> None:
     args = parse_args()
     call_command("migrate", verbosity=0)
     print(
-        f"database: {connection.vendor}; Q = {args.questions:,}, N = {args.answers:,}; load average "
-        f"{os.getloadavg()[0]:.1f} (2 cores)",
+        f"database: {connection.vendor}; Q = {args.questions:,}, N = {args.answers:,}; judge: {args.judge}; "
+        f"load average {os.getloadavg()[0]:.1f} (2 cores)",
         flush=True,
     )
     collection = build(args)
+    if args.judge:
+        judge(collection, args.seed)
+    else:
+        User.objects.filter(
+            pk__in=JudgeAccount.objects.filter(collection=collection).values("user_id")
+        ).delete()
     User.objects.filter(username__startswith="bench-queue-").delete()
     raters = [User.objects.create_user(f"bench-queue-{i}") for i in range(args.raters)]
     # The first call of a process reads the table and the questions once (they are kept per process).
@@ -259,9 +331,12 @@ def main() -> None:
         pstats.Stats(profile).sort_stats("tottime").print_stats(30)
         return
     for label, group in (("one rater", raters[:1]), (f"{args.raters} raters taking turns", raters)):
-        wall, cpu = session(collection, group, args.calls)
+        pages: dict[str, list[float]] | None = {} if args.pages else None
+        wall, cpu = session(collection, group, args.calls, pages)
         figures(f"{label}, wall", wall)
         figures(f"{label}, CPU of this process", cpu)
+        for name, times in (pages or {}).items():
+            figures(f"{label}, {name}", times)
     print(f"load average after: {os.getloadavg()[0]:.1f} (2 cores)")
     collection_changed(collection_id=collection.pk, answers=True)
     started = time.perf_counter()
