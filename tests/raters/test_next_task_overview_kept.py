@@ -141,9 +141,10 @@ def test_overview_queries_do_not_grow_with_labels(make_user):
     ratings_record(rater=bob, ratings=[(question, answer, 1) for question in questions for answer in answers])
     rater_overview(collection=c, rater=ann)
     many = queries_after_a_rating(questions[1], answers[1])
-    # Two reads of the rater's state, each at most 9 statements (the table's header, the feed, the changed
+    # Two reads of the rater's state, each at most 10 statements (the table's header, the feed, the changed
     # questions' labels and the rater's ratings of them, the skips, ...), at 1 label as at 288: the second
     # read skips the labels when the feed's position has passed the rating, which another transaction
-    # still open on the server can prevent, so the count is bounded rather than equal.
-    assert few <= 18 and many <= 18
+    # still open on the server (another test's, in a parallel run) can prevent, so each read may read the
+    # changed question's labels again: the count is bounded rather than equal.
+    assert few <= 20 and many <= 20
     assert rater_overview(collection=c, rater=ann).pairs_rated == 288
