@@ -21,7 +21,9 @@ from api.responses import AUTH_ERRORS, FORBIDDEN, INVALID, NOT_FOUND
 from corpus.models import Role
 from evaluation.selectors.clicks import (
     DEFAULT_MAX_RANK,
+    DEFAULT_METHOD,
     MAX_MAX_RANK,
+    METHODS,
     ClickParameters,
     implicit_judgments_cached,
 )
@@ -61,6 +63,15 @@ class ClickParametersSerializer(serializers.Serializer):
         )
 
 
+class ImplicitJudgmentsQuerySerializer(ClickParametersSerializer):
+    model = serializers.ChoiceField(
+        choices=list(METHODS),
+        default=DEFAULT_METHOD,
+        help_text="The click model whose stars are each pair's `stars`: dbn (the cascade model, the default), "
+        "coec or pbm.",
+    )
+
+
 PARAMETERS = [
     OpenApiParameter(
         "max_rank", int, description=f"SRW's maxRank, 1–{MAX_MAX_RANK} (default {DEFAULT_MAX_RANK})."
@@ -92,6 +103,7 @@ class StarStepSerializer(serializers.Serializer):
 
 
 class StarMappingSerializer(serializers.Serializer):
+    dbn = StarStepSerializer(many=True)
     coec = StarStepSerializer(many=True)
     pbm = StarStepSerializer(many=True)
 
@@ -125,10 +137,25 @@ class ImplicitJudgmentSerializer(serializers.Serializer):
     )
     pbm_impressions = serializers.IntegerField()
     pbm_stars = serializers.IntegerField(allow_null=True)
+    dbn_attractiveness = serializers.FloatField(
+        allow_null=True,
+        help_text="Cascade (DBN) model: the chance a user who reads the hit clicks it; null: never read.",
+    )
+    dbn_satisfaction = serializers.FloatField(
+        allow_null=True,
+        help_text="Cascade model: the chance a click on it ends the search; null: never clicked.",
+    )
+    dbn_reads = serializers.IntegerField(
+        help_text="Sessions (query ids) that surely read it: at or above their last click, or without clicks."
+    )
+    dbn_stars = serializers.IntegerField(allow_null=True)
+    stars = serializers.IntegerField(allow_null=True, help_text="The stars of `model`; null: no evidence.")
+    value = serializers.FloatField(allow_null=True, help_text="The figure of `model` the stars come from.")
 
 
 class ImplicitJudgmentsSerializer(serializers.Serializer):
     parameters = ParametersUsedSerializer()
+    model = serializers.ChoiceField(choices=list(METHODS), help_text="Whose stars `stars` are.")
     events = serializers.IntegerField(help_text="Events used (rank ≤ max_rank, in the date range).")
     queries = serializers.IntegerField(help_text="Query records of the application in the date range.")
     matched_queries = serializers.IntegerField(help_text="Of them, those whose text is a question's.")
@@ -139,12 +166,15 @@ class ImplicitJudgmentsSerializer(serializers.Serializer):
     examination = RankExaminationSerializer(many=True)
     pbm_iterations = serializers.IntegerField()
     pbm_converged = serializers.BooleanField()
+    dbn_iterations = serializers.IntegerField()
+    dbn_converged = serializers.BooleanField()
+    dbn_sessions = serializers.IntegerField(help_text="Sessions (query ids) the cascade model read.")
     stars = StarMappingSerializer()
     judgments = ImplicitJudgmentSerializer(many=True)
 
 
 class ComparisonSerializer(serializers.Serializer):
-    method = serializers.ChoiceField(choices=["coec", "pbm"])
+    method = serializers.ChoiceField(choices=list(METHODS))
     grader = serializers.CharField(help_text='"people", or a judge\'s name.')
     pairs = serializers.IntegerField()
     confusion = serializers.ListField(
@@ -161,6 +191,11 @@ class FarPairSerializer(serializers.Serializer):
     question = serializers.CharField()
     answer = serializers.CharField()
     people = serializers.IntegerField()
+    method = serializers.ChoiceField(
+        choices=list(METHODS), help_text="Whose stars `stars` are (the default)."
+    )
+    stars = serializers.IntegerField(allow_null=True)
+    dbn_stars = serializers.IntegerField(allow_null=True)
     coec_stars = serializers.IntegerField(allow_null=True)
     pbm_stars = serializers.IntegerField(allow_null=True)
 
@@ -168,7 +203,9 @@ class FarPairSerializer(serializers.Serializer):
 class ClicksAgreementSerializer(serializers.Serializer):
     parameters = ParametersUsedSerializer()
     comparisons = ComparisonSerializer(many=True)
-    two_or_more_apart = FarPairSerializer(many=True, help_text="People and COEC stars 2+ apart.")
+    two_or_more_apart = FarPairSerializer(
+        many=True, help_text="People and the default click model's stars (dbn) 2+ apart."
+    )
 
 
 def _parameters(request: Request) -> ClickParameters:
@@ -183,19 +220,23 @@ class ImplicitJudgmentsView(GenericAPIView):
 
     @extend_schema(
         summary="A collection's implicit judgments from its production clicks",
-        description="COEC as OpenSearch's Search Relevance Workbench computes it and the position-based "
-        "click model's attractiveness, each with 0–3 stars and the mapping, for every logged (query, answer) "
+        description="The cascade (DBN) click model's attractiveness, COEC as OpenSearch's Search Relevance "
+        "Workbench computes it and the position-based click model's attractiveness, each with 0–3 stars and "
+        "the mapping (`model` picks whose stars are each pair's `stars`), for every logged (query, answer) "
         "whose query text is a question's (case and spacing aside); the queries no question matches, "
         "counted. Trainers only.",
-        parameters=PARAMETERS,
+        parameters=[
+            *PARAMETERS,
+            OpenApiParameter("model", str, enum=list(METHODS), description="dbn (default), coec or pbm."),
+        ],
         responses={200: ImplicitJudgmentsSerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
     )
     def get(self, request: Request, slug: str) -> Response:
         collection, _ = collection_for(request, slug, need=Role.TRAINER)
-        parameters = _parameters(request)
-        return Response(
-            implicit_judgments_cached(collection=collection, parameters=parameters).as_json(collection)
-        )
+        query = ImplicitJudgmentsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        judgments = implicit_judgments_cached(collection=collection, parameters=query.parameters())
+        return Response(judgments.as_json(collection, query.validated_data["model"]))
 
 
 class ClicksAgreementView(GenericAPIView):
@@ -204,9 +245,9 @@ class ClicksAgreementView(GenericAPIView):
 
     @extend_schema(
         summary="How the click stars agree with people and each judge",
-        description="Per click method (coec, pbm) and grader (people, then each judge with ratings), on the "
+        description="Per click method (dbn, coec, pbm) and grader (people, then each judge with ratings), on the "
         "pairs with both: count, confusion, weighted kappa, exact agreement, Kendall tau-b, and the pairs "
-        "where people and COEC are 2 or more stars apart. Trainers only.",
+        "where people and the default method (dbn) are 2 or more stars apart. Trainers only.",
         parameters=PARAMETERS,
         responses={200: ClicksAgreementSerializer, **INVALID, **AUTH_ERRORS, **FORBIDDEN, **NOT_FOUND},
     )

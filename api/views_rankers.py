@@ -36,7 +36,7 @@ _QUERY_VALUES = {
         "type": "object",
         "description": "builtin: candidates. http: url (required), headers, auth_header, timeout, retries. "
         "engine: preset, url (required), request {method, headers, params, form or body}, response {hits, "
-        "id, score, errors}, auth_header, timeout, retries (see rankers/engine_config.py). Secrets "
+        "id, score, errors}, auth_header, timeout, retries (see rankers/engine_config/). Secrets "
         "(auth_header, header values) are shown masked. Unknown keys are refused.",
         "properties": {
             "candidates": {"type": "integer", "minimum": 10, "maximum": 1000, "description": "builtin"},

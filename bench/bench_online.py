@@ -65,10 +65,14 @@ Reported (each with its number of simulated experiments):
 * implicit labels: per collection and click model, ``--label-queries`` test questions each shown I times
   (I = 10, 100, 1000) as interleavings of bm25 and the collection's best version (so answers move
   between ranks); COEC
-  (``evaluation.online.coec``, maxRank 10, ordinals from 1) and the PBM's attractiveness
-  (``fit_position_based_model``) against the true grade: Kendall τ-b per question over its shown answers
-  (questions whose shown answers have 2+ grades), averaged; both estimates rounded to 3 decimals first (as
-  SRW prints COEC), so that EM's tiny differences between never-clicked answers are ties, not an order.
+  (``evaluation.online.coec``, maxRank 10, ordinals from 1), the PBM's attractiveness
+  (``fit_position_based_model``), and the cascade model's (``fit_dbn``: one session per impression; its
+  SDBN start, its EM fit a and a · s) against the true grade, per question over its shown answers
+  (questions whose shown answers have 2+ grades), averaged: Kendall τ-b of the figure, rounded to 3
+  decimals first (as SRW prints COEC, so that EM's tiny differences between never-clicked answers are
+  ties, not an order), Somers' D of the figure given the grade (the grades' ties left out), and τ-b of
+  the 0–3 stars the app gives (``to_stars``). "untied truth" (the grades, every tie broken) shows τ-b's
+  ceiling for a figure that ties nothing. ``--parts labels`` runs only this part.
 """
 
 from __future__ import annotations
@@ -99,12 +103,16 @@ from corpus.formats.records import JudgmentRecord
 from corpus.models import Collection, Question, Split
 from evaluation.metrics.stats import compare_runs
 from evaluation.online import (
+    ATTRACTIVENESS_THRESHOLDS,
+    COEC_THRESHOLDS,
     coec,
     coin_flips,
     credit_clicks,
+    fit_dbn,
     fit_position_based_model,
     sequential_p_values,
     team_draft_interleave,
+    to_stars,
 )
 from rankers.backends import RankQuery, get_backend
 from rankers.builtin import clear_ranker_caches
@@ -130,6 +138,7 @@ CLICK_MODELS = {
     "navigational": ((0.05, 0.5, 0.95), (0.2, 0.5, 0.9)),
     "informational": ((0.4, 0.7, 0.9), (0.1, 0.3, 0.5)),
 }
+LABEL_ESTIMATES = ("COEC", "PBM", "SDBN", "DBN", "DBN a·s", "untied truth")
 STARS_TO_GRADE = np.array([0, 1, 1, 2])  # 0 stars → 0, 1–2 → 1, 3 → 2
 Z95, Z_SIDED = 1.6448536269514722, 1.959963984540054
 
@@ -452,9 +461,19 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
     return concordance / math.sqrt(untied_x * untied_y) if untied_x and untied_y else math.nan
 
 
+def somers_d(x: np.ndarray, y: np.ndarray) -> float:
+    """Somers' D of x given y: (C − D) / (n₀ − n₂), over the pairs the grades y tell apart; a pair x ties
+    counts 0. For two grades it is 2 · AUC − 1."""
+    dx = np.sign(x[:, None] - x[None, :])
+    dy = np.sign(y[:, None] - y[None, :])
+    upper = np.triu(np.ones(dx.shape, bool), 1)
+    untied_y = float((dy[upper] != 0).sum())
+    return float((dx * dy)[upper].sum()) / untied_y if untied_y else math.nan
+
+
 def implicit_labels(
     c: CollectionVersions, model: str, impressions: int, args, seed: int
-) -> tuple[float, float, int]:
+) -> tuple[dict[str, tuple[float, ...]], int]:
     rng = np.random.default_rng(seed)
     best = max(c.versions, key=lambda k: np.nanmean(c.versions[k].ndcg))
     served = interleavings(c, "bm25", best)
@@ -490,23 +509,38 @@ def implicit_labels(
     pbm = fit_position_based_model(
         rank + 1, pair, clicked.astype(np.int64), np.ones(row.size), n_pairs=len(names)
     )
+    # The DBN from the sessions: one per impression row, its hits at their ranks.
+    dbn = fit_dbn(row, rank + 1, pair, clicked, n_pairs=len(names))
     truth = np.zeros(len(names))
     question = np.zeros(len(names), np.int64)
     for (qq, hit), code in names.items():
         truth[code] = c.grades[qq].get(hit, 0)
         question[code] = qq
-    taus_coec, taus_pbm = [], []
+    estimates = {
+        "COEC": coec_value,
+        "PBM": np.nan_to_num(pbm.attractiveness),
+        "SDBN": np.nan_to_num(dbn.sdbn_attractiveness),
+        "DBN": np.nan_to_num(dbn.attractiveness),
+        "DBN a·s": np.nan_to_num(dbn.attractiveness * dbn.satisfaction),
+        # No estimate, the bound: an order that agrees with every grade and ties nothing (τ-b's ceiling
+        # for a continuous figure: √((n₀ − n_y) / n₀) when the grades tie n_y of the n₀ pairs).
+        "untied truth": truth + np.arange(truth.size) * 1e-3 / max(truth.size, 1),
+    }
+    thresholds = {name: ATTRACTIVENESS_THRESHOLDS for name in estimates} | {"COEC": COEC_THRESHOLDS}
+    figures: dict[str, list[tuple[float, float, float]]] = {name: [] for name in estimates}
     for qq in range(nq):
         members = np.flatnonzero(question == qq)
         if np.unique(truth[members]).size < 2:
             continue
-        # To 3 decimals, as SRW prints COEC: EM leaves never-clicked answers at different tiny γ, which
-        # would otherwise count as an order among answers the clicks cannot tell apart.
-        taus_coec.append(kendall_tau_b(np.round(coec_value[members], 3), truth[members]))
-        taus_pbm.append(
-            kendall_tau_b(np.round(np.nan_to_num(pbm.attractiveness[members]), 3), truth[members])
-        )
-    return float(np.nanmean(taus_coec)), float(np.nanmean(taus_pbm)), len(taus_coec)
+        y = truth[members]
+        for name, value in estimates.items():
+            # To 3 decimals, as SRW prints COEC: EM leaves never-clicked answers at different tiny
+            # figures, which would otherwise count as an order among answers the clicks cannot tell apart.
+            x = np.round(value[members], 3 if name != "untied truth" else 9)
+            stars = to_stars(value[members], thresholds[name]).astype(np.float64)
+            figures[name].append((kendall_tau_b(x, y), somers_d(x, y), kendall_tau_b(stars, y)))
+    means = {name: tuple(float(v) for v in np.nanmean(np.array(f), axis=0)) for name, f in figures.items()}
+    return means, len(figures["COEC"])
 
 
 def cpu() -> float:
@@ -581,12 +615,22 @@ def report_labels(collections: list[CollectionVersions], models: list[str], args
     print(
         f"\n## Implicit labels: Kendall τ-b vs true grades, per question, {args.label_queries} questions/collection"
     )
-    print("collection | click model | impressions per question | questions | τ COEC | τ PBM")
+    print(
+        "collection | click model | impressions per question | questions | "
+        + " | ".join(f"{name}: τ-b / D / τ-b stars" for name in LABEL_ESTIMATES)
+    )
     for ci, c in enumerate(collections):
         for mi, model in enumerate(models):
             for impressions in (10, 100, 1000):
-                tc, tp, n = implicit_labels(c, model, impressions, args, seed=3000 + 10 * ci + mi)
-                print(f"{c.name} | {model} | {impressions:,} | {n} | {tc:.3f} | {tp:.3f}", flush=True)
+                started = time.perf_counter()
+                means, n = implicit_labels(c, model, impressions, args, seed=3000 + 10 * ci + mi)
+                figures = " | ".join(
+                    "{:.3f} / {:.3f} / {:.3f}".format(*means[name]) for name in LABEL_ESTIMATES
+                )
+                print(
+                    f"{c.name} | {model} | {impressions:,} | {n} | {figures} ({time.perf_counter() - started:.1f} s)",
+                    flush=True,
+                )
 
 
 def main() -> None:

@@ -11,7 +11,13 @@ and no rater waits for it now), with the job's own resolution of the evaluation'
 (``table._run_tops``, timed). Raters then take turns as the rating page does: ``next_task`` (timed), then
 a rating of each answer shown (``rating_record``, not timed). The first call after a change: the answers'
 change marker moved (an import), the call finds the table out of date, queues its refresh and answers
-from the previous table.
+from the previous table. The first call with no table yet (a new collection before its first build): the
+term-overlap fallback of a few questions (``raters.next_task.fallback``), no table built by the request.
+
+``--judge`` adds a judge (a model) that graded every labelled and every pool pair with a certainty (about
+300k judgments at Q = 10k), so every call also reads its disputes and least sure grades; ``--pages`` also
+times, each turn, the home page's overview and the queue's next 40 pairs. Before/after on one database:
+run this file from a checkout of the code before (``git archive``) and from this one, on copies of it.
 
 Reference (the queue before issue 37, not run here: its first call rebuilds the table, over a minute at
 Q = 10k): issue 37's figures on the same machine, Q = 10k after an evaluation, p50 / p99 410 / 516 ms at
@@ -41,7 +47,6 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.conf import settings  # noqa: E402
 from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
@@ -51,11 +56,13 @@ from config.warmup import web_worker_warm_up  # noqa: E402
 from corpus.models import Answer, Collection, Question, Split  # noqa: E402
 from corpus.services import collection_changed, collection_create  # noqa: E402
 from evaluation.models import EvaluationRun, QuestionResult, RunStatus  # noqa: E402
+from judges.services import judge_create  # noqa: E402
 from rankers.services import ranker_create  # noqa: E402
 from raters.models import CandidateTable, TableStatus  # noqa: E402
 from raters.next_task import table as table_module  # noqa: E402
-from raters.next_task.picking import next_task  # noqa: E402
-from ratings.models import Label  # noqa: E402
+from raters.next_task.fallback import FALLBACK_ANSWERS, FALLBACK_QUESTIONS  # noqa: E402
+from raters.next_task.picking import next_task, queue_pairs_with_reasons, rater_overview  # noqa: E402
+from ratings.models import JudgeAccount, Label, Rating, RatingSource  # noqa: E402
 from ratings.services import rating_record  # noqa: E402
 
 SLUG = "bench-queue"
@@ -70,6 +77,18 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--raters", type=int, default=20, help="raters taking turns in the second phase")
     p.add_argument("--seed", type=int, default=37)
     p.add_argument("--profile", action="store_true", help="print a profile of 20 calls and stop")
+    p.add_argument(
+        "--judge",
+        action="store_true",
+        help="give the collection a judge (a model) that graded every labelled pair and every pool pair, "
+        "with a certainty: the queue then reads its disputes and least sure grades on every call",
+    )
+    p.add_argument(
+        "--pages",
+        action="store_true",
+        help="also time, on each turn, the home page's overview (rater_overview) and the queue's next 40 "
+        "pairs (queue_pairs_with_reasons, the API's queue and a judging run's 'queue' selection)",
+    )
     return p.parse_args()
 
 
@@ -170,20 +189,58 @@ def build(args) -> Collection:
     started = time.perf_counter()
     run_top = table_module._run_tops(collection, run)
     print(f"the job's evaluation top k resolution: {time.perf_counter() - started:.2f} s", flush=True)
-    CandidateTable.objects.create(
+    # The import queued the table's first build (its row made then); here it is drawn, as the job leaves it.
+    CandidateTable.objects.update_or_create(
         collection=collection,
-        status=TableStatus.READY,
-        parts={**state, "questions_at": timezone.now().isoformat()},
-        wanted=state,
-        source="ranker",
-        built_at=timezone.now(),
-        version=1,
-        table={str(q): rng.sample(answer_ids, POOL) for q, _ in questions},
-        run_id=run.pk,
-        run_top=run_top,
+        defaults={
+            "status": TableStatus.READY,
+            "parts": {**state, "questions_at": timezone.now().isoformat()},
+            "wanted": state,
+            "source": "ranker",
+            "built_at": timezone.now(),
+            "version": 1,
+            "table": {str(q): rng.sample(answer_ids, POOL) for q, _ in questions},
+            "run_id": run.pk,
+            "run_top": run_top,
+        },
     )
     print(f"built in {time.perf_counter() - started:.0f} s", flush=True)
     return collection
+
+
+def judge(collection: Collection, seed: int) -> None:
+    """A judge (``judge_create``, builtin) that graded every labelled pair and every pool pair of the
+    table, each with random stars and a random certainty (written in bulk, as its runs' would be, without
+    their cost); made once and kept."""
+    account = JudgeAccount.objects.filter(collection=collection).first()
+    if account is not None and Rating.objects.filter(rater_id=account.user_id).exists():
+        print("reusing the judge", flush=True)
+        return
+    table = CandidateTable.objects.get(collection=collection).table
+    pairs = {(q, a) for q, a in Label.objects.filter(question__collection=collection).values_list(
+        "question_id", "answer_id")}  # fmt: skip
+    pairs.update((int(q), a) for q, answers in table.items() for a in answers)
+    if account is not None:
+        User.objects.filter(pk=account.user_id).delete()
+    started = time.perf_counter()
+    account = judge_create(collection=collection, name="bench judge", kind="builtin").account
+    rng = random.Random(seed)
+    now = timezone.now()
+    rows = [
+        Rating(
+            rater_id=account.user_id,
+            question_id=q,
+            answer_id=a,
+            stars=rng.randint(0, 3),
+            source=RatingSource.JUDGE,
+            certainty=rng.random(),
+            created_at=now,
+            updated_at=now,
+        )
+        for q, a in sorted(pairs)
+    ]
+    Rating.objects.bulk_create(rows, batch_size=5000)
+    print(f"judge: {len(rows):,} judgments in {time.perf_counter() - started:.0f} s", flush=True)
 
 
 def figures(label: str, times: list[float]) -> None:
@@ -196,15 +253,28 @@ def figures(label: str, times: list[float]) -> None:
     )
 
 
-def session(collection: Collection, raters: list[User], calls: int) -> tuple[list[float], list[float]]:
+def session(
+    collection: Collection, raters: list[User], calls: int, pages: dict[str, list[float]] | None = None
+) -> tuple[list[float], list[float]]:
     """Wall times and this process's CPU times of ``calls`` calls of next_task (the CPU time leaves out the
-    other sessions' load on the shared machine, and PostgreSQL's own work; with SQLite it has the queries)."""
+    other sessions' load on the shared machine, and PostgreSQL's own work; with SQLite it has the queries).
+    With ``pages``, each turn also times the home page's overview and the queue's next 40 pairs (their
+    wall and CPU times appended under "overview" and "pairs", and with " CPU")."""
     questions = {q.pk: q for q in Question.objects.filter(collection=collection).only("id", "split")}
     times: list[float] = []
     cpu: list[float] = []
     last: dict[int, int] = {}
     while len(times) < calls:
         for rater in raters:
+            if pages is not None:
+                for name in ("overview", "pairs"):
+                    started, started_cpu = time.perf_counter(), time.process_time()
+                    if name == "overview":
+                        rater_overview(collection=collection, rater=rater)
+                    else:
+                        queue_pairs_with_reasons(collection=collection, rater=rater, limit=40)
+                    pages.setdefault(name, []).append(time.perf_counter() - started)
+                    pages.setdefault(f"{name} CPU", []).append(time.process_time() - started_cpu)
             exclude = [last[rater.pk]] if rater.pk in last else []
             started, started_cpu = time.perf_counter(), time.process_time()
             task = next_task(collection=collection, rater=rater, exclude=exclude)
@@ -226,19 +296,27 @@ def session(collection: Collection, raters: list[User], calls: int) -> tuple[lis
 def main() -> None:
     args = parse_args()
     call_command("migrate", verbosity=0)
-    settings.QUEUE_INLINE_MAX_ANSWERS = 0
     print(
-        f"database: {connection.vendor}; Q = {args.questions:,}, N = {args.answers:,}; load average "
-        f"{os.getloadavg()[0]:.1f} (2 cores)",
+        f"database: {connection.vendor}; Q = {args.questions:,}, N = {args.answers:,}; judge: {args.judge}; "
+        f"load average {os.getloadavg()[0]:.1f} (2 cores)",
         flush=True,
     )
     collection = build(args)
+    if args.judge:
+        judge(collection, args.seed)
+    else:
+        User.objects.filter(
+            pk__in=JudgeAccount.objects.filter(collection=collection).values("user_id")
+        ).delete()
     User.objects.filter(username__startswith="bench-queue-").delete()
     raters = [User.objects.create_user(f"bench-queue-{i}") for i in range(args.raters)]
     # The first call of a process reads the table and the questions once (they are kept per process).
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     next_task(collection=collection, rater=raters[0])
-    print(f"first call of the process (reads the table): {(time.perf_counter() - started) * 1000:.0f} ms")
+    print(
+        f"first call of the process (reads the table): {(time.perf_counter() - started) * 1000:.0f} ms wall, "
+        f"{(time.process_time() - started_cpu) * 1000:.0f} ms CPU"
+    )
     # As a web worker before its first request (gunicorn's post_worker_init): what lives as long as the
     # process is moved out of the garbage collector's full collections.
     web_worker_warm_up()
@@ -253,9 +331,12 @@ def main() -> None:
         pstats.Stats(profile).sort_stats("tottime").print_stats(30)
         return
     for label, group in (("one rater", raters[:1]), (f"{args.raters} raters taking turns", raters)):
-        wall, cpu = session(collection, group, args.calls)
+        pages: dict[str, list[float]] | None = {} if args.pages else None
+        wall, cpu = session(collection, group, args.calls, pages)
         figures(f"{label}, wall", wall)
         figures(f"{label}, CPU of this process", cpu)
+        for name, times in (pages or {}).items():
+            figures(f"{label}, {name}", times)
     print(f"load average after: {os.getloadavg()[0]:.1f} (2 cores)")
     collection_changed(collection_id=collection.pk, answers=True)
     started = time.perf_counter()
@@ -266,9 +347,23 @@ def main() -> None:
         f"first call after a change (an import): {elapsed * 1000:.0f} ms; the table is {row.status} for the "
         f"refresh job, the previous one served: {table_module.served(collection=collection).freshness}"
     )
+    # No table yet (as a new collection before its first build): the fallback serves, none is built here.
+    CandidateTable.objects.filter(pk=row.pk).update(built_at=None)
+    started, started_cpu = time.perf_counter(), time.process_time()
+    task = next_task(collection=collection, rater=raters[2])
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - started_cpu
+    after = CandidateTable.objects.get(pk=row.pk)
+    print(
+        f"first call with no table yet: {elapsed * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU "
+        f"({table_module.served(collection=collection).freshness}: term overlap for {FALLBACK_QUESTIONS} "
+        f"questions over {FALLBACK_ANSWERS:,} answers); a task: {task is not None}; tables built by the "
+        f"request: {after.version - row.version}"
+    )
     # Leave the table fresh again for the next run.
     CandidateTable.objects.filter(pk=row.pk).update(
-        status=TableStatus.READY, parts={**row.parts, **table_module.table_state(collection=collection)}
+        status=TableStatus.READY,
+        built_at=row.built_at,
+        parts={**row.parts, **table_module.table_state(collection=collection)},
     )
 
 

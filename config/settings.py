@@ -249,10 +249,8 @@ CELERY_BEAT_SCHEDULE["embeddings-sweep"] = {"task": "rankers.embeddings_sweep", 
 JUDGING_STALE_SECONDS = env_int("JUDGING_STALE_SECONDS", 120, minimum=1)
 CELERY_BEAT_SCHEDULE["judging-sweep"] = {"task": "judges.sweep", "schedule": 60.0}
 # The rating queue's candidate table is refreshed by a job (raters.next_task.refresh): one whose worker has
-# not beaten for this long is taken over by beat's sweep. A collection of at most QUEUE_INLINE_MAX_ANSWERS
-# answers (0: none) has its table built by the request that finds it out of date, as it ranks in a moment.
+# not beaten for this long is taken over by beat's sweep. No request builds a table, whatever the size.
 CANDIDATES_STALE_SECONDS = env_int("CANDIDATES_STALE_SECONDS", 60, minimum=1)
-QUEUE_INLINE_MAX_ANSWERS = env_int("QUEUE_INLINE_MAX_ANSWERS", 5000, minimum=0)
 CELERY_BEAT_SCHEDULE["candidates-sweep"] = {"task": "raters.candidates_sweep", "schedule": 60.0}
 
 # --- Production log (UBI: ubi/, docs/ubi.md) ------------------------------------------------------

@@ -22,7 +22,8 @@ doc names a figure through this module, so one thing has one name everywhere.
   (wins + ½ ties) / (wins + losses + ties) − ½ of the challenger over the interleaved queries with clicks.
 
 Clicks beside ratings (``evaluation.selectors.clicks``, the judges' "Clicks beside ratings" page, the API):
-:data:`COEC` and :data:`CLICK_ATTRACTIVENESS`, the two implicit judgments of a pair from the production log,
+:data:`CASCADE_ATTRACTIVENESS` (the default), :data:`COEC` and :data:`CLICK_ATTRACTIVENESS`, the three implicit
+judgments of a pair from the production log,
 and the agreement of their stars with people's or a judge's, :data:`WEIGHTED_KAPPA`, :data:`EXACT_AGREEMENT`
 and :data:`KENDALL_TAU` (formulas in ``evaluation.online`` and ``judges.stats``); their names take no k.
 
@@ -51,6 +52,7 @@ RATED_SHARE = "rated_share"
 ONLINE_DELTA = "online_delta"
 COEC = "coec"
 CLICK_ATTRACTIVENESS = "click_attractiveness"
+CASCADE_ATTRACTIVENESS = "cascade_attractiveness"
 WEIGHTED_KAPPA = "weighted_kappa"
 EXACT_AGREEMENT = "exact_agreement"
 KENDALL_TAU = "kendall_tau"
@@ -102,6 +104,13 @@ MEASURES: dict[str, Measure] = {
             "Clicks over expected clicks, as OpenSearch's Search Relevance Workbench computes it: a pair's "
             "clicks divided by what an average hit at its best rank would get from as many impressions, so 1 "
             "is as clicked as expected there; it does not correct for answers shown only low.",
+        ),
+        Measure(
+            CASCADE_ATTRACTIVENESS,
+            "cascade-corrected click rate",
+            "The chance that a user who reads the answer clicks it, from a cascade click model (DBN) fitted by "
+            "EM: users read down the list and stop once a click satisfies them, so an answer is not marked "
+            "down for being shown low or below an answer that ends searches.",
         ),
         Measure(
             CLICK_ATTRACTIVENESS,

@@ -1,11 +1,13 @@
-"""Clicks beside ratings: how the stars of the implicit judgments (``evaluation.selectors.clicks``: COEC and
-the position-based model) agree with people's grades and with each judge's, on the pairs that have both.
+"""Clicks beside ratings: how the stars of the implicit judgments (``evaluation.selectors.clicks``: the
+cascade model, COEC and the position-based model) agree with people's grades and with each judge's, on the
+pairs that have both.
 
-Per click method (COEC, PBM) and grader (people: the label rule over people's ratings only, as
+Per click method (DBN, COEC, PBM) and grader (people: the label rule over people's ratings only, as
 ``human_grades``; each judge with ratings: its own stars), over the pairs with click stars and a grade:
 the count, the 4×4 confusion (rows: the grader's stars, columns: the clicks'), weighted κ (quadratic),
-the exact agreement, Kendall τ-b of the grades against the click figure itself (COEC, or the attractiveness),
-and the pairs 2 or more stars apart. Formulas in ``judges.stats``; names in ``evaluation.measures``.
+the exact agreement, Kendall τ-b of the grades against the click figure itself (COEC, or an attractiveness),
+and the pairs 2 or more stars apart; the pairs where people and the default method (``DEFAULT_METHOD``)
+are 2 or more stars apart are listed. Formulas in ``judges.stats``; names in ``evaluation.measures``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import numpy as np
 
 from corpus.models import Collection
 from evaluation.selectors.clicks import (
-    COEC_METHOD,
+    DEFAULT_METHOD,
+    MEASURE_OF,
     METHODS,
     ClickParameters,
     ImplicitJudgment,
@@ -45,6 +48,11 @@ class ClicksComparison:
     far: int
 
     @property
+    def measure(self) -> str:
+        """The key of the figure's measure (``evaluation.measures``)."""
+        return MEASURE_OF[self.method]
+
+    @property
     def confusion_rows(self) -> list[tuple[int, list[int]]]:
         return list(enumerate(self.confusion))
 
@@ -71,7 +79,10 @@ class FarPair:
 class ClicksBesideRatings:
     judgments: ImplicitJudgments
     comparisons: list[ClicksComparison]
-    far: list[FarPair] = field(default_factory=list)  # people vs COEC stars, 2+ apart, largest gap first
+    far: list[FarPair] = field(
+        default_factory=list
+    )  # people vs the default's stars, 2+ apart, largest gap first
+    method: str = DEFAULT_METHOD  # whose stars ``far`` compares
 
     def as_json(self, collection: Collection) -> dict:
         return {
@@ -82,6 +93,9 @@ class ClicksBesideRatings:
                     "question": f.judgment.question_external_id,
                     "answer": f.judgment.answer_external_id,
                     "people": f.people,
+                    "method": self.method,
+                    "stars": f.judgment.stars(self.method),
+                    "dbn_stars": f.judgment.dbn_stars,
                     "coec_stars": f.judgment.coec_stars,
                     "pbm_stars": f.judgment.pbm_stars,
                 }
@@ -141,9 +155,9 @@ def clicks_beside_ratings(
     far = [
         FarPair(j, people[(j.question_id, j.answer_id)])
         for j in judgments.judgments
-        if j.coec_stars is not None
+        if (stars := j.stars(DEFAULT_METHOD)) is not None
         and (j.question_id, j.answer_id) in people
-        and abs(people[(j.question_id, j.answer_id)] - j.coec_stars) >= FAR
+        and abs(people[(j.question_id, j.answer_id)] - stars) >= FAR
     ]
-    far.sort(key=lambda f: (-abs(f.people - (f.judgment.stars(COEC_METHOD) or 0)), f.judgment.question_id))
-    return ClicksBesideRatings(judgments, comparisons, far[:FAR_SHOWN])
+    far.sort(key=lambda f: (-abs(f.people - (f.judgment.stars(DEFAULT_METHOD) or 0)), f.judgment.question_id))
+    return ClicksBesideRatings(judgments, comparisons, far[:FAR_SHOWN], DEFAULT_METHOD)

@@ -43,8 +43,8 @@ class JudgeForm(forms.ModelForm):
             "logprobs": "Ask for token log-probabilities (how sure the judge is of each grade)",
         }
         help_texts = {
-            "model": "OpenAI chat completions: the model's name. Clicks: coec (clicks over expected clicks, the "
-            "default) or pbm (the position-based click model).",
+            "model": "OpenAI chat completions: the model's name. Clicks: dbn (the cascade click model, the "
+            "default), coec (clicks over expected clicks) or pbm (the position-based click model).",
         }
         widgets = {"prompt_template": forms.Textarea(attrs={"rows": 12, "spellcheck": "false"})}
 

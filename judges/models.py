@@ -30,7 +30,7 @@ class JudgeKind(models.TextChoices):
     BUILTIN = "builtin", "Builtin (no network)"
     OPENAI_CHAT = "openai-chat", "OpenAI chat completions"
     # Stars from production clicks (``evaluation.selectors.clicks``); its ``model`` names the click model,
-    # "coec" or "pbm".
+    # "dbn", "coec" or "pbm".
     CLICKS = "clicks", "Clicks (production log)"
 
 

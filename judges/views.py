@@ -18,8 +18,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from corpus.models import Collection
 from corpus.permissions import page_collection
-from evaluation.selectors.clicks import ClickParameters, star_mapping
-from judges.clicks import clicks_beside_ratings
+from evaluation.selectors.clicks import MEASURE_OF, METHODS, ClickParameters, star_mapping
+from judges.clicks import PEOPLE, clicks_beside_ratings
 from judges.confidence import meaning as confidence_meaning
 from judges.forms import ClickParametersForm, JudgeForm, JudgingForm, TrustForm
 from judges.models import Judge, JudgeKind, Judging, Selection
@@ -301,14 +301,13 @@ def clicks_page(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form if form.is_bound else ClickParametersForm(),
             "c": figures,
             "j": figures.judgments,
-            "people_coec": next(
-                (r for r in figures.comparisons if (r.method, r.grader) == ("coec", "people")), None
+            "people_default": next(
+                (r for r in figures.comparisons if (r.method, r.grader) == (figures.method, PEOPLE)), None
             ),
             "application": parameters.application or collection.slug,
             "judgments_shown": figures.judgments.judgments[:JUDGMENTS_SHOWN],
             "mappings": [
-                ("coec", star_mapping(figures.judgments.coec_thresholds)),
-                ("click_attractiveness", star_mapping(figures.judgments.attractiveness_thresholds)),
+                (MEASURE_OF[method], star_mapping(figures.judgments.thresholds(method))) for method in METHODS
             ],
         },
     )

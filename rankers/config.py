@@ -14,7 +14,7 @@ http
     reranks; ``budget_ms`` (1–10000, default 50): how long ``ranker_server`` may rerank before it
     answers the service's own order (both also for engine rankers).
 engine
-    a search engine called directly (Elasticsearch, OpenSearch, Solr): see ``rankers/engine_config.py``.
+    a search engine called directly (Elasticsearch, OpenSearch, Solr): see ``rankers/engine_config/``.
 
 Unknown keys are refused, so a typo ("timout") is an error rather than silently ignored.
 """

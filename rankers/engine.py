@@ -1,6 +1,6 @@
 """Rankers that call a search engine directly (Elasticsearch, OpenSearch, Solr, or any JSON engine).
 
-The config (``rankers/engine_config.py``) is a request template and a response mapping. Per question:
+The config (``rankers/engine_config/``) is a request template and a response mapping. Per question:
 the template is filled (structurally, see ``fill_template``), sent to ``url`` with the method, headers,
 query-string parameters and JSON body it names, and the hits list the mapping points at becomes the
 ranking, best first.

@@ -1,8 +1,8 @@
 """Trainer pages for search-engine rankers: add one (a preset fills the request and mapping), change its
 settings, and **Try it**: rank one question and see the mapped result, or exactly what failed.
 
-Access as on the other Rankers pages (``views_rankers._managed_collection``): anonymous users log in,
-non-members get 404, raters 403. Secrets are never put in a page: the authorization header field is
+Access as on the other Rankers pages (``views_rankers.access._managed_collection``): anonymous users log
+in, non-members get 404, raters 403. Secrets are never put in a page: the authorization header field is
 write-only, and request header values show masked (a masked value sent back keeps the stored one).
 Try it answers an htmx request with the result block only, and a plain form post with the whole page.
 """
@@ -27,7 +27,7 @@ from rankers.reachability import service_silence
 from rankers.services import ranker_config_update, ranker_create
 from rankers.trial import MAX_ROWS, TryResult, check_try_input, ranker_try
 from trainer.forms_engines import EngineRankerForm, form_field_of
-from trainer.views_rankers import _managed_collection, _ranker, _see_other
+from trainer.views_rankers.access import _managed_collection, _ranker, _see_other
 
 
 def _add_errors(form: EngineRankerForm, exc: ValidationError) -> None:

@@ -7,6 +7,7 @@ Django.
 * :mod:`.verdict` – Δ, its always-valid 95% interval, the mixture SPRT and the online verdict.
 * :mod:`.coec` – clicks over expected clicks, as OpenSearch's Search Relevance Workbench computes them.
 * :mod:`.click_model` – the position-based click model (examination × attractiveness) fitted by EM.
+* :mod:`.dbn` – the cascade-family DBN click model (attractiveness, satisfaction), SDBN then EM.
 * :mod:`.stars` – COEC and attractiveness mapped to 0–3 stars, with the thresholds.
 """
 
@@ -22,6 +23,7 @@ from rankers.interleaving import (
 from .click_model import PositionBasedModel, fit_position_based_model
 from .coec import NO_RANK, Coec, coec, expected_ctr
 from .credit import Credit, Tally, credit_clicks, tally
+from .dbn import CascadeModel, fit_dbn
 from .stars import ATTRACTIVENESS_THRESHOLDS, COEC_THRESHOLDS, NO_STARS, to_stars
 from .verdict import (
     ALPHA,
@@ -47,10 +49,12 @@ __all__ = [
     "COEC_THRESHOLDS",
     "NO_RANK",
     "NO_STARS",
+    "CascadeModel",
     "Coec",
     "PositionBasedModel",
     "coec",
     "expected_ctr",
+    "fit_dbn",
     "fit_position_based_model",
     "to_stars",
     "BETTER",

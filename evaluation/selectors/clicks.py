@@ -1,5 +1,6 @@
 """Implicit judgments of a collection's pairs from the production log (``ubi``): COEC as OpenSearch's Search
-Relevance Workbench computes it and the position-based model's attractiveness, each as 0–3 stars.
+Relevance Workbench computes it, the cascade (DBN) model's attractiveness and the position-based model's,
+each as 0–3 stars.
 
 What is read: the UBI events of the collection's application (``application`` of their query, or of the
 event itself when its query is unknown; by default the collection's slug, which ``ranker_server`` writes),
@@ -23,6 +24,12 @@ questions with the same normalised text both get the pair's judgment.
   where a click also counts as the hit having been seen: n = max(impression events, click events) per
   (ordinal, pair), so a page that sends clicks but no impressions still gives the model its evidence.
   Stars by ``ATTRACTIVENESS_THRESHOLDS``.
+* DBN (``evaluation.online.dbn``, the default bias-corrected estimate: ``DEFAULT_METHOD``): sessions are
+  query ids; a session's rows are its (ordinal, pair) with an impression or a click event, clicked when
+  any click event is there (a click also counts as the hit having been shown). Its attractiveness a,
+  the chance that a user who reads the hit clicks it, is what gets stars, by ``ATTRACTIVENESS_THRESHOLDS``
+  (why a and not a · s: ``evaluation.online.dbn``; the simulation that chose it: bench/README.md,
+  *A cascade click model for implicit labels*).
 """
 
 from __future__ import annotations
@@ -39,14 +46,17 @@ from django.db.models import Exists, Max, OuterRef, Q, QuerySet, Subquery
 from numpy.typing import NDArray
 
 from corpus.models import Answer, Collection, Question
+from evaluation.measures import CASCADE_ATTRACTIVENESS, CLICK_ATTRACTIVENESS, COEC
 from evaluation.online import (
     ATTRACTIVENESS_THRESHOLDS,
     COEC_THRESHOLDS,
     NO_RANK,
     NO_STARS,
+    CascadeModel,
     Coec,
     PositionBasedModel,
     coec,
+    fit_dbn,
     fit_position_based_model,
     to_stars,
 )
@@ -56,8 +66,13 @@ from ubi.production_questions import logged_queries, normalise_query
 DEFAULT_MAX_RANK = 20  # SRW's example and its UI's default
 MAX_MAX_RANK = 1000
 UNMATCHED_SHOWN = 20
-COEC_METHOD, PBM_METHOD = "coec", "pbm"
-METHODS = (COEC_METHOD, PBM_METHOD)
+COEC_METHOD, PBM_METHOD, DBN_METHOD = "coec", "pbm", "dbn"
+METHODS = (DBN_METHOD, COEC_METHOD, PBM_METHOD)
+# The bias-corrected estimate a clicks judge and the page use unless told otherwise: the DBN, which fits the
+# cascade users the simulation proves it on (bench/README.md, *A cascade click model for implicit labels*).
+DEFAULT_METHOD = DBN_METHOD
+# The measure (evaluation.measures) each method's figure is shown as.
+MEASURE_OF = {DBN_METHOD: CASCADE_ATTRACTIVENESS, COEC_METHOD: COEC, PBM_METHOD: CLICK_ATTRACTIVENESS}
 
 
 normalise = normalise_query  # the one rule, with the log (ubi.production_questions)
@@ -90,8 +105,9 @@ class ClickParameters:
 @dataclass(frozen=True)
 class ImplicitJudgment:
     """One pair's click evidence: COEC with its counts and best rank (None: no click or impression), the
-    PBM attractiveness (None: never seen) with the impressions it rests on, and both as stars (None: no
-    evidence)."""
+    PBM attractiveness (None: never seen) with the impressions it rests on, the DBN's attractiveness and
+    satisfaction (None: never read, never clicked) with the sessions that surely read it, and each as stars
+    (None: no evidence)."""
 
     question_id: int
     answer_id: int
@@ -106,12 +122,18 @@ class ImplicitJudgment:
     attractiveness: float | None
     seen: int
     pbm_stars: int | None
+    dbn_attractiveness: float | None = None
+    dbn_satisfaction: float | None = None
+    dbn_reads: int = 0
+    dbn_stars: int | None = None
 
     def stars(self, method: str) -> int | None:
-        return self.coec_stars if method == COEC_METHOD else self.pbm_stars
+        return {COEC_METHOD: self.coec_stars, PBM_METHOD: self.pbm_stars, DBN_METHOD: self.dbn_stars}[method]
 
     def value(self, method: str) -> float | None:
-        return self.coec if method == COEC_METHOD else self.attractiveness
+        return {COEC_METHOD: self.coec, PBM_METHOD: self.attractiveness, DBN_METHOD: self.dbn_attractiveness}[
+            method
+        ]
 
     def as_json(self) -> dict:
         return {
@@ -126,6 +148,10 @@ class ImplicitJudgment:
             "attractiveness": self.attractiveness,
             "pbm_impressions": self.seen,
             "pbm_stars": self.pbm_stars,
+            "dbn_attractiveness": self.dbn_attractiveness,
+            "dbn_satisfaction": self.dbn_satisfaction,
+            "dbn_reads": self.dbn_reads,
+            "dbn_stars": self.dbn_stars,
         }
 
 
@@ -143,15 +169,25 @@ class ImplicitJudgments:
     examination: list[tuple[int, float]] = field(default_factory=list)  # (rank, θ), θ = 1 at the top
     pbm_iterations: int = 0
     pbm_converged: bool = True
+    dbn_iterations: int = 0
+    dbn_converged: bool = True
+    dbn_sessions: int = 0
     coec_thresholds: tuple[float, float, float] = COEC_THRESHOLDS
     attractiveness_thresholds: tuple[float, float, float] = ATTRACTIVENESS_THRESHOLDS
+
+    def thresholds(self, method: str) -> tuple[float, float, float]:
+        """The star thresholds of a click method's figure."""
+        return self.coec_thresholds if method == COEC_METHOD else self.attractiveness_thresholds
 
     def of_question(self, question_id: int) -> list[ImplicitJudgment]:
         return [j for j in self.judgments if j.question_id == question_id]
 
-    def as_json(self, collection: Collection) -> dict:
+    def as_json(self, collection: Collection, method: str = DEFAULT_METHOD) -> dict:
+        """Every figure of every pair, and ``method``'s stars and figure as each pair's ``stars`` and
+        ``value``."""
         return {
             "parameters": self.parameters.as_json(collection),
+            "model": method,
             "events": self.events,
             "queries": self.queries,
             "matched_queries": self.matched_queries,
@@ -162,11 +198,13 @@ class ImplicitJudgments:
             "examination": [{"rank": r, "examination": theta} for r, theta in self.examination],
             "pbm_iterations": self.pbm_iterations,
             "pbm_converged": self.pbm_converged,
-            "stars": {
-                COEC_METHOD: star_mapping(self.coec_thresholds),
-                PBM_METHOD: star_mapping(self.attractiveness_thresholds),
-            },
-            "judgments": [j.as_json() for j in self.judgments],
+            "dbn_iterations": self.dbn_iterations,
+            "dbn_converged": self.dbn_converged,
+            "dbn_sessions": self.dbn_sessions,
+            "stars": {method: star_mapping(self.thresholds(method)) for method in METHODS},
+            "judgments": [
+                j.as_json() | {"stars": j.stars(method), "value": j.value(method)} for j in self.judgments
+            ],
         }
 
 
@@ -186,20 +224,22 @@ def _in_range(queryset: QuerySet, parameters: ClickParameters) -> QuerySet:
     return queryset
 
 
-def _events(application: str, parameters: ClickParameters) -> list[tuple[str, int, str | None, str]]:
-    """(action, ordinal, user_query or None, object_id) of the kept events."""
+def _events(application: str, parameters: ClickParameters) -> list[tuple[str, int, str | None, str, str]]:
+    """(action, ordinal, user_query or None, object_id, query_id) of the kept events."""
     queries = UbiQuery.objects.filter(query_id=OuterRef("query_id"))
     events = UbiEvent.objects.filter(ordinal__isnull=False, ordinal__lte=parameters.max_rank).filter(
         Exists(queries.filter(application=application)) | (Q(application=application) & ~Exists(queries))
     )
     events = _in_range(events, parameters).annotate(user_query=Subquery(queries.values("user_query")[:1]))
-    return list(events.order_by().values_list("action_name", "ordinal", "user_query", "object_id"))
+    return list(
+        events.order_by().values_list("action_name", "ordinal", "user_query", "object_id", "query_id")
+    )
 
 
 def implicit_judgments(
     *, collection: Collection, parameters: ClickParameters | None = None
 ) -> ImplicitJudgments:
-    """Every matched pair's COEC and PBM attractiveness with their stars, and what did not match."""
+    """Every matched pair's COEC, DBN and PBM figures with their stars, and what did not match."""
     parameters = parameters or ClickParameters()
     application = parameters.application or collection.slug
     questions: dict[str, list[tuple[int, str]]] = defaultdict(list)
@@ -218,11 +258,12 @@ def implicit_judgments(
     )
     unmatched = Counter({text: n for text, n in texts.items() if text not in questions})
     rows = _events(application, parameters)
-    action = [a for a, _, _, _ in rows]
-    ordinal = np.array([o for _, o, _, _ in rows], dtype=np.int64)
-    spelt = {q: normalise(q) for q in {q for _, _, q, _ in rows if q is not None}}
-    query = [None if q is None else spelt[q] for _, _, q, _ in rows]
-    object_id = [o for _, _, _, o in rows]
+    action = [a for a, _, _, _, _ in rows]
+    ordinal = np.array([o for _, o, _, _, _ in rows], dtype=np.int64)
+    spelt = {q: normalise(q) for q in {q for _, _, q, _, _ in rows if q is not None}}
+    query = [None if q is None else spelt[q] for _, _, q, _, _ in rows]
+    object_id = [o for _, _, _, o, _ in rows]
+    query_id = [s for _, _, _, _, s in rows]
     result = coec(
         action=action,
         ordinal=ordinal,
@@ -235,6 +276,12 @@ def implicit_judgments(
     attractiveness = model.attractiveness if model else np.full(result.value.size, np.nan)
     seen = model.impressions if model else np.zeros(result.value.size, dtype=np.int64)
     pbm_stars = to_stars(attractiveness, ATTRACTIVENESS_THRESHOLDS)
+    cascade = _cascade_model(result, action, ordinal, query, object_id, query_id)
+    nothing = np.full(result.value.size, np.nan)
+    dbn_a = cascade.attractiveness if cascade else nothing
+    dbn_s = cascade.satisfaction if cascade else nothing
+    dbn_seen = cascade.reads if cascade else np.zeros(result.value.size, dtype=np.int64)
+    dbn_stars = to_stars(dbn_a, ATTRACTIVENESS_THRESHOLDS)
     coec_stars = to_stars(result.value, COEC_THRESHOLDS)
     answers = dict(
         Answer.objects.filter(collection=collection, external_id__in=set(result.object_id.tolist()))
@@ -253,9 +300,28 @@ def implicit_judgments(
         attractiveness.tolist(),
         seen.tolist(),
         pbm_stars.tolist(),
+        dbn_a.tolist(),
+        dbn_s.tolist(),
+        dbn_seen.tolist(),
+        dbn_stars.tolist(),
         strict=True,
     )
-    for text, object_, clicks, impressions, best, value, stars, gamma, shown, pbm in columns:
+    for (
+        text,
+        object_,
+        clicks,
+        impressions,
+        best,
+        value,
+        stars,
+        gamma,
+        shown,
+        pbm,
+        a,
+        s,
+        reads,
+        dbn,
+    ) in columns:
         if text not in questions:
             continue
         if object_ not in answers:
@@ -277,6 +343,10 @@ def implicit_judgments(
                     attractiveness=None if math.isnan(gamma) else gamma,
                     seen=shown,
                     pbm_stars=None if pbm == NO_STARS else pbm,
+                    dbn_attractiveness=None if math.isnan(a) else a,
+                    dbn_satisfaction=None if math.isnan(s) else s,
+                    dbn_reads=reads,
+                    dbn_stars=None if dbn == NO_STARS else dbn,
                 )
             )
     judgments.sort(key=lambda j: (j.question_id, -(j.coec), j.answer_id))
@@ -295,6 +365,9 @@ def implicit_judgments(
         else [],
         pbm_iterations=model.iterations if model else 0,
         pbm_converged=bool(model.converged) if model else True,
+        dbn_iterations=cascade.iterations if cascade else 0,
+        dbn_converged=bool(cascade.converged) if cascade else True,
+        dbn_sessions=cascade.sessions if cascade else 0,
     )
 
 
@@ -355,4 +428,36 @@ def _position_based_model(
     shown = np.bincount(row, weights=~is_click, minlength=codes.size).astype(np.int64)
     return fit_position_based_model(
         codes // n_pairs, codes % n_pairs, clicks, np.maximum(shown, clicks), n_pairs=n_pairs
+    )
+
+
+def _cascade_model(
+    result: Coec,
+    action: list[str],
+    ordinal: NDArray[np.int64],
+    query: list[str | None],
+    object_id: list[str],
+    query_id: list[str],
+) -> CascadeModel | None:
+    """The DBN fitted to the sessions of the log: one per query id, a row per (ordinal, pair) with an
+    impression or a click event, clicked when a click event is there; None when no pair has either. Rows
+    are made unique with ``np.unique`` over (session, ordinal, pair) codes."""
+    kind = np.char.lower(np.asarray(action, dtype=str)) if action else np.empty(0, dtype=str)
+    known = np.array([q is not None for q in query], dtype=bool)
+    counted = known & ((kind == "click") | (kind == "impression"))
+    if not counted.any():
+        return None
+    index = {
+        pair: i
+        for i, pair in enumerate(zip(result.user_query.tolist(), result.object_id.tolist(), strict=True))
+    }
+    texts = np.asarray(query, dtype=object)[counted].astype(str).tolist()
+    objects = np.asarray(object_id, dtype=object)[counted].astype(str).tolist()
+    pair = np.fromiter((index[p] for p in zip(texts, objects, strict=True)), dtype=np.int64, count=len(texts))
+    _, session = np.unique(np.asarray(query_id, dtype=str)[counted], return_inverse=True)
+    n_pairs, ranks = result.value.size, int(ordinal[counted].max()) + 1
+    codes, row = np.unique((session.ravel() * ranks + ordinal[counted]) * n_pairs + pair, return_inverse=True)
+    clicked = np.bincount(row.ravel(), weights=kind[counted] == "click", minlength=codes.size) > 0
+    return fit_dbn(
+        codes // n_pairs // ranks, codes // n_pairs % ranks, codes % n_pairs, clicked, n_pairs=n_pairs
     )

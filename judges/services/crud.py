@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from corpus.models import Collection
-from evaluation.selectors.clicks import COEC_METHOD, METHODS
+from evaluation.selectors.clicks import DEFAULT_METHOD, METHODS
 from judges.models import ACTIVE_JUDGING, Judge, JudgeKind, ReplyFormat
 from judges.prompts import template_errors
 from rankers.outbound import OutboundRefused, check_url
@@ -46,11 +46,11 @@ def _validate(judge: Judge) -> None:
     if judge.kind not in JudgeKind.values:
         errors["kind"] = f"Kind must be one of {', '.join(JudgeKind.values)}, not {judge.kind!r}."
     if judge.kind == JudgeKind.CLICKS:
-        judge.model = judge.model.strip() or COEC_METHOD
+        judge.model = judge.model.strip() or DEFAULT_METHOD
         if judge.model not in METHODS:
             errors["model"] = (
-                f"A clicks judge's model is its click model: {' or '.join(METHODS)} (clicks over expected "
-                f"clicks, or the position-based model), not {judge.model!r}."
+                f"A clicks judge's model is its click model: {', '.join(METHODS)} (the cascade model, clicks "
+                f"over expected clicks, or the position-based model), not {judge.model!r}."
             )
     if judge.kind == JudgeKind.OPENAI_CHAT:
         if not judge.base_url.startswith(("http://", "https://")):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from corpus.models import Answer, Question, Split
 from evaluation.selectors.clicks import (
     COEC_METHOD,
+    DBN_METHOD,
     ClickParameters,
     ImplicitJudgment,
     implicit_judgments,
@@ -146,6 +147,12 @@ class Grader:
                 f"COEC {evidence.coec:.3f}: {evidence.clicks} clicks in {evidence.impressions} impressions, "
                 f"best rank {evidence.best_rank}. Stars: {stars}"
             )
+        elif method == DBN_METHOD:
+            seen = evidence.dbn_reads
+            reply = (
+                f"Cascade-corrected click rate {evidence.dbn_attractiveness:.3f} in the {evidence.dbn_reads} "
+                f"sessions that read it. Stars: {stars}"
+            )
         else:
             seen = evidence.seen
             reply = (
@@ -179,9 +186,7 @@ def click_evidence(*, judge: Judge) -> dict[tuple[int, int], ImplicitJudgment]:
     calibration: the log's figures and its model's star thresholds, shown on its page."""
     parameters = ClickParameters()
     judgments = implicit_judgments(collection=judge.collection, parameters=parameters)
-    thresholds = (
-        judgments.coec_thresholds if judge.model == COEC_METHOD else judgments.attractiveness_thresholds
-    )
+    thresholds = judgments.thresholds(judge.model)
     Judge.objects.filter(pk=judge.pk).update(
         calibration={
             "method": judge.model,

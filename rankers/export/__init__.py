@@ -10,5 +10,5 @@ query) or with the Learning to Rank plugins. Which labels it learns from and wha
 - ``linear.py``: the linear model over raw feature values, weights >= 0, and its scores.
 - ``trees.py``: the LambdaMART tree model, its LTR formats and their split semantics, one evaluator each.
 - ``model.py``: the export model, the one JSON-able dict the formats render from.
-- ``render.py``: the formats: opensearch-rescore, solr-rerank, opensearch-ltr, solr-ltr.
+- ``render/``: the formats: opensearch-rescore, solr-rerank, opensearch-ltr, solr-ltr.
 """

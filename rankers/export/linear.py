@@ -5,7 +5,7 @@
     s(q, a) = sum_f w_f * x_{q,a,f}         x: the engine's own value of feature f (spec.py), w_f >= 0
 
 Raw, not z-scored: an engine's rescore query cannot standardise within a question's candidates, so the
-model is one the engine computes as it stands (``render.py``). Weights are fitted by coordinate ascent on
+model is one the engine computes as it stands (``render/``). Weights are fitted by coordinate ascent on
 the training questions' mean judged-only NDCG@k of each top k: every candidate is ranked, the unrated
 ones in the top k are removed (an unrated answer is unknown, not 0 stars: ``trainer.learner``), as the
 champion/challenger test scores a version; gains as the collection counts them (``2^stars - 1`` for the

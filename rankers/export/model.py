@@ -1,4 +1,4 @@
-"""The export model: one JSON-able dict every format renders from (``render.py``).
+"""The export model: one JSON-able dict every format renders from (``render/``).
 
 ::
 
@@ -74,7 +74,7 @@ def export_model(
 
 
 def search_config(config: dict[str, Any], search: dict[str, Any]) -> dict[str, Any]:
-    """The engine ranker config that sends a rendered ``search`` request (``render.py``) instead of its
+    """The engine ranker config that sends a rendered ``search`` request (``render/``) instead of its
     own: same URL, credentials, timeout and response mapping. What the parity check runs."""
     out = copy.deepcopy(config)
     request: dict[str, Any] = {k: copy.deepcopy(search[k]) for k in ("params", "form", "body") if k in search}
@@ -85,7 +85,7 @@ def search_config(config: dict[str, Any], search: dict[str, Any]) -> dict[str, A
 
 
 class ExportedSearch:
-    """A rendered search request (``render.py``) sent to the engine as a user sends it: the question where
+    """A rendered search request (``render/``) sent to the engine as a user sends it: the question where
     ``{{question}}`` is, and, when it has ``{{question_vector}}``, the question's vector there."""
 
     def __init__(self, config: dict[str, Any], search: dict[str, Any]) -> None:

@@ -39,7 +39,9 @@ candidate ``a``; ``g_{q,a}`` its graded label (0-3 stars; ``scored_ndcg_at_k`` r
   figure for many weight vectors at once (``_ndcg_matrix``, dot products: equal up to rounding).
 
 Files: ``groups`` (``groups`` sizes checked and laid out) · ``zscore`` (z-scores, the untrained fusion) ·
-``ndcg`` (NDCG@k by question, many scorings at once) · ``linear`` (the learned linear fusion and engine weights).
+``ndcg`` (NDCG@k by question, many scorings at once) · ``linear`` (the learned linear fusion and engine weights)
+· ``ascent`` (coordinate ascent on mean NDCG@k, its objective and starts) · ``pairwise`` (the pairwise
+logistic fit).
 """
 
 from __future__ import annotations

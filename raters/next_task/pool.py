@@ -156,11 +156,15 @@ def pooled_rankings(
     source = "ranker" if table else "term overlap"
     missing = [(q, text) for q, _, text in questions if q not in table]
     if missing:
-        answers = [
-            (a, f"{title} {body}")
-            for a, title, body in Answer.objects.filter(collection=collection).values_list(
-                "id", "title", "body"
-            )
-        ]
+        answers = answer_texts(collection=collection)
         table.update(term_overlap_ranking(questions=missing, answers=answers, k=k))
     return table, reachable, source
+
+
+def answer_texts(*, collection: Collection, limit: int | None = None) -> list[tuple[int, str]]:
+    """(id, title and body) of the collection's answers, or of its first ``limit`` (by id): what term
+    overlap ranks."""
+    rows = Answer.objects.filter(collection=collection).values_list("id", "title", "body")
+    if limit is not None:
+        rows = rows.order_by("id")[:limit]
+    return [(a, f"{title} {body}") for a, title, body in rows]

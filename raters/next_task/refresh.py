@@ -7,7 +7,8 @@ A build is for the collection's state when it starts; if a request saw a newer s
 (``wanted``), the job builds again before it lets go, so the last change is never left unbuilt.
 
 A change queues the refresh without waiting for a rater: at once after its commit
-(``candidate_table_changed``, through ``raters.signals``), and beat's sweep (``candidate_tables_stale_queue``,
+(``candidate_table_changed``, through ``raters.signals``; a new collection's import queues its first
+build, so its first rater normally finds the ranker's candidates), and beat's sweep (``candidate_tables_stale_queue``,
 every minute) queues the refresh of every table that still no longer matches its collection (an import, a
 new version or champion, an embeddings build, an evaluation), two queries a collection.
 """
@@ -23,7 +24,7 @@ from django.utils import timezone
 from corpus.models import Collection
 from jobs import failure_reason, heartbeat_rows, job_claim, stale_jobs_take_over
 from raters.models import CandidateTable, TableStatus
-from raters.next_task.table import is_fresh, refresh_request, small, table_build, table_state
+from raters.next_task.table import is_fresh, refresh_request, table_build, table_row, table_state
 
 logger = logging.getLogger(__name__)
 
@@ -76,14 +77,13 @@ def candidate_tables_resume(*, worker: str = "", since: datetime | None = None) 
 
 def candidate_tables_stale_queue() -> int:
     """Queue the refresh of every idle table built for an older state of its collection (``refresh_request``:
-    one conditional UPDATE, so a request queueing it at the same moment does not queue it twice). A small
-    collection's table is left to the request that reads it (``table.small``: it ranks in a moment).
-    Returns how many were queued."""
+    one conditional UPDATE, so a request queueing it at the same moment does not queue it twice), and of
+    one never built (its first build lost or failed for an older state). Returns how many were queued."""
     queued = 0
     idle = CandidateTable.objects.filter(status__in=[TableStatus.READY, TableStatus.FAILED])
-    for row in idle.exclude(built_at=None).select_related("collection").defer("table", "run_top"):
+    for row in idle.select_related("collection").defer("table", "run_top"):
         state = table_state(collection=row.collection)
-        if is_fresh(row, state) or small(row.collection):
+        if is_fresh(row, state):
             continue
         queued += refresh_request(row=row, state=state)
     return queued
@@ -92,15 +92,15 @@ def candidate_tables_stale_queue() -> int:
 def candidate_table_changed(*, collection_id: int) -> bool:
     """Queue the refresh of the collection's table when a change left it out of date: the sweep's work
     (``candidate_tables_stale_queue``) for one collection, right after the change. A collection with no
-    table built yet is left to the first request that reads it (which queues the first build, and says
-    the queue is being prepared), and a small collection's table to the request that reads it
-    (``table.small``: it ranks in a moment). True when this call queued the job."""
-    row = CandidateTable.objects.filter(collection_id=collection_id).defer("table", "run_top").first()
-    if row is None or row.built_at is None:
+    table yet (a new one, its first import) gets its row and its first build queued here, so its first
+    rater finds the table built (or the term-overlap fallback while it is not). True when this call
+    queued the job."""
+    collection = Collection.objects.filter(pk=collection_id).first()
+    if collection is None:  # deleted since
         return False
-    collection = Collection.objects.get(pk=collection_id)
-    if small(collection):
-        return False
+    row = CandidateTable.objects.filter(collection=collection).defer("table", "run_top").first()
+    if row is None:
+        row = table_row(collection=collection)
     state = table_state(collection=collection)
     if is_fresh(row, state):
         return False

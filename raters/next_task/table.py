@@ -4,10 +4,11 @@ built by a background job (:mod:`.refresh`), never by a rater's request.
 Every request reads the collection's state (``table_state``: a few single-row reads, the same cost at any
 number of answers) and the table row's header; the table itself is read once per process and version
 (``served``). When the state moved on (a new version, an import, an embeddings build, an evaluation), the
-request asks for a refresh (``refresh_request``: one conditional UPDATE, the job queued once) and the
-previous table serves until the job saves the new one; a collection with no table yet is served by the
-term-overlap fallback while it is small enough to rank in a moment (``INLINE_MAX_ANSWERS``), else by
-nothing until the job is done. ``served(...).note`` says which, for the rating page.
+request asks for a refresh (``refresh_request``: one conditional UPDATE, the job queued once; a change
+queues it at once too, :mod:`.refresh`) and the previous table serves until the job saves the new one; a
+collection with no table yet (its first build under way) is served by the term-overlap fallback
+(:mod:`.fallback`: a few questions, a cost that does not grow with the answers). No request builds a table,
+whatever the collection's size. ``served(...).note`` says which, for the rating page.
 
 The job's build (``table_build``) is incremental: only the questions added or edited since the last build
 are ranked when nothing else changed, and only the evaluation's top k re-read when only a new evaluation
@@ -21,7 +22,6 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, IntegerField, Subquery, Value
 from django.utils import timezone
@@ -32,6 +32,7 @@ from jobs import enqueue_after_commit
 from rankers.models import EmbeddingBuild, Ranker, RankerVersion
 from rankers.selectors import default_ranker
 from raters.models import CandidateTable, TableStatus
+from raters.next_task.fallback import fallback_table
 from raters.next_task.pool import MAX_TOP_K, pooled_rankings, top_k
 
 logger = logging.getLogger(__name__)
@@ -239,21 +240,12 @@ def is_fresh(row: CandidateTable, state: dict) -> bool:
     return row.reachable or row.built_at > timezone.now() - timedelta(seconds=UNREACHABLE_RETRY_SECONDS)
 
 
-def small(collection: Collection) -> bool:
-    """Whether ranking the whole collection takes a moment: at most ``INLINE_MAX_ANSWERS`` answers (a
-    count that stops there, so its cost does not grow with the collection)."""
-    limit = settings.QUEUE_INLINE_MAX_ANSWERS
-    if limit <= 0:
-        return False
-    return Answer.objects.filter(collection=collection).values("id")[: limit + 1].count() <= limit
-
-
 @dataclass
 class Served:
     """The table a request uses, and how it stands: ``fresh`` (built for the collection as it is),
-    ``stale`` (the previous table, a refresh under way) or ``preparing`` (no table yet, nothing to serve).
-    ``source``: "ranker" or "term overlap"; ``note``: the sentence the rating page shows ("" when fresh
-    and from the ranker)."""
+    ``stale`` (the previous table, a refresh under way) or ``preparing`` (no table yet: the term-overlap
+    fallback of a few questions serves, :mod:`.fallback`). ``source``: "ranker" or "term overlap";
+    ``note``: the sentence the rating page shows ("" when fresh and from the ranker)."""
 
     table: dict[int, list[int]]
     run_top: dict[int, tuple[list[int], float | None]]
@@ -272,8 +264,9 @@ _PROCESS_TABLES: dict[int, tuple[tuple, dict[int, list[int]], dict[int, tuple[li
 def _note(freshness: str, source: str) -> str:
     if freshness == PREPARING:
         return (
-            "The queue is being prepared: the ranker is finding each question's candidate answers in the "
-            "background. Come back in a few minutes."
+            "The queue is being prepared: while the ranker finds each question's candidate answers in the "
+            "background, a few questions are offered with the answers sharing the most words with them "
+            "(term overlap)."
         )
     if freshness == STALE:
         return (
@@ -289,19 +282,28 @@ def _note(freshness: str, source: str) -> str:
 
 
 def served(*, collection: Collection) -> Served:
-    """The table the queue reads now (see the module docstring): never built here, except the first
-    table of a small collection (``INLINE_MAX_ANSWERS``), which ranks in a moment."""
+    """The table the queue reads now (see the module docstring): never built here. Out of date, its
+    refresh is asked for (``refresh_request``) and the previous table serves, or the term-overlap
+    fallback when there is none yet (``fallback.fallback_table``)."""
     state = table_state(collection=collection)
     row = CandidateTable.objects.filter(collection=collection).defer("table", "run_top").first()
     if row is None:
         row = table_row(collection=collection)
     freshness = FRESH if is_fresh(row, state) else (STALE if row.built_at is not None else PREPARING)
-    if freshness != FRESH and small(collection):
-        table_build(collection=collection, state=state, previous=CandidateTable.objects.get(pk=row.pk))
-        row = CandidateTable.objects.defer("table", "run_top").get(pk=row.pk)
-        freshness = FRESH
-    elif freshness != FRESH:
+    if freshness != FRESH:
         refresh_request(row=row, state=state)
+    if freshness == PREPARING:
+        key, table = fallback_table(collection=collection, state=state)
+        return Served(
+            table=table,
+            run_top={},
+            freshness=freshness,
+            source="term overlap",
+            questions_version=state["questions"],
+            note=_note(freshness, "term overlap"),
+            state=state,
+            key=key,
+        )
     key = (row.pk, row.version, row.built_at)
     cached = _PROCESS_TABLES.get(collection.pk)
     if cached is None or cached[0] != key:

@@ -1,11 +1,12 @@
 """The assessments of a collection's questions as any rater who never rated them sees them, kept per
 process in pick order, so a pick walks only the front of the order instead of every question.
 
-An assessment (``picking._assess`` with no ratings of the rater's own) depends on the question's labels
-and on what the caller's ``key`` holds (the queue's settings, the table, the judges' pairs): the kept
-assessments are emptied when the key moves, and a question's assessment is redone when its labels
-changed (``sync``: the labels are kept per process, ``kept``, and a question's labels left unchanged are
-the same dict, so the changed ones are found by identity). The rater's own spread key, the last part of
+An assessment (``picking.assess`` with no ratings of the rater's own) depends on the question's labels,
+its judges' pairs, and on what the caller's ``key`` holds (the queue's settings, the table): the kept
+assessments are emptied when the key moves, and a question's assessment is redone when its labels or its
+judges' pairs changed (``sync``: both are kept per process, :mod:`.kept` and :mod:`.judge_reads`, and a
+question's labels or pairs left unchanged are the same dict or list, so the changed ones are found by
+identity). The rater's own spread key, the last part of
 every sort key, is not kept: ``front`` gives the questions tied at the least (priority, key without the
 spread), and the caller takes the least spread among them.
 """
@@ -18,7 +19,8 @@ from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from math import inf
 
-# (priority, sort key, reason, answers to show) of one question, as ``picking._assess`` returns it.
+# (priority, sort key, reason, answers to show) of one question, as ``picking.assess`` returns it; the
+# sort key's last part is the rater's spread key.
 Assessment = tuple[int | None, tuple, str, list[int]]
 
 
@@ -31,7 +33,7 @@ class Untouched:
     key: tuple
     entries: dict[int, tuple[int | None, tuple, str, list[int]]] = field(default_factory=dict)
     order: list[tuple] = field(default_factory=list)
-    synced: dict | None = None  # the labels the entries were assessed with
+    synced: tuple | None = None  # the (labels, judges' disputed, judges' uncertain) assessed with
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _set(self, question_id: int, assessment: Assessment) -> None:
@@ -46,22 +48,28 @@ class Untouched:
         if priority is not None and to_show:
             insort(self.order, ((priority, key[:-1]), question_id))
 
-    def sync(self, labels: dict, questions: Iterable[int], assess: Callable[[int], Assessment]) -> None:
-        """Bring the entries up to date with ``labels``: every question assessed the first time, then only
-        those whose labels are not the very dicts they were assessed with."""
+    def sync(
+        self, by_question: tuple[dict, ...], questions: Iterable[int], assess: Callable[[int], Assessment]
+    ) -> None:
+        """Bring the entries up to date with ``by_question`` (the labels, the judges' disputed and
+        uncertain pairs, each {question id: ...}): every question assessed the first time, then only those
+        whose entry in one of them is not the very object they were assessed with."""
         synced = self.synced
-        if synced is labels:
+        if synced is not None and all(new is old for new, old in zip(by_question, synced, strict=True)):
             return
         if synced is None:
             for question_id in questions:
                 self._set(question_id, assess(question_id))
         else:
-            changed = {q for q, answers in labels.items() if synced.get(q) is not answers}
-            changed.update(q for q in synced if q not in labels)
+            changed: set[int] = set()
+            for new, old in zip(by_question, synced, strict=True):
+                if new is not old:
+                    changed.update(q for q, value in new.items() if old.get(q) is not value)
+                    changed.update(q for q in old if q not in new)
             for question_id in sorted(changed):
                 if question_id in self.entries:
                     self._set(question_id, assess(question_id))
-        self.synced = labels
+        self.synced = by_question
 
     def front(
         self,

@@ -69,26 +69,55 @@ def test_implicit_judgments_json_by_the_srw_formula(users):
     }
     assert body["stars"]["coec"][1] == {"stars": 1, "from": 0.5, "below": 1.0}
     assert body["expected_ctr"][0] == {"rank": 1, "ctr": 0.6}
+    # The default model is the cascade one (figures by hand in tests/evaluation/test_selectors_clicks.py).
+    assert body["model"] == "dbn"
+    assert body["stars"]["dbn"][3] == {"stars": 3, "from": 0.75, "below": None}
+    assert {p: (j["stars"], j["dbn_stars"], j["dbn_reads"]) for p, j in pairs.items()} == {
+        ("q1", "a1"): (3, 3, 2),
+        ("q1", "a2"): (3, 3, 1),
+        ("q1", "a3"): (None, None, 0),
+        ("q2", "a1"): (0, 0, 1),
+        ("q2", "a2"): (3, 3, 1),
+        ("q2", "a3"): (0, 0, 1),
+    }
+
+
+def test_implicit_judgments_json_model_picks_the_stars(users):
+    response = _client(users["trainer"]).get(
+        "/api/collections/clicky/implicit-judgments/", {**RANGE, "model": "coec"}
+    )
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["model"] == "coec"
+    pairs = {(j["question"], j["answer"]): j for j in body["judgments"]}
+    assert [(pairs[p]["stars"], pairs[p]["value"]) for p in [("q1", "a2"), ("q2", "a2")]] == [
+        (1, 5 / 6),
+        (None, 0.0),
+    ]
 
 
 def test_clicks_agreement_json_by_hand(users):
     response = _client(users["trainer"]).get("/api/collections/clicky/clicks-agreement/", RANGE)
 
     assert response.status_code == 200, response.content
-    people = response.json()["comparisons"][0]
-    assert (people["method"], people["grader"], people["pairs"], people["two_or_more_apart"]) == (
-        "coec",
-        "people",
-        5,
-        2,
-    )
+    comparisons = {(c["method"], c["grader"]): c for c in response.json()["comparisons"]}
+    assert [c["method"] for c in response.json()["comparisons"][:3]] == ["dbn", "coec", "pbm"]
+    people = comparisons[("coec", "people")]
+    assert (people["pairs"], people["two_or_more_apart"]) == (5, 2)
     assert math.isclose(people["weighted_kappa"], 8 / 43)
     assert people["confusion"] == [[1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0], [1, 0, 1, 0]]
+    # DBN stars (q1·a1 3, q1·a2 3, q2·a1 0, q2·a3 0; q1·a3 never read) against people's 3, 1, 0, 3:
+    # quadratic weighted κ = 1 − 13 / 16.
+    cascade = comparisons[("dbn", "people")]
+    assert (cascade["pairs"], cascade["two_or_more_apart"]) == (4, 2)
+    assert math.isclose(cascade["weighted_kappa"], 3 / 16)
+    assert cascade["confusion"] == [[1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0], [1, 0, 0, 1]]
     far = [
-        (f["question"], f["answer"], f["people"], f["coec_stars"])
+        (f["question"], f["answer"], f["people"], f["method"], f["stars"], f["coec_stars"])
         for f in response.json()["two_or_more_apart"]
     ]
-    assert far == [("q2", "a3", 3, 0), ("q1", "a3", 2, 0)]
+    assert far == [("q2", "a3", 3, "dbn", 0, 0), ("q1", "a2", 1, "dbn", 3, 1)]
 
 
 @pytest.mark.parametrize(
@@ -97,6 +126,7 @@ def test_clicks_agreement_json_by_hand(users):
         ({"max_rank": "0"}, "max_rank"),
         ({"start_date": "28/11/2026"}, "start_date"),
         ({"start_date": "2026-11-29", "end_date": "2026-11-28"}, "end_date"),
+        ({"model": "cascade"}, "model"),
     ],
 )
 def test_implicit_judgments_bad_parameter_names_it(users, query, field):

@@ -8,6 +8,7 @@ from rankers.models import Ranker, RankerKind, RankerVersion
 from raters.next_task.picking import next_task
 from ratings.services import rating_record
 from tests.evaluation.decide_scenario import two_versions
+from tests.raters.conftest import table_refreshed
 from tests.ratings.conftest import build_corpus, make_run
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
 
@@ -131,6 +132,7 @@ def alike(collection):
         run = make_run(ranker, {corpus.q["q2"]: (["d3", "d4", "d5"], None)})
         run.ranker_version = version
         run.save(update_fields=["ranker_version"])
+    table_refreshed(collection)  # the evaluation's top k, as the table's job reads it
     return corpus
 
 

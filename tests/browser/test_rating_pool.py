@@ -14,6 +14,7 @@ from rankers.services import version_promote
 from raters.next_task.pool import interleaved
 from raters.next_task.task import shuffled
 from tests.browser.conftest import log_in
+from tests.raters.conftest import table_refreshed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -48,6 +49,7 @@ def pooled(transactional_db, settings, tmp_path, django_user_model):
     membership_set(collection=collection, user=user, role=Role.RATER)
     query = RankQuery("q1", question.text)
     rankings = [get_backend(ranker, v).rank(query, 10).ids for v in (champion, bm25)]
+    table_refreshed(collection)  # the pool as the table's job builds it (no request builds it)
     yield collection, question, user, rankings
     clear_ranker_caches()
 

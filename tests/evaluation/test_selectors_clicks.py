@@ -1,4 +1,4 @@
-"""Implicit judgments of a collection from its UBI log: COEC by the SRW formula and the PBM's
+"""Implicit judgments of a collection from its UBI log: COEC by the SRW formula, the DBN's and the PBM's
 attractiveness on the hand-built log of ``click_log.py``, matched to questions by normalised text.
 
 Worked by hand, with the date range 2026-11-28 and max_rank 20 (16 events kept: not the click at
@@ -122,6 +122,40 @@ def test_implicit_judgments_pbm_fits_the_rows_of_the_log(clicky):
         assert pairs[key].seen == model.impressions[index]
     assert [theta for _, theta in result.examination] == pytest.approx(model.examination.tolist(), rel=1e-12)
     assert (result.pbm_iterations, result.pbm_converged) == (model.iterations, model.converged)
+
+
+def test_implicit_judgments_dbn_reads_the_sessions_of_the_log(clicky):
+    result = implicit_judgments(collection=clicky, parameters=ClickParameters(start_date=DAY, end_date=DAY))
+
+    # Sessions are query ids. Q1: a1* a2 a3 (last click at 1: a2, a3 unread); Q2: a2* a1* (a2's click was
+    # not the last: s = 0); Q3: a3 a1 a2* zz (a click with no impression counts as shown; zz unread).
+    # SDBN: laptop·a1 2 clicks / 2 reads, s 2/2; ·a2 1/1, s 0/1; ·a3 never read; usb·a1 and ·a3 0/1;
+    # ·a2 1/1, s 1/1. EM (from those smoothed, (k + 1) / (n + 2)) ends where the last click of Q1 satisfies
+    # (s = 1: nothing clicked below it says otherwise), so a2 and a3 below it were unread: a2 stays 1.
+    pairs = _by_pair(result)
+    assert {pair: (j.dbn_reads, j.dbn_stars) for pair, j in pairs.items()} == {
+        ("q1", "a1"): (2, 3),
+        ("q1", "a2"): (1, 3),
+        ("q1", "a3"): (0, None),
+        ("q2", "a1"): (1, 0),
+        ("q2", "a2"): (1, 3),
+        ("q2", "a3"): (1, 0),
+    }
+    none = -1.0  # stands for None (never read, never clicked) in the comparison
+    figures = {
+        pair: tuple(none if x is None else x for x in (j.dbn_attractiveness, j.dbn_satisfaction))
+        for pair, j in pairs.items()
+    }
+    assert figures == {
+        ("q1", "a1"): pytest.approx((1.0, 1.0), abs=1e-5),
+        ("q1", "a2"): pytest.approx((1.0, 0.0), abs=1e-5),
+        ("q1", "a3"): (none, none),
+        ("q2", "a1"): (0.0, none),
+        ("q2", "a2"): pytest.approx((1.0, 1.0), abs=1e-5),
+        ("q2", "a3"): (0.0, none),
+    }
+    assert (result.dbn_sessions, result.dbn_converged) == (5, True)
+    assert pairs[("q1", "a2")].stars("dbn") == 3 and pairs[("q1", "a2")].value("dbn") == pytest.approx(1.0)
 
 
 def test_implicit_judgments_of_a_log_elsewhere_are_empty(clicky):

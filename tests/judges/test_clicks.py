@@ -53,9 +53,25 @@ def test_clicks_beside_people_coec_figures_by_hand(clicky):
     assert coec.exact == pytest.approx(0.4)
     assert coec.tau == pytest.approx(2 / math.sqrt(63))
     assert coec.far == 2
-    far = [(f.judgment.question_external_id, f.judgment.answer_external_id, f.people) for f in result.far]
-    assert far == [("q2", "a3", 3), ("q1", "a3", 2)]
     assert _comparison(result, "pbm", PEOPLE).pairs == 5
+
+
+def test_clicks_beside_people_lists_the_cascade_models_far_pairs(clicky):
+    result = clicks_beside_ratings(
+        collection=clicky, parameters=ClickParameters(start_date=DAY, end_date=DAY)
+    )
+
+    # DBN stars q1·a1 3, q1·a2 3, q2·a1 0, q2·a3 0 (q1·a3 never read) against people's 3, 1, 0, 3.
+    cascade = _comparison(result, "dbn", PEOPLE)
+    assert (cascade.pairs, cascade.exact, cascade.far, cascade.measure) == (
+        4,
+        0.5,
+        2,
+        "cascade_attractiveness",
+    )
+    assert cascade.kappa == pytest.approx(3 / 16)
+    far = [(f.judgment.question_external_id, f.judgment.answer_external_id, f.people) for f in result.far]
+    assert (result.method, far) == ("dbn", [("q2", "a3", 3), ("q1", "a2", 1)])
 
 
 def test_clicks_beside_a_judge_that_agrees(clicky):
@@ -77,8 +93,10 @@ def test_clicks_beside_a_judge_that_agrees(clicky):
     model = _comparison(result, "coec", "Model")
     assert (model.pairs, model.kappa, model.exact, model.tau, model.far) == (3, 1.0, 1.0, 1.0, 0)
     assert [(c.method, c.grader) for c in result.comparisons] == [
+        ("dbn", PEOPLE),
         ("coec", PEOPLE),
         ("pbm", PEOPLE),
+        ("dbn", "Model"),
         ("coec", "Model"),
         ("pbm", "Model"),
     ]

@@ -130,7 +130,7 @@ def test_clicks_page_says_what_to_do_next_before_the_figures(clicky):
     nxt = body.split('data-testid="clicks-next">')[1].split("</section>")[0]
     assert body.index('data-testid="clicks-next"') < body.index('id="log-heading"')
     assert " ".join(nxt.split('data-testid="clicks-headline">')[1].split("</p>")[0].split()) == (
-        "On the 5 pairs people rated too, COEC stars match people's on 40% (weighted κ 0.186)."
+        "On the 4 pairs people rated too, cascade-corrected click rate stars match people's on 50% (weighted κ 0.188)."
     )
     assert '<a href="#far-heading">2 pairs where clicks and people are 2+ stars apart</a>' in nxt
     assert '<a href="#unmatched-heading">' in nxt

@@ -189,5 +189,6 @@ def test_add_judge_form_says_what_a_clicks_judge_model_is(trainer_client, judged
     assert re.search(r'<input type="text" name="model"[^>]*aria-describedby="id_model_helptext"', html)
     assert (
         '<span class="helptext" id="id_model_helptext">OpenAI chat completions: the model\'s name. Clicks: '
-        "coec (clicks over expected clicks, the default) or pbm (the position-based click model).</span>"
+        "dbn (the cascade click model, the default), coec (clicks over expected clicks) or pbm (the position-based "
+        "click model).</span>"
     ) in html

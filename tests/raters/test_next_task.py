@@ -15,6 +15,7 @@ from raters.next_task.task import (
 )
 from raters.next_task.term_overlap import term_overlap_ranking
 from ratings.services import question_skip, rating_record
+from tests.raters.conftest import table_refreshed
 from tests.ratings.conftest import make_run
 
 pytestmark = pytest.mark.django_db
@@ -176,6 +177,7 @@ def test_next_task_exclude_passes_over_a_question_once(corpus, rater):
 def test_next_task_unlabelled_in_latest_evaluation_comes_first(corpus, rater, unreachable_ranker):
     a, q = corpus.a, corpus.q
     make_run(unreachable_ranker, {q["q2"]: (["d4", "d6", "d3", "unknown-doc"], 0.5)})
+    table_refreshed(corpus.collection)  # the evaluation's top k: read by the table's job
 
     task = next_task(collection=corpus.collection, rater=rater)
 
@@ -194,6 +196,7 @@ def test_next_task_evaluation_unlabelled_counts_only_still_unlabelled(
 ):
     a, q = corpus.a, corpus.q
     make_run(unreachable_ranker, {q["q2"]: (["d4", "d6", "d3"], 0.5)})
+    table_refreshed(corpus.collection)  # the evaluation's top k: read by the table's job
     other = make_user("sam", collection=corpus.collection, role=Role.RATER)
     rate(other, q["q2"], (a["d4"], 1), (a["d3"], 3))
 
@@ -225,6 +228,7 @@ def test_next_task_lowest_ndcg_last_and_worst_first(corpus, rater, make_user, un
         collection=corpus.collection, external_id="q4", text="Cooking pasta", split=Split.TEST
     )
     make_run(unreachable_ranker, {q["q2"]: (["d3", "d4"], 0.5), q4: (["d6"], 0.25)})
+    table_refreshed(corpus.collection)  # the evaluation's top k: read by the table's job
     other = make_user("sam", collection=corpus.collection, role=Role.RATER)
     rate(other, q["q1"], (a["d1"], 2), (a["d2"], 0))
     rate(other, q["q2"], (a["d3"], 3), (a["d4"], 1))

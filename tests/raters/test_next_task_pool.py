@@ -12,6 +12,7 @@ from raters.next_task.picking import next_task, task_for_question
 from raters.next_task.pool import interleaved, pooled_versions
 from raters.next_task.table import candidate_table
 from ratings.services import rating_record
+from tests.raters.conftest import table_refreshed
 
 pytestmark = pytest.mark.django_db
 
@@ -96,6 +97,7 @@ def test_pooled_versions_of_an_engine_ranker_are_its_reranker_and_the_engine_as_
 
 
 def test_candidate_table_pools_the_champion_and_a_second_ranking(corpus, reversed_champion):
+    table_refreshed(corpus.collection)
     table = candidate_table(collection=corpus.collection)
 
     a, q = corpus.a, corpus.q
@@ -108,6 +110,7 @@ def test_candidate_table_pools_the_champion_and_a_second_ranking(corpus, reverse
 
 def test_next_task_shows_a_page_of_k_then_the_second_ranking(corpus, reversed_champion, rater):
     q1 = corpus.q["q1"]
+    table_refreshed(corpus.collection)
 
     first = task_for_question(collection=corpus.collection, rater=rater, question=q1)
     assert first.answer_ids == [corpus.a["d2"].pk]  # k = 1 per page: the champion's first
@@ -121,6 +124,7 @@ def test_next_task_keeps_to_the_rating_budget(corpus, reversed_champion, rater, 
     corpus.collection.rating_budget = 1
     corpus.collection.save(update_fields=["rating_budget"])
     q1 = corpus.q["q1"]
+    table_refreshed(corpus.collection)
 
     task = task_for_question(collection=corpus.collection, rater=rater, question=q1)
     assert task.answer_ids == [corpus.a["d2"].pk]

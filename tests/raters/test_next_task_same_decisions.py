@@ -42,8 +42,7 @@ def _refreshed(collection) -> None:
 
 
 @pytest.mark.parametrize("name", ["demo", "outside"])
-def test_next_task_same_decisions_as_before_the_persisted_table(name, builtin_models_dir, settings):
-    settings.QUEUE_INLINE_MAX_ANSWERS = 0  # every table built by the job
+def test_next_task_same_decisions_as_before_the_persisted_table(name, builtin_models_dir):
     session = queue_scenario.run(getattr(queue_scenario, name)(), refreshed=_refreshed)
     path = RECORDED / f"session_{name}.json"
     if os.environ.get("QUEUE_SESSION_RECORD"):

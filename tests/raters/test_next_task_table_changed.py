@@ -1,13 +1,14 @@
 """A change queues the candidate table's refresh right after its commit (``raters.signals`` and
 ``refresh.candidate_table_changed``), without a rater's request or beat's sweep: an import of answers
-(``jobs.collection_state_changed`` from ``corpus``), a new version, an evaluation that succeeded."""
+(``jobs.collection_state_changed`` from ``corpus``), a new version, an evaluation that succeeded, and a
+new collection's first import its first build."""
 
 from __future__ import annotations
 
 import pytest
 
 from corpus.formats.records import AnswerRecord
-from corpus.services import answers_upsert
+from corpus.services import answers_upsert, collection_create
 from rankers.models import RankerVersion
 from raters.models import CandidateTable
 from raters.next_task.refresh import candidate_table_changed, candidates_refresh
@@ -19,9 +20,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def built(corpus, builtin_ranker, settings) -> CandidateTable:
-    """A large collection's table (no inline build), built by the job and fresh."""
-    settings.QUEUE_INLINE_MAX_ANSWERS = 0
+def built(corpus, builtin_ranker) -> CandidateTable:
+    """The collection's table, built by the job and fresh."""
     served(collection=corpus.collection)
     row = CandidateTable.objects.get(collection=corpus.collection)
     assert candidates_refresh(table_id=row.pk, worker="w1").status == "ready"
@@ -50,18 +50,20 @@ def test_table_changed_queued_by_a_new_version_and_an_evaluation(corpus, builtin
     assert _status_and_wanted(built) == ("queued", True, asked + 2)
 
 
-def test_table_changed_leaves_a_fresh_table_and_a_small_collection(corpus, built, settings):
+def test_table_changed_leaves_a_fresh_table(corpus, built):
     assert candidate_table_changed(collection_id=corpus.collection.pk) is False  # fresh: nothing to do
     assert _status_and_wanted(built)[0] == "ready"
-    settings.QUEUE_INLINE_MAX_ANSWERS = 5000  # small: its request builds it in a moment
-    answers_upsert(collection=corpus.collection, records=[AnswerRecord("new-1", "Wing", "wing lift")])
-    assert _status_and_wanted(built)[0] == "ready"
 
 
-def test_table_changed_leaves_a_collection_with_no_table_to_its_first_request(
-    corpus, builtin_ranker, settings
-):
-    settings.QUEUE_INLINE_MAX_ANSWERS = 0
-    answers_upsert(collection=corpus.collection, records=[AnswerRecord("new-1", "Wing", "wing lift")])
-    assert not CandidateTable.objects.filter(collection=corpus.collection).exists()
-    assert served(collection=corpus.collection).freshness == "preparing"
+def test_table_changed_queues_a_new_collections_first_build(db):
+    collection = collection_create(name="New", slug="new")
+    assert not CandidateTable.objects.filter(collection=collection).exists()
+
+    answers_upsert(collection=collection, records=[AnswerRecord("new-1", "Wing", "wing lift")])
+
+    row = CandidateTable.objects.get(collection=collection)
+    assert (row.status, row.built_at, row.wanted == table_state(collection=collection)) == (
+        "queued",
+        None,
+        True,
+    )

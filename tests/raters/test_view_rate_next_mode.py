@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from ratings.services import rating_record
 from tests.evaluation.decide_scenario import two_versions
+from tests.raters.conftest import table_refreshed
 
 pytestmark = pytest.mark.django_db
 
@@ -13,7 +14,9 @@ URL = reverse("rate-next", args=["tiny"])
 
 @pytest.fixture
 def scenario(corpus, collection, make_user):
-    return two_versions(collection, make_user, corpus)
+    scenario = two_versions(collection, make_user, corpus)
+    table_refreshed(collection)  # the evaluations' top k, as the table's job reads them
+    return scenario
 
 
 def test_rate_next_mode_decide_goes_to_the_deciding_question_and_stays(client, scenario, rater):

@@ -9,16 +9,27 @@ from corpus.models import Answer, Collection, Membership, Question, Role
 from evaluation.models import EvaluationRun, RunStatus, RunTrigger
 from evaluation.numbers import figure
 from rankers.models import Ranker
+from raters.models import CandidateTable
+from raters.next_task.table import table_state
 from ratings.models import Label
 from trainer.management.commands.bootstrap_demo import PASSWORD_ALPHABET, demo_password
 
 
 def test_bootstrap_demo_twice_creates_nothing_twice_evaluates_once_and_prints_same_logins(
-    db, settings, tmp_path
+    db, settings, tmp_path, django_capture_on_commit_callbacks
 ):
     settings.VAR_DIR = tmp_path
     first, second = StringIO(), StringIO()
-    call_command("bootstrap_demo", "--url", "http://127.0.0.1:8000/", stdout=first)
+    with django_capture_on_commit_callbacks(execute=True):  # what follows each commit, as in `make run`
+        call_command("bootstrap_demo", "--url", "http://127.0.0.1:8000/", stdout=first)
+    # The load queued the rating queue's first candidate table, for the demo as it stands after its
+    # evaluation: the worker builds it at once, so a first rater finds it (no click builds it).
+    table = CandidateTable.objects.select_related("collection").get()
+    assert (table.status, table.built_at, table.wanted == table_state(collection=table.collection)) == (
+        "queued",
+        None,
+        True,
+    )
     call_command("bootstrap_demo", "--url", "http://127.0.0.1:8000/", stdout=second)
     assert (
         Collection.objects.count(),

@@ -1,4 +1,5 @@
-"""Reads for judges: which pairs a run judges, people's grades, and how far a judge agrees with people."""
+"""How far a judge agrees with people: κ, α, the confusion, leniency, the biggest disagreements, its least
+certain grades, and the latest runs' headline scored with people's labels and with the judge's."""
 
 from __future__ import annotations
 
@@ -7,181 +8,21 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
 
 from corpus.models import Answer, Collection, Question
 from evaluation.metrics.ranking import mean_ignoring_undefined
 from evaluation.models import EvaluationRun, QuestionResult
-from evaluation.selectors.clicks import METHODS, implicit_judgments
 from evaluation.services import score_rankings
-from judges.models import Judge, JudgeKind, Judging, Selection
+from judges.models import Judge
+from judges.selectors.grades import Pair, human_grades, judge_grades
 from judges.stats.confusion import confusion_matrix
 from judges.stats.kappa import weighted_kappa
 from judges.stats.kendall import kendall_tau_b
-from raters.next_task.budget import is_overlap_question
-from raters.next_task.picking import queue_pairs
-from raters.next_task.table import candidate_table, latest_run
 from ratings.agreement import krippendorff_alpha
-from ratings.models import JudgeAccount, Label, Rating
-from ratings.services import aggregate_stars
+from ratings.models import Rating
 
-Pair = tuple[int, int]
 DISAGREEMENTS_SHOWN = 20
 LEAST_CERTAIN_SHOWN = 20
-
-
-def human_grades(*, collection: Collection, split: str = "") -> dict[Pair, int]:
-    """{(question id, answer id): people's grade} (the label rule over people's ratings only, no judges)."""
-    judges = JudgeAccount.objects.values("user_id")
-    ratings = Rating.objects.filter(question__collection=collection).exclude(rater_id__in=judges)
-    if split:
-        ratings = ratings.filter(question__split=split)
-    stars: dict[Pair, list[int]] = defaultdict(list)
-    for q, a, s in ratings.values_list("question_id", "answer_id", "stars").order_by(
-        "question_id", "answer_id"
-    ):
-        stars[(q, a)].append(s)
-    return {pair: aggregate_stars(values)[0] for pair, values in stars.items()}
-
-
-@dataclass(frozen=True)
-class HumanPair:
-    question_id: int
-    answer_id: int
-    question: str
-    answer_external_id: str
-    answer: str
-    stars: int
-
-
-def human_labelled_pairs(
-    *, collection: Collection, split: str = "", limit: int | None = None
-) -> list[HumanPair]:
-    """The pairs people rated, with their texts and people's grade, lowest pair ids first."""
-    grades = human_grades(collection=collection, split=split)
-    pairs = sorted(grades)[:limit] if limit is not None else sorted(grades)
-    questions = dict(Question.objects.filter(pk__in={q for q, _ in pairs}).values_list("pk", "text"))
-    answers = {
-        pk: (external_id, f"{title}\n{body}".strip())
-        for pk, external_id, title, body in Answer.objects.filter(pk__in={a for _, a in pairs}).values_list(
-            "pk", "external_id", "title", "body"
-        )
-    }
-    return [HumanPair(q, a, questions[q], answers[a][0], answers[a][1], grades[(q, a)]) for q, a in pairs]
-
-
-def _judged(judge: Judge) -> set[Pair]:
-    return set(Rating.objects.filter(rater_id=judge.account.user_id).values_list("question_id", "answer_id"))
-
-
-def select_pairs(*, judge: Judge, selection: str, limit: int, question_ids: list[str]) -> list[Pair]:
-    """The pairs a new run judges, at most ``limit``, none the judge has rated already.
-
-    - queue: the rating queue's next pairs for the judge's account (its order and reasons);
-    - test-top: the unlabelled answers in the test questions' top k of the latest evaluation;
-    - questions: the current candidates (default ranker's top k) and the labelled answers of the
-      questions with these ids;
-    - overlap: pairs people rated in the overlap sample, to calibrate the judge against them;
-    - clicked: the pairs with click stars in the production log (by the judge's click model for a clicks
-      judge, by either for another); a clicks judge rates only these, and every run rates them all
-      again, since the log grows.
-    """
-    collection = judge.collection
-    done = _judged(judge) if judge.kind != JudgeKind.CLICKS else set()
-    if judge.kind == JudgeKind.CLICKS and selection != Selection.CLICKED:
-        raise ValidationError(
-            {"selection": "A clicks judge rates the pairs with click evidence: choose “clicked”."}
-        )
-    if selection == Selection.CLICKED:
-        methods = [judge.model] if judge.kind == JudgeKind.CLICKS else list(METHODS)
-        pairs = [
-            (j.question_id, j.answer_id)
-            for j in implicit_judgments(collection=collection).judgments
-            if any(j.stars(m) is not None for m in methods)
-        ]
-    elif selection == Selection.QUEUE:
-        pairs = queue_pairs(collection=collection, rater=judge.account.user, limit=limit + len(done))
-    elif selection == Selection.TEST_TOP:
-        run = latest_run(collection=collection)
-        if run is None:
-            raise ValidationError(
-                {
-                    "selection": "No evaluation yet, so the test questions' top 10 is not known: run one "
-                    "first (Run evaluation on the collection's dashboard)."
-                }
-            )
-        ids = dict(Answer.objects.filter(collection=collection).values_list("external_id", "id"))
-        labelled = set(
-            Label.objects.filter(question__collection=collection).values_list("question_id", "answer_id")
-        )
-        pairs = []
-        for q, ranked in (
-            QuestionResult.objects.filter(run=run, error="")
-            .order_by("question_id")
-            .values_list("question_id", "ranked_answer_ids")
-        ):
-            for external_id in (ranked or [])[: run.ndcg_k]:
-                a = ids.get(external_id)
-                if a is not None and (q, a) not in labelled:
-                    pairs.append((q, a))
-    elif selection == Selection.QUESTIONS:
-        wanted = [str(x).strip() for x in question_ids if str(x).strip()]
-        if not wanted:
-            raise ValidationError({"question_ids": "Name at least one question id."})
-        found = dict(
-            Question.objects.filter(collection=collection, external_id__in=wanted)
-            .order_by()  # by the unique index: the default order makes SQLite walk the whole collection
-            .values_list("external_id", "id")
-        )
-        missing = [x for x in wanted if x not in found]
-        if missing:
-            raise ValidationError(
-                {"question_ids": f"No question {', '.join(repr(m) for m in missing[:5])} in this collection."}
-            )
-        table = candidate_table(collection=collection)
-        labelled_answers: dict[int, list[int]] = defaultdict(list)
-        for q, a in (
-            Label.objects.filter(question_id__in=found.values())
-            .order_by("answer_id")
-            .values_list("question_id", "answer_id")
-        ):
-            labelled_answers[q].append(a)
-        pairs = [
-            (found[x], a) for x in wanted for a in [*table.get(found[x], []), *labelled_answers[found[x]]]
-        ]
-    else:
-        external = dict(Question.objects.filter(collection=collection).values_list("id", "external_id"))
-        pairs = [
-            pair
-            for pair in sorted(human_grades(collection=collection))
-            if is_overlap_question(
-                collection_slug=collection.slug,
-                external_id=external[pair[0]],
-                fraction=collection.overlap_fraction,
-            )
-        ]
-    result = list(dict.fromkeys(p for p in pairs if p not in done))
-    return result[:limit]
-
-
-def judges_of(*, collection: Collection) -> QuerySet[Judge]:
-    return (
-        Judge.objects.filter(collection=collection)
-        .select_related("account", "collection")
-        .order_by("name", "id")
-    )
-
-
-def judgings_of(*, judge: Judge) -> QuerySet[Judging]:
-    return Judging.objects.filter(judge=judge).order_by("-created_at", "-id")
-
-
-def latest_judging(*, judge: Judge) -> Judging | None:
-    return Judging.objects.filter(judge=judge).order_by("-created_at", "-id").first()
-
-
-# --- agreement ------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -287,15 +128,6 @@ class Agreement:
 
 def _r(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else round(value, 3)
-
-
-def judge_grades(*, judge: Judge) -> dict[Pair, int]:
-    return {
-        (q, a): s
-        for q, a, s in Rating.objects.filter(rater_id=judge.account.user_id).values_list(
-            "question_id", "answer_id", "stars"
-        )
-    }
 
 
 def agreement(*, judge: Judge) -> Agreement:
