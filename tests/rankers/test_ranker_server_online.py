@@ -170,7 +170,9 @@ def test_ranker_server_stops_interleaving_a_stopped_test(server, versions, djang
     assert "online_test" not in HTTP.get(server.url + "healthz").json()
 
 
-def test_ranker_server_follows_a_promoted_champion_with_no_failed_request(server, versions, django_db_blocker):
+def test_ranker_server_follows_a_promoted_champion_with_no_failed_request(
+    server, versions, django_db_blocker
+):
     ranker, champion, challenger = versions
     statuses: list[int] = []
 
