@@ -58,8 +58,10 @@ engine call, of the rerank step and of the whole request from its body read to i
 (``engine;dur=8.1, rerank;dur=3.2, total;dur=11.9``).
 
 The index, the version's model and the answers' texts are loaded once at start (and the embedding model,
-by a warm-up rerank); requests are served by a thread each (``ThreadingHTTPServer``) and never touch the
-database. Every error is JSON: 400 for a request that is wrong, 404 for another path, 413 for a body
+by a warm-up rerank), and again for a new champion when the server was not pinned with ``--version``: the
+online watch loads it off the request path and swaps it in (``online.py``), and every answer's
+``version`` (a builtin ranker's too) names the version that ranked it. Requests are served by a thread
+each (``ThreadingHTTPServer``) and never touch the database. Every error is JSON: 400 for a request that is wrong, 404 for another path, 413 for a body
 over 1 MB, 502 when the engine fails, 500 {"error": ...} for a bug.
 
 Fault injection, for tests and benchmarks only (a real service never wants these):

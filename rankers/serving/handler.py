@@ -50,7 +50,8 @@ def make_handler(
     each answer (with its ``query_id``) goes to, and ``POST /events``; None: nothing is logged.
     ``online``: the running online test, whose share of the queries is answered by the team-draft
     interleaving of the champion's and the challenger's rankings (``rankers.serving.online``; only when
-    logging: the teams are in the log)."""
+    logging: the teams are in the log) and the champion it follows: each request reads ``online.served``
+    once (``backend`` and ``version_label`` are what the server started with)."""
     service = backend if isinstance(backend, RerankingService) else None
     ranker_name = health.get("ranker")
 
@@ -60,6 +61,8 @@ def make_handler(
         disable_nagle_algorithm = True
         server_version = "RankTrainerRankerServer/1"
         started = 0.0  # when the request's body was read (perf_counter)
+        backend: Any = None  # this request's backend and version label (``online.served``, read once)
+        version_label: str | None = None
 
         def _send(
             self,
@@ -80,13 +83,17 @@ def make_handler(
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             if self.path.rstrip("/") == "/healthz":
                 testing = online.health() if online is not None else None
-                self._send(HTTPStatus.OK, {**health, "online_test": testing} if testing else health)
+                now = {**health, **online.champion_health()} if online is not None else health
+                self._send(HTTPStatus.OK, {**now, "online_test": testing} if testing else now)
             elif self.path.rstrip("/") == "/ubi/stats" and ubi is not None:
                 self._send(HTTPStatus.OK, ubi.stats())
             else:
                 self._send(HTTPStatus.NOT_FOUND, {"error": "POST a question to / ; GET /healthz"})
 
         def do_POST(self) -> None:  # noqa: N802
+            served = online.served if online is not None else None
+            self.backend = served.backend if served is not None else backend
+            self.version_label = served.label if served is not None else version_label
             try:
                 self._post()
             except Exception as exc:  # a bug: still an answer, in JSON, never a dropped connection
@@ -134,7 +141,7 @@ def make_handler(
             query_id, test = self._online(ids)
             if service is not None:
                 try:
-                    answered = service.search(query, rows)
+                    answered = self.backend.search(query, rows)
                 except UpstreamError as exc:
                     self._send(HTTPStatus.BAD_GATEWAY, {"error": str(exc)})
                     return
@@ -151,12 +158,12 @@ def make_handler(
             try:
                 extra: dict[str, Any] = {}
                 if test is None:
-                    ranking = backend.rank(query, rows)
-                elif shares_first_stage(backend, test.backend):  # BM25 once for both versions
-                    first_stage = bm25_scores(backend, query)
+                    ranking = self.backend.rank(query, rows)
+                elif shares_first_stage(self.backend, test.backend):  # BM25 once for both versions
+                    first_stage = bm25_scores(self.backend, query)
                     ranking, extra = self._interleaved(
                         test,
-                        backend.rank(query, rows, first_stage=first_stage),
+                        self.backend.rank(query, rows, first_stage=first_stage),
                         test.backend.rank(query, rows, first_stage=first_stage),
                         query_id=query_id,
                         rows=rows,
@@ -164,7 +171,7 @@ def make_handler(
                 else:
                     ranking, extra = self._interleaved(
                         test,
-                        backend.rank(query, rows),
+                        self.backend.rank(query, rows),
                         test.backend.rank(query, rows),
                         query_id=query_id,
                         rows=rows,
@@ -173,10 +180,12 @@ def make_handler(
                 self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": str(exc)})
                 return
             payload: dict[str, Any] = {"answers": with_unknown(ranking, rows, faults.unknown_ids)}
+            if self.version_label is not None:
+                payload["version"] = self.version_label
             if test is not None:
                 payload["online_test"] = test.test_id
             self._log(
-                payload, query, ids, {"ranker": ranker_name, "version": version_label, **extra}, query_id
+                payload, query, ids, {"ranker": ranker_name, "version": self.version_label, **extra}, query_id
             )
             self._send(HTTPStatus.OK, payload)
 
@@ -269,7 +278,7 @@ def make_handler(
                 return
             query_id, test = self._online(request.ids)
             self._answer(
-                service.rank(request),
+                self.backend.rank(request),
                 request.rows,
                 fake_ids=0,
                 query=request.query,
@@ -301,7 +310,7 @@ def make_handler(
             payload: dict[str, Any] = {
                 "answers": with_unknown(answered.ranking, rows, fake_ids),
                 "reranked": answered.reranked,
-                "version": version_label,
+                "version": self.version_label,
             }
             if answered.fallback:
                 payload["fallback"] = answered.fallback
@@ -309,7 +318,7 @@ def make_handler(
                 payload["warning"] = answered.warning
             if extra:
                 payload["online_test"] = extra["online_test"]
-            attributes = {"ranker": ranker_name, "version": version_label, "reranked": answered.reranked}
+            attributes = {"ranker": ranker_name, "version": self.version_label, "reranked": answered.reranked}
             if answered.fallback:
                 attributes["fallback"] = answered.fallback
             self._log(payload, query, ids, {**attributes, **extra}, query_id)

@@ -10,6 +10,12 @@ The watch reads the collection's running test at start and every ``ONLINE_TEST_P
 of its own (the requests never touch the database): a test started from the version page or the API is
 served from the next look, a stopped one no longer is. The server interleaves only a test whose champion
 is the version it serves, of the ranker it serves (``note`` says why not otherwise, in ``/healthz``).
+
+The same look follows the champion when the server was not pinned (``--version``): a promotion (by hand,
+or by the ``online`` policies) loads the new champion's backend in the watch's thread, with the loaders
+the challenger uses, and swaps ``served`` in one assignment; each request reads ``served`` once, so it is
+answered and logged by one version, old or new, and none fails. A version that cannot be loaded leaves the
+old one serving, and ``note`` says why (tried again when the champion changes again).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from rankers.base import Ranking
 from rankers.interleaving import Interleaving, team_draft_interleave
 from rankers.models import Ranker, RankerVersion
 from rankers.online_tests import running_online_test
+from rankers.selectors import ranking_version
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +83,19 @@ class OnlineServing:
         }
 
 
+@dataclass(frozen=True)
+class Served:
+    """What answers the requests: the version (None: plain BM25, or the engine alone), its label and its
+    backend (a BuiltinBackend or a RerankingService)."""
+
+    version: RankerVersion | None
+    backend: Any
+
+    @property
+    def label(self) -> str | None:
+        return self.version.label if self.version is not None else None
+
+
 Loader = Callable[[Ranker, RankerVersion], Any]
 
 
@@ -84,29 +104,69 @@ def builtin_loader(ranker: Ranker, version: RankerVersion) -> Any:
 
 
 class OnlineWatch:
-    """The running test of the served ranker, read now and every ``poll_seconds``; ``current`` is the
-    OnlineServing to use (None: serve the champion alone), ``note`` why a running test is not served."""
+    """The served ranker's champion and running test, read now and every ``poll_seconds``; ``served`` is
+    what answers (swapped for a new champion when ``follow``), ``current`` the OnlineServing to use (None:
+    serve the champion alone), ``note`` why a running test is not served or a champion not loaded.
+    ``tests`` False (nothing is logged): the champion only, no online test."""
 
     def __init__(
         self,
         *,
         ranker: Ranker | None,
-        version: RankerVersion | None,
+        served: Served,
         loader: Loader,
         poll_seconds: float,
+        follow: bool = False,
+        tests: bool = True,
     ) -> None:
         self.ranker = ranker
-        self.version = version
+        self.served = served
         self.loader = loader
         self.poll_seconds = poll_seconds
+        self.follow = follow and ranker is not None
+        self.tests = tests
         self.current: OnlineServing | None = None
         self.note = ""
+        self.champion_note = ""
         self._loaded_for: int | None = None
+        self._failed_for: int | None = None
         self._stopping = threading.Event()
 
+    @property
+    def version(self) -> RankerVersion | None:
+        return self.served.version
+
+    def follow_champion(self) -> None:
+        """Serve the ranker's champion (else its latest version, as at start) if it is another version
+        than the one served: loaded here, then swapped in one assignment."""
+        if not self.follow or self.ranker is None:
+            return
+        ranker = Ranker.objects.filter(pk=self.ranker.pk).first()
+        wanted = ranking_version(ranker=ranker) if ranker is not None else None
+        if ranker is None or wanted is None or wanted.pk == (self.version.pk if self.version else None):
+            self._failed_for, self.champion_note = None, ""
+            return
+        if wanted.pk == self._failed_for:
+            return
+        try:
+            backend = self.loader(ranker, wanted)
+        except Exception as exc:  # any load failure: the old version keeps serving
+            self._failed_for = wanted.pk
+            self.champion_note = (
+                f"champion {wanted.label} cannot be loaded: {exc}; still serving {self.served.label}"
+            )
+            logger.error("ranker_server: %s", self.champion_note)
+            return
+        old = self.served.label
+        self.current, self._loaded_for = None, None  # the old champion's test: looked at again below
+        self.served = Served(version=wanted, backend=backend)
+        self._failed_for, self.champion_note = None, ""
+        logger.info("ranker_server: now serving the champion %s (was %s)", wanted.label, old)
+
     def refresh(self) -> None:
-        """Read the running test and load its challenger if it is a new one."""
-        if self.ranker is None or self.version is None:
+        """Follow the champion, read the running test and load its challenger if it is a new one."""
+        self.follow_champion()
+        if self.ranker is None or self.version is None or not self.tests:
             self.current, self.note = None, ""
             return
         test = running_online_test(collection=self.ranker.collection)
@@ -162,3 +222,8 @@ class OnlineWatch:
         if current is not None:
             return current.describe()
         return {"note": self.note} if self.note else None
+
+    def champion_health(self) -> dict[str, Any]:
+        """``/healthz``'s ``version`` now, and why a new champion is not served, if so."""
+        note = self.champion_note
+        return {"version": self.served.label, **({"champion_note": note} if note else {})}

@@ -14,6 +14,7 @@ from rankers.builtin import BuiltinBackend
 from rankers.interleaving import CHALLENGER, CHAMPION, team_draft_interleave
 from rankers.models import OnlineTest, Ranker, RankerKind, RankerVersion
 from rankers.online_tests import online_test_start, online_test_stop
+from rankers.services import version_promote
 from tests.http_client import HTTP
 from tests.rankers.rankers_support import *  # noqa: F403 - the committed "served" collection
 from tests.ubi.ubi_support import await_value, start_logging_server
@@ -167,6 +168,49 @@ def test_ranker_server_stops_interleaving_a_stopped_test(server, versions, djang
 
     assert [a["id"] for a in answer["answers"]] == alone.ids
     assert "online_test" not in HTTP.get(server.url + "healthz").json()
+
+
+def test_ranker_server_follows_a_promoted_champion_with_no_failed_request(
+    server, versions, django_db_blocker
+):
+    ranker, champion, challenger = versions
+    statuses: list[int] = []
+
+    def ask(query_id: str) -> dict:
+        body = {"question": {"id": "q1", "text": QUESTION}, "rows": 4, "query_id": query_id}
+        response = HTTP.post(server.url, json=body)
+        statuses.append(response.status_code)
+        return response.json()
+
+    before = ask("follow-before")
+    with django_db_blocker.unblock():
+        version_promote(version=challenger, changed_by=None, reason="test")
+        alone = BuiltinBackend(collection=ranker.collection, version=challenger).rank(
+            RankQuery("q1", QUESTION), 4
+        )
+    try:
+        after = await_value(
+            lambda: ask(f"follow-{len(statuses)}"), lambda a: a["version"] == "v2", "the promoted champion"
+        )
+        health = HTTP.get(server.url + "healthz").json()
+        row = await_value(
+            lambda: _stored(django_db_blocker, UbiQuery, query_id=after["query_id"]), bool, "its UBI query"
+        )[0]
+        # An online test against the new champion is interleaved, as any test of the served champion.
+        with django_db_blocker.unblock():
+            test = online_test_start(challenger=RankerVersion.objects.get(pk=champion.pk), started_by=None)
+        interleaved = await_value(lambda: ask("follow-test"), lambda a: "online_test" in a, "the new test")
+    finally:
+        with django_db_blocker.unblock():
+            for running in OnlineTest.objects.filter(challenger=champion, state="running"):
+                online_test_stop(test=running, stopped_by=None)
+            version_promote(version=champion, changed_by=None, reason="test: back")
+
+    assert before["version"] == "bm25" and set(statuses) == {200}
+    assert [a["id"] for a in after["answers"]] == alone.ids
+    assert health["version"] == "v2" and "champion_note" not in health
+    assert row.query_attributes == {"ranker": "Online", "version": "v2", "question_id": "q1"}
+    assert interleaved["online_test"] == test.pk and interleaved["version"] == "v2"
 
 
 def _stored(django_db_blocker, model, **filters):

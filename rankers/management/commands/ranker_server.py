@@ -21,7 +21,7 @@ from rankers.models import Ranker, RankerKind, RankerVersion
 from rankers.selectors import default_ranker
 from rankers.semantic import encode_on_one_thread
 from rankers.serving.handler import Server, make_handler
-from rankers.serving.online import OnlineWatch, builtin_loader
+from rankers.serving.online import OnlineWatch, Served, builtin_loader
 from rankers.serving.service import Faults, RerankingService, ServeError, reranking_service
 from ubi.log import UbiLog
 
@@ -192,15 +192,18 @@ class Command(BaseCommand):
                 fsync=settings.UBI_SPOOL_FSYNC,
             ).start()
         online = None
-        if ubi is not None and ranker is not None and version is not None:
+        follow = options["version"] is None  # not pinned: the champion's promotions are served
+        if ranker is not None and (version is not None or follow):
             # After the writer's fork: the watch has a thread and a database connection of its own.
             online = OnlineWatch(
                 ranker=ranker,
-                version=version,
+                served=Served(version=version, backend=backend),
                 loader=builtin_loader
                 if ranker.kind == RankerKind.BUILTIN
                 else self._service_loader(faults, options),
                 poll_seconds=settings.ONLINE_TEST_POLL_MS / 1000,
+                follow=follow,
+                tests=ubi is not None,
             ).start()
         handler = make_handler(
             online=online,
@@ -232,5 +235,7 @@ class Command(BaseCommand):
                 online.stop()
             if ubi is not None:
                 ubi.stop()
-            if isinstance(backend, RerankingService):
-                backend.pool.shutdown(wait=False, cancel_futures=True)
+            last = online.served.backend if online is not None else backend
+            for each in {id(backend): backend, id(last): last}.values():
+                if isinstance(each, RerankingService):
+                    each.pool.shutdown(wait=False, cancel_futures=True)
