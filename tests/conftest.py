@@ -356,15 +356,17 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def user_make(username: str, *, collection: Collection | None = None, role: str | None = None, **extra):
+    """A user with password ``pw-<username>``, a member of ``collection`` in ``role`` when given."""
+    user = get_user_model().objects.create_user(username=username, password="pw-" + username, **extra)
+    if collection is not None and role is not None:
+        membership_set(collection=collection, user=user, role=role)
+    return user
+
+
 @pytest.fixture
 def make_user(db):
-    def make(username: str, *, collection: Collection | None = None, role: str | None = None, **extra):
-        user = get_user_model().objects.create_user(username=username, password="pw-" + username, **extra)
-        if collection is not None and role is not None:
-            membership_set(collection=collection, user=user, role=role)
-        return user
-
-    return make
+    return user_make
 
 
 @pytest.fixture
