@@ -24,6 +24,9 @@ from config.celery import app as celery_app
 from corpus.models import Collection, Role
 from corpus.services import collection_create, membership_set
 
+# The real OpenSearch and Solr nodes, once per session: the rankers' tests' and bench_loop's (see GROUPS).
+pytest_plugins = ("tests.rankers.real_engines",)
+
 # The tests' ranker servers listen on 127.0.0.1: allow loopback in the outbound policy, here and in the
 # worker processes the tests start (they inherit the environment). Tests of the policy turn it off.
 os.environ.setdefault("OUTBOUND_ALLOW_PRIVATE", "1")
@@ -84,6 +87,7 @@ GROUPS = {
         "tests/rankers/test_real_opensearch.py",
         "tests/rankers/test_real_solr.py",
         "tests/rankers/test_ubi_import_opensearch.py",
+        "tests/bench/test_bench_loop.py",  # bench_loop --engine-url: the session's OpenSearch node
     ),
     # The files with tests in chromium (under tests/browser/, or named test_browser_*.py), in two groups of
     # about the same time (one chromium each); a file in neither goes to the second (see group_of).
