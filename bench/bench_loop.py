@@ -49,8 +49,9 @@ of adi and covidfaq.
 **Engine rankers** (issue 25, ``--engine opensearch|solr``): the product's ranker is an ``engine`` ranker
 (preset ``opensearch`` or ``solr``) over a real node this bench starts, one per collection, as the tests
 do (``tests/rankers/real_engines.py``: the launcher in ``engines/``, built by ``make engines``; the node
-exits with this process), with the collection's answers indexed through the node's HTTP API (``id``,
-``title``, ``text``: cranfield-rr the demo answers, ``real_engines.cranfield_answers()``; the others
+exits with this process; with ``--engine-url``, a node running already, e.g. the tests' session node, in
+an index of the bench's own there, removed at the end), with the collection's answers indexed through the
+node's HTTP API (``id``, ``title``, ``text``: cranfield-rr the demo answers, ``real_engines.cranfield_answers()``; the others
 their answers as imported, answers.tsv's text as ``text``, no title). It is the collection's default
 ranker, so the queue pools its versions' top k as the app does (``raters.next_task.pool``). Its v1 is the
 engine as it is (``trainer.services.service_version_ensure``, what the first Train would make it,
@@ -360,6 +361,31 @@ def solr_index(url: str, core: str, documents: list[dict[str, str]]) -> None:
     _engine_check(httpx.post(f"{url}/{core}/update?commit=true", json=documents, timeout=300))
 
 
+@dataclass
+class RunningNode:
+    """A node running already (--engine-url): the answers go into an index (core) of this bench's own
+    there, which ``stop`` removes."""
+
+    engine: str
+    url: str
+    index: str
+    start_seconds: float = 0.0
+
+    def stop(self) -> None:
+        if self.engine == "opensearch":
+            response = httpx.delete(f"{self.url}/{self.index}", timeout=60)
+        else:
+            params = {"action": "UNLOAD", "core": self.index, "deleteInstanceDir": "true"}
+            response = httpx.get(f"{self.url}/admin/cores", params=params, timeout=60)
+        _engine_check(response)
+
+
+def engine_attach(engine: str, url: str, documents: list[dict[str, str]]) -> EngineNode:
+    """``documents`` indexed on the node running at ``url``, in an index (core) named by this process."""
+    node = RunningNode(engine, url.rstrip("/"), f"{ENGINE_INDEX}-{os.getpid()}")
+    return _engine_index(engine, node, node.index, documents)
+
+
 def engine_start(engine: str, home: Path, documents: list[dict[str, str]]) -> EngineNode:
     """A real node of ``engine`` started as the tests start it, with ``documents`` indexed."""
     from tests.rankers import real_engines as real
@@ -371,15 +397,21 @@ def engine_start(engine: str, home: Path, documents: list[dict[str, str]]) -> En
         configsets = home.parent / f"{home.name}-configsets"  # a copy: an export adds its vector field
         shutil.copytree(real.ENGINES / "solr" / "configsets", configsets)
         command = real.java_command("solr", "SolrNode", str(real.free_port()), str(home), str(configsets))
-    node = real.start_node(ENGINE_TITLES[engine], home, command)
+    return _engine_index(
+        engine, real.start_node(ENGINE_TITLES[engine], home, command), ENGINE_INDEX, documents
+    )
+
+
+def _engine_index(engine: str, node: Any, index: str, documents: list[dict[str, str]]) -> EngineNode:
+    """``documents`` indexed in ``index`` of ``node`` (stopped if that fails)."""
     try:
         started = time.perf_counter()
         if engine == "opensearch":
-            opensearch_index(node.url, ENGINE_INDEX, documents)
-            config = {"preset": "opensearch", "url": f"{node.url}/{ENGINE_INDEX}/_search"}
+            opensearch_index(node.url, index, documents)
+            config = {"preset": "opensearch", "url": f"{node.url}/{index}/_search"}
         else:
-            solr_index(node.url, ENGINE_INDEX, documents)
-            config = {"preset": "solr", "url": f"{node.url}/{ENGINE_INDEX}/select"}
+            solr_index(node.url, index, documents)
+            config = {"preset": "solr", "url": f"{node.url}/{index}/select"}
         return EngineNode(engine, node, config, time.perf_counter() - started)
     except BaseException:
         node.stop()
@@ -586,10 +618,15 @@ def run_collection(name: str, args) -> CollectionResult:
         if args.engine:
             started = time.perf_counter()
             documents = engine_documents(collection, name)
-            node = engine_start(args.engine, Path(tempfile.mkdtemp(dir=VAR_DIR)) / args.engine, documents)
+            if args.engine_url:
+                node = engine_attach(args.engine, args.engine_url, documents)
+                how = "running already"
+            else:
+                node = engine_start(args.engine, Path(tempfile.mkdtemp(dir=VAR_DIR)) / args.engine, documents)
+                how = f"started in {node.node.start_seconds:.1f} s"
             result.engine_seconds = time.perf_counter() - started
             print(
-                f"{ENGINE_TITLES[args.engine]} at {node.node.url}: started in {node.node.start_seconds:.1f} s, "
+                f"{ENGINE_TITLES[args.engine]} at {node.node.url}: {how}, "
                 f"{len(documents)} answers indexed in {node.index_seconds:.1f} s",
                 flush=True,
             )
@@ -839,6 +876,8 @@ def run_separately(name: str, args) -> CollectionResult:
         command += ["--pool", args.pool]
         if args.engine:
             command += ["--engine", args.engine]
+        if args.engine_url:
+            command += ["--engine-url", args.engine_url]
         sys.stdout.flush()
         subprocess.run(command, check=True)
         (data,) = json.loads(out.read_text())
@@ -931,10 +970,17 @@ def main() -> None:
         help="the product's ranker is an engine ranker over a real node of this engine (make engines); "
         "default: the builtin ranker",
     )
+    parser.add_argument(
+        "--engine-url",
+        help="with --engine: a node of it running at this URL (e.g. the tests' own) instead of one this bench "
+        "starts; the answers go into an index (core) of the bench's own there, removed at the end",
+    )
     parser.add_argument("--result-json", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.raters < 2:
         parser.error("--raters must be at least 2")
+    if args.engine_url and not args.engine:
+        parser.error("--engine-url needs --engine")
     available = list(CRANFIELD) + sorted(p.name for p in args.outside.iterdir() if (p / "qrels.tsv").exists())
     if args.quick:
         args.max_questions = args.max_questions or QUICK_QUESTIONS

@@ -11,18 +11,21 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 
 from config.celery import app as celery_app
 from corpus.models import Collection, Role
 from corpus.services import collection_create, membership_set
+
+# The real OpenSearch and Solr nodes, once per session: the rankers' tests' and bench_loop's (see GROUPS).
+pytest_plugins = ("tests.rankers.real_engines",)
 
 # The tests' ranker servers listen on 127.0.0.1: allow loopback in the outbound policy, here and in the
 # worker processes the tests start (they inherit the environment). Tests of the policy turn it off.
@@ -84,6 +87,7 @@ GROUPS = {
         "tests/rankers/test_real_opensearch.py",
         "tests/rankers/test_real_solr.py",
         "tests/rankers/test_ubi_import_opensearch.py",
+        "tests/bench/test_bench_loop.py",  # bench_loop --engine-url: the session's OpenSearch node
     ),
     # The files with tests in chromium (under tests/browser/, or named test_browser_*.py), in two groups of
     # about the same time (one chromium each); a file in neither goes to the second (see group_of).
@@ -304,6 +308,46 @@ def demo_vectors(embeddings_cache) -> Path:
     return embeddings_cache
 
 
+@pytest.fixture(scope="session")
+def snapshots_dir(tmp_path_factory) -> Path:
+    """Where the run's workers share the rows of tests/snapshots.py (the run's base temporary directory)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return tmp_path_factory.getbasetemp() / "snapshots"
+    return tmp_path_factory.getbasetemp().parent / "snapshots"
+
+
+@pytest.fixture(scope="session")
+def demo_load(snapshots_dir) -> Callable[[], Collection | None]:
+    """``demo_collection_load()`` for tests: the Cranfield demo (slug ``cranfield``) loaded now, as that
+    function loads it, in a third of the time (0.33 s and 0.13 CPU-s against 1.0 s and 0.35 CPU-s of the
+    load, PostgreSQL's included, on the busy 2-core machine). Its rows are made once a run and copied in
+    (tests/snapshots.py): the same ids, timestamps as of now, the index build it queues on commit; committed
+    with a transactional test, rolled back with a ``db`` one, as the load's would be. Where the demo or its
+    import rater exists already (or on SQLite), ``demo_collection_load`` itself runs."""
+    from tests.snapshots import SPAN, Snapshot
+    from trainer.services import demo_collection_load
+    from trainer.services.imports import IMPORT_RATER_DEFAULT, _index_build_soon
+
+    def ready() -> bool:
+        users = get_user_model().objects.filter(username=IMPORT_RATER_DEFAULT)
+        return not Collection.objects.filter(slug="cranfield").exists() and not users.exists()
+
+    def queue_index_build(collection: Collection) -> None:
+        transaction.on_commit(lambda: _index_build_soon(collection_id=collection.pk))
+
+    snapshot = Snapshot(
+        name="demo-cranfield",
+        base=SPAN,
+        build=demo_collection_load,
+        ready=ready,
+        load=lambda pk: Collection.objects.get(pk=pk),
+        directory=snapshots_dir,
+        callbacks=("collection_import.<locals>.<lambda>",),
+        after=queue_index_build,
+    )
+    return snapshot.restore
+
+
 @pytest.fixture(autouse=True)
 def outbound_allow_private(settings):
     """As ``make run``: rankers on 127.0.0.1 (the tests' servers) may be called."""
@@ -316,15 +360,17 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def user_make(username: str, *, collection: Collection | None = None, role: str | None = None, **extra):
+    """A user with password ``pw-<username>``, a member of ``collection`` in ``role`` when given."""
+    user = get_user_model().objects.create_user(username=username, password="pw-" + username, **extra)
+    if collection is not None and role is not None:
+        membership_set(collection=collection, user=user, role=role)
+    return user
+
+
 @pytest.fixture
 def make_user(db):
-    def make(username: str, *, collection: Collection | None = None, role: str | None = None, **extra):
-        user = get_user_model().objects.create_user(username=username, password="pw-" + username, **extra)
-        if collection is not None and role is not None:
-            membership_set(collection=collection, user=user, role=role)
-        return user
-
-    return make
+    return user_make
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from corpus.formats.trec import parse_trec_qrels
 from corpus.services import collection_create
 from ratings.selectors import ground_truth_rows
 from tests.trainer.api_support import *  # noqa: F403 - fixtures and helpers
-from trainer.services import collection_import, demo_collection_load
+from trainer.services import collection_import
 
 pytestmark = pytest.mark.django_db
 URL = "/api/collections/tiny/ground-truth/"
@@ -103,8 +103,8 @@ def test_api_ground_truth_bad_parameter_is_400(api_data, caller, query, errors):
 
 
 @pytest.mark.parametrize("fmt", ["rnr-csv", "trec-qrels", "jsonl"])
-def test_api_ground_truth_export_round_trips_through_import(caller, trainer, tmp_path, fmt):
-    demo = demo_collection_load()
+def test_api_ground_truth_export_round_trips_through_import(caller, trainer, tmp_path, fmt, demo_load):
+    demo = demo_load()
     from corpus.services import membership_set
 
     membership_set(collection=demo, user=trainer, role="trainer")

@@ -10,9 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.http_client import HTTP
+
 ROOT = Path(__file__).resolve().parents[2]
 # ADI (82 answers, 35 questions), copied from ../shared/data/outside so the test needs nothing outside.
 OUTSIDE = ROOT / "tests" / "data" / "outside"
+
+
+def opensearch_indexes(url: str) -> set[str]:
+    return {row["index"] for row in HTTP.get(f"{url}/_cat/indices?format=json", timeout=30).json()}
 
 
 @pytest.fixture(scope="module")
@@ -57,10 +63,12 @@ def test_bench_loop_smoke_run(embeddings_dir):
     assert "upper bound" in out and "gap closed" in out
 
 
-def test_bench_loop_engine_smoke_run(embeddings_dir):
-    """--engine opensearch: the product's ranker is an engine ranker over a real node the bench starts
-    (the launcher `make test` builds) and stops; the references are the engine alone, its untrained
-    fusion and the upper bound."""
+def test_bench_loop_engine_smoke_run(embeddings_dir, opensearch):
+    """--engine opensearch: the product's ranker is an engine ranker over a real node, the session's
+    (--engine-url: this file runs with the real engines' group, tests/conftest.py), in an index of the
+    bench's own that it removes at the end; the references are the engine alone, its untrained fusion and
+    the upper bound."""
+    indexes_before = opensearch_indexes(opensearch.url)
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "MODEL_DIR")}
     done = subprocess.run(
         [
@@ -77,6 +85,8 @@ def test_bench_loop_engine_smoke_run(embeddings_dir):
             "10",
             "--engine",
             "opensearch",
+            "--engine-url",
+            opensearch.url,
             "--embeddings-cache",
             str(embeddings_dir),
         ],
@@ -89,7 +99,8 @@ def test_bench_loop_engine_smoke_run(embeddings_dir):
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "ranker: OpenSearch engine, its top 50 reranked" in out
-    assert re.search(r"OpenSearch at http://127\.0\.0\.1:\d+: started in .* 82 answers indexed", out)
+    assert re.search(rf"OpenSearch at {re.escape(opensearch.url)}: running already, 82 answers indexed", out)
+    assert opensearch_indexes(opensearch.url) == indexes_before  # the bench's own index removed
     assert "first champion v1 (engine)" in out
     assert "| engine alone | untrained fusion | upper bound (method) | upper − best untrained" in out
     rounds = [line for line in out.splitlines() if re.match(r"\| adi \| \d+ \| \d+ \(\d", line)]

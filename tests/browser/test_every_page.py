@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -38,12 +40,15 @@ from rankers.models import Ranker, RankerVersion
 from rankers.services import ranker_create
 from ratings.services import ground_truth_import_record, rating_record
 from tests.browser.conftest import CSP_LISTEN, csp_refused
+from tests.conftest import user_make
 from tests.evaluation.conftest import load_small_collection
 from tests.evaluation.decide_scenario import Scenario, two_versions
 from tests.evaluation.helpers import evaluate_inline
 from tests.rankers.engine_support import DOCS, es_config
 from tests.rankers.export_support import opensearch_model
+from tests.ratings.conftest import Corpus
 from tests.servers import engine_running
+from tests.snapshots import SPAN, Snapshot
 from trainer.models import Training, TrainingStatus
 from trainer.services import import_rater
 from ubi.models import UbiEvent, UbiQuery
@@ -72,9 +77,7 @@ def engine_server():
         yield server
 
 
-@pytest.fixture
-def site(transactional_db, django_user_model, make_user, engine_server, settings, tmp_path) -> Site:
-    settings.MODEL_DIR = tmp_path / "models"
+def site_build(engine_url: str) -> Site:
     collection = load_small_collection(collection_create(name="Tiny", slug="tiny"))
     # Its labels as an import the manage page lists, with the option "answers not listed ... incorrect".
     ground_truth_import_record(
@@ -89,13 +92,13 @@ def site(transactional_db, django_user_model, make_user, engine_server, settings
     second = evaluate_inline(ranker)
     third = evaluate_inline(ranker)
     assert first.status == second.status == third.status == RunStatus.SUCCEEDED
-    deciding = two_versions(collection_create(name="Deciding", slug="deciding"), make_user)
+    deciding = two_versions(collection_create(name="Deciding", slug="deciding"), user_make)
     for username, role in (("tina", Role.TRAINER), ("rita", Role.RATER)):
-        user = django_user_model.objects.create_user(username=username, password=f"pw-{username}-123")
+        user = get_user_model().objects.create_user(username=username, password=f"pw-{username}-123")
         membership_set(collection=collection, user=user, role=role)
         membership_set(collection=deciding.corpus.collection, user=user, role=role)
     # Rita gives 0 stars where the imported labels say 3: "Where raters disagree" has a row.
-    rita = django_user_model.objects.get(username="rita")
+    rita = get_user_model().objects.get(username="rita")
     q1 = Question.objects.get(collection=collection, external_id="q1")
     rating_record(
         rater=rita, question=q1, answer=Answer.objects.get(collection=collection, external_id="a1"), stars=0
@@ -118,7 +121,7 @@ def site(transactional_db, django_user_model, make_user, engine_server, settings
         UbiEvent.objects.create(event_id=uuid.uuid4(), application="tiny", action_name=action, query_id="site-1",
                                 timestamp=timezone.now(), ordinal=ordinal, object_id=object_id)  # fmt: skip
     engine = ranker_create(
-        collection=collection, name="Elasticsearch", kind="engine", config=es_config(engine_server.url)
+        collection=collection, name="Elasticsearch", kind="engine", config=es_config(engine_url)
     )
     # A version with an export model whose tree model scores below the engine alone: offered in part.
     model = opensearch_model()
@@ -129,6 +132,53 @@ def site(transactional_db, django_user_model, make_user, engine_server, settings
     )
     explained_training(ranker)
     return Site(collection, ranker, first, second, third, judge, engine, deciding)
+
+
+def site_key(site: Site) -> dict[str, int]:
+    runs = {"first": site.first.pk, "second": site.second.pk, "third": site.third.pk}
+    return {"collection": site.collection.pk, "ranker": site.ranker.pk, **runs, "judge": site.judge.pk,
+            "engine": site.engine.pk, "deciding": site.deciding.corpus.collection.pk}  # fmt: skip
+
+
+def site_load(key: dict[str, int]) -> Site:
+    deciding = Collection.objects.get(pk=key["deciding"])
+    ranker = Ranker.objects.get(collection=deciding, name="service")
+    corpus = Corpus(
+        deciding,
+        {a.external_id: a for a in Answer.objects.filter(collection=deciding)},
+        {q.external_id: q for q in Question.objects.filter(collection=deciding)},
+    )
+    scenario = Scenario(corpus, ranker, ranker.versions.get(label="v3"), ranker.versions.get(label="v4"))
+    runs = [EvaluationRun.objects.get(pk=key[name]) for name in ("first", "second", "third")]
+    return Site(Collection.objects.get(pk=key["collection"]), Ranker.objects.get(pk=key["ranker"]), *runs,
+                Judge.objects.get(pk=key["judge"]), Ranker.objects.get(pk=key["engine"]), scenario)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def site_rows(engine_server, snapshots_dir, tmp_path_factory) -> Snapshot:
+    """The site's rows, made once (its evaluations, judging and scenario: a second and more) and copied
+    into each test's database (tests/snapshots.py), as each test built them before."""
+    models = tmp_path_factory.mktemp("site-models")
+
+    def build() -> Site:
+        with override_settings(MODEL_DIR=models):
+            return site_build(engine_server.url)
+
+    return Snapshot(
+        name=f"every-page-site-{engine_server.url.rsplit(':', 1)[-1]}",
+        base=2 * SPAN,
+        build=build,
+        ready=lambda: not get_user_model().objects.exists() and not Collection.objects.exists(),
+        load=site_load,
+        directory=snapshots_dir,
+        key=site_key,
+    )
+
+
+@pytest.fixture
+def site(transactional_db, site_rows, settings, tmp_path) -> Site:
+    settings.MODEL_DIR = tmp_path / "models"
+    return site_rows.restore()
 
 
 def explained_training(ranker: Ranker) -> None:

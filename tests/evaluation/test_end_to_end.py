@@ -15,15 +15,15 @@ from rankers.services import ranker_create
 from ratings.services import rating_record
 from tests.evaluation.test_tasks import wait_finished, wait_for
 from trainer.models import TrainingStatus
-from trainer.services import demo_collection_load, training_start
+from trainer.services import training_start
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
 def test_import_evaluate_rate_retrain_evaluate(
-    model_dir, demo_vectors, make_user, client, celery_worker_process
+    model_dir, demo_vectors, make_user, client, celery_worker_process, demo_load
 ):
-    collection = demo_collection_load()
+    collection = demo_load()
     trainer = make_user("trainer-e2e", collection=collection, role=Role.TRAINER)
     rater = make_user("rater-e2e", collection=collection, role=Role.RATER)
     ranker = ranker_create(collection=collection, name="Built-in", kind="builtin", is_default=True)

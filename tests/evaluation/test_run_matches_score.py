@@ -10,7 +10,6 @@ from evaluation.models import QuestionResult, RunStatus
 from rankers.models import Ranker, RankerKind
 from ratings.selectors import labels_by_question
 from tests.evaluation.helpers import evaluate_inline
-from trainer.services import demo_collection_load
 
 pytestmark = pytest.mark.django_db
 
@@ -45,8 +44,8 @@ def score(qrels, ranking, *args) -> dict[tuple[str, str], float]:
     return values
 
 
-def test_cranfield_run_per_question_values_equal_score_command(model_dir, tmp_path):
-    collection = demo_collection_load()
+def test_cranfield_run_per_question_values_equal_score_command(model_dir, tmp_path, demo_load):
+    collection = demo_load()
     ranker = Ranker.objects.create(
         collection=collection, name="BM25", kind=RankerKind.BUILTIN, is_default=True
     )

@@ -32,7 +32,6 @@ from trainer.engine_export import (
     export_offers,
     version_export_build,
 )
-from trainer.services import demo_collection_load
 from trainer.services.demo import DEMO_DATA_DIR
 
 pytestmark = pytest.mark.django_db
@@ -113,9 +112,11 @@ def test_fetched_features_are_the_engine_scores_of_each_query_alone(request, eng
 
 
 @pytest.mark.parametrize("engine", ["opensearch", "solr"])
-def test_exported_rescore_ranks_in_the_engine_as_in_the_app(request, engine, model_dir, demo_vectors):
+def test_exported_rescore_ranks_in_the_engine_as_in_the_app(
+    request, engine, model_dir, demo_vectors, demo_load
+):
     node = request.getfixturevalue(f"{engine}_vectors")
-    collection = demo_collection_load()
+    collection = demo_load()
     ranker = ranker_create(collection=collection, name=engine, kind="engine", config=_config(engine, node))
     version = RankerVersion.objects.create(ranker=ranker, label="v1")  # the engine as it is
     heard: list[tuple[str, float]] = []

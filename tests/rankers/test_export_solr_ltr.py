@@ -31,7 +31,6 @@ from ratings.selectors import labels_for_collection
 from tests.http_client import HTTP
 from tests.rankers.real_engines import cranfield_answers
 from trainer.engine_export import engine_export_fit, export_offers
-from trainer.services import demo_collection_load
 
 pytestmark = pytest.mark.django_db
 
@@ -45,10 +44,10 @@ FIGURES = {
 }
 
 
-def test_solr_ltr_export_ranks_in_solr_as_in_the_app(solr_ltr, demo_vectors):
+def test_solr_ltr_export_ranks_in_solr_as_in_the_app(solr_ltr, demo_vectors, demo_load):
     # demo_vectors: the export computes the answers' vectors before the 8.11 node refuses them (no
     # DenseVectorField); seeded, they are not encoded (minutes on a busy machine when this test runs first).
-    collection = demo_collection_load()
+    collection = demo_load()
     config = {"preset": "solr", "url": solr_ltr.select_url, "retries": 0}
     ranker = ranker_create(collection=collection, name="solr ltr", kind="engine", config=config)
     version = RankerVersion.objects.create(ranker=ranker, label="v1")  # the engine as it is

@@ -24,14 +24,14 @@ from ratings.selectors import labels_for_collection
 from tests.rankers.rankers_support import *  # noqa: F403 - fixtures (model_dir)
 from tests.rankers.real_engines import solr_copy
 from tests.rankers.trained_engine import engine_config, first_answers
-from trainer.services import demo_collection_load, ranker_train, version_decide
+from trainer.services import ranker_train, version_decide
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def demo(model_dir, demo_vectors):
-    return demo_collection_load()
+def demo(model_dir, demo_vectors, demo_load):
+    return demo_load()
 
 
 def _labels(collection, split: str) -> dict[int, dict[str, int]]:

@@ -20,7 +20,6 @@ from rankers.services import ranker_create
 from tests.evaluation.helpers import evaluate_inline
 from tests.http_client import HTTP
 from tests.rankers.real_engines import ROOT
-from trainer.services import demo_collection_load
 
 QUESTION = "what is the boundary layer of a flat plate in supersonic flow"
 # Quotes, backslashes, unicode (accents, a snowman, an emoji outside the BMP, a tab), every character of
@@ -144,8 +143,8 @@ def test_hybrid_preset_needs_the_neural_search_plugin(opensearch):
 
 
 @pytest.mark.django_db
-def test_evaluation_of_the_demo_collection_scores_the_node_rankings(opensearch):
-    collection = demo_collection_load()
+def test_evaluation_of_the_demo_collection_scores_the_node_rankings(opensearch, demo_load):
+    collection = demo_load()
     ranker = ranker_create(
         collection=collection, name="OpenSearch", kind="engine", config=os_config(opensearch)
     )

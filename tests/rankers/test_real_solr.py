@@ -19,7 +19,6 @@ from rankers.engine_config import preset_config, validate_engine_config
 from rankers.services import ranker_create
 from tests.evaluation.helpers import evaluate_inline
 from tests.rankers.real_engines import SOLR_PASSWORD, SOLR_USER
-from trainer.services import demo_collection_load
 
 QUESTION = "what is the boundary layer of a flat plate in supersonic flow"
 SYNTAX = '+ - && || ! ( ) { } [ ] ^ " ~ * ? : \\ /'
@@ -152,8 +151,8 @@ def test_auth_header_is_checked_by_solr(solr):
 
 
 @pytest.mark.django_db
-def test_evaluation_of_the_demo_collection_scores_solr_rankings(solr):
-    collection = demo_collection_load()
+def test_evaluation_of_the_demo_collection_scores_solr_rankings(solr, demo_load):
+    collection = demo_load()
     ranker = ranker_create(collection=collection, name="Solr", kind="engine", config=solr_config(solr))
 
     run = evaluate_inline(ranker)

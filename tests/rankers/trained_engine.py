@@ -35,7 +35,7 @@ from rankers.engine import EngineBackend
 from rankers.engine_config import validate_engine_config
 from rankers.services import ranker_create
 from tests.rankers.real_engines import OpenSearch, opensearch_copy
-from trainer.services import demo_collection_load, ranker_train
+from trainer.services import ranker_train
 
 TRAINED_SLUG = "engine-trained"
 TRAINED_FIXTURE = "opensearch_trained"
@@ -67,7 +67,7 @@ def first_answers(collection: Collection, node) -> dict[int, list[str]]:
 
 @pytest.fixture(scope="session")
 def opensearch_trained(
-    opensearch, django_db_setup, django_db_blocker, demo_vectors, tmp_path_factory
+    opensearch, django_db_setup, django_db_blocker, demo_vectors, demo_load, tmp_path_factory
 ) -> Iterator[TrainedEngineRanker]:
     """The demo with an OpenSearch engine ranker trained once for the session (see the module's docstring)."""
     node = opensearch_copy(opensearch)
@@ -81,7 +81,7 @@ def opensearch_trained(
             # Loaded as bootstrap_demo loads it, under the demo's slug: a question's split hashes the
             # collection's slug (corpus.services.split_for), and the tests' figures are those of the demo's
             # test questions.
-            demo = demo_collection_load()
+            demo = demo_load()
             assert demo is not None
             ranker = ranker_create(
                 collection=demo, name="opensearch", kind="engine", config=engine_config(node)

@@ -21,7 +21,7 @@ from tests.rankers.rankers_support import *  # noqa: F403 - fixtures and helpers
 from tests.rankers.rankers_support import learnable_collection, learnable_records
 from trainer.learner import LEARNED_SIGNALS, MIN_CV_GAIN, training_examples, training_questions
 from trainer.selectors import training_readiness
-from trainer.services import collection_import, demo_collection_load, import_rater, ranker_train
+from trainer.services import collection_import, import_rater, ranker_train
 
 pytestmark = pytest.mark.django_db
 
@@ -76,8 +76,8 @@ def test_ranker_train_model_reranks_bm25_order(learnable):
     assert latest.answers == reranked.answers
 
 
-def test_ranker_train_cranfield_semantic_candidates_beat_bm25_in_cv(model_dir, demo_vectors):
-    collection = demo_collection_load()
+def test_ranker_train_cranfield_semantic_candidates_beat_bm25_in_cv(model_dir, demo_vectors, demo_load):
+    collection = demo_load()
     ranker = Ranker.objects.create(collection=collection, name="Built-in", kind=RankerKind.BUILTIN)
 
     version = ranker_train(ranker=ranker)
