@@ -320,6 +320,8 @@ SPECTACULAR_SETTINGS = {
         "JudgeKindEnum": "judges.models.JudgeKind",
         "JudgingStatusEnum": "judges.models.JudgingStatus",
         "RunVerdictEnum": "evaluation.models.Verdict",
+        # One name for the click models wherever a field takes one (model, method): dbn, coec, pbm.
+        "ClickModelEnum": "evaluation.selectors.clicks.METHODS",
     },
     # Swagger UI and ReDoc come from drf-spectacular-sidecar's static files, not a CDN: the docs work
     # offline and behind a firewall.
