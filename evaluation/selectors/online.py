@@ -34,7 +34,15 @@ from django.utils import timezone
 from numpy.typing import NDArray
 
 from evaluation.numbers import count, interval, signed
-from evaluation.online import OnlineVerdict, Tally, credit_clicks, online_verdict, sequential_p_values
+from evaluation.online import (
+    Credit,
+    OnlineVerdict,
+    Tally,
+    credit_clicks,
+    online_verdict,
+    sequential_p_values,
+    tally,
+)
 from evaluation.online.verdict import BETTER, KEEP_GOING, WORSE
 from rankers.models import OnlineTest, OnlineTestState
 from ubi.models import UbiEvent, UbiQuery
@@ -78,9 +86,9 @@ Served = tuple[int, datetime, str, list, dict]  # pk, timestamp, query_id, hit i
 _SERVED_FIELDS = ("pk", "timestamp", "query_id", "query_response_hit_ids", "query_attributes")
 
 
-def _outcomes(served: list[Served], clicks) -> NDArray[np.int8]:
-    """Each served query's outcome, in the order of ``served``: +1 the challenger won, −1 lost, 0 a tie,
-    ``NOT_CLICKED`` without a credited click; from its click events (query_id, object_id, ordinal)."""
+def _credit(served: list[Served], clicks) -> Credit:
+    """Each served query's credit, in the order of ``served``, from its click events (query_id,
+    object_id, ordinal)."""
     index = {row[2]: i for i, row in enumerate(served)}
     rows: list[tuple[int, int, int]] = []
     for query_id, object_id, ordinal in clicks:
@@ -93,7 +101,13 @@ def _outcomes(served: list[Served], clicks) -> NDArray[np.int8]:
         if 0 <= position < len(teams):
             rows.append((q, position, int(teams[position])))
     columns = np.array(rows, dtype=np.int64).reshape(-1, 3)
-    credit = credit_clicks(columns[:, 0], columns[:, 1], columns[:, 2], n_queries=len(served))
+    return credit_clicks(columns[:, 0], columns[:, 1], columns[:, 2], n_queries=len(served))
+
+
+def _outcomes(served: list[Served], clicks) -> NDArray[np.int8]:
+    """Each served query's outcome, in the order of ``served``: +1 the challenger won, −1 lost, 0 a tie,
+    ``NOT_CLICKED`` without a credited click."""
+    credit = _credit(served, clicks)
     return np.where(credit.clicked, credit.outcome, NOT_CLICKED).astype(np.int8)
 
 
@@ -115,16 +129,9 @@ def online_test_result_from_scratch(*, test: OnlineTest) -> OnlineTestResult:
     clicks = UbiEvent.objects.filter(
         action_name=CLICK, query_id__in=interleaved_queries(test=test).values("query_id")
     ).values_list("query_id", "object_id", "ordinal")
-    outcome = _outcomes(served, clicks.iterator(chunk_size=5000))
-    counts = Tally(
-        impressions=len(served),
-        queries_with_clicks=int((outcome != NOT_CLICKED).sum()),
-        wins=int((outcome == 1).sum()),
-        losses=int((outcome == -1).sum()),
-        ties=int((outcome == 0).sum()),
-    )
-    p_floor = float(sequential_p_values(outcome)[-1]) if len(served) else 1.0
-    return _result(test, counts, p_floor)
+    credit = _credit(served, clicks.iterator(chunk_size=5000))
+    p_floor = float(sequential_p_values(credit.outcome)[-1]) if len(served) else 1.0
+    return _result(test, tally(credit), p_floor)
 
 
 # --- a look that costs what is new, not the whole log ------------------------------------------------
