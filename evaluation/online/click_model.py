@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["PositionBasedModel", "fit_position_based_model"]
+__all__ = ["PositionBasedModel", "fit_position_based_model", "pair_count"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,18 @@ class PositionBasedModel:
     impressions: NDArray[np.int64]
     iterations: int
     converged: bool
+
+
+def pair_count(pair: NDArray[np.int64], n_pairs: int | None) -> int:
+    """The number of pairs a click model's rows index (``n_pairs``, or one more than the largest index),
+    checked: indices at least 0 and below it. Both click models read their rows' pairs so."""
+    if pair.size and pair.min() < 0:
+        raise ValueError("pair indices must be at least 0")
+    pairs = int(pair.max()) + 1 if pair.size else 0
+    n_pairs = pairs if n_pairs is None else n_pairs
+    if n_pairs < pairs:
+        raise ValueError(f"n_pairs is {n_pairs} but a pair index is {pairs - 1}")
+    return n_pairs
 
 
 def fit_position_based_model(
@@ -65,12 +77,7 @@ def fit_position_based_model(
         raise ValueError("rank, pair, clicks and impressions must have the same length")
     if (k < 0).any() or (k > n).any():
         raise ValueError("clicks must lie between 0 and the impressions of their row")
-    if j.size and j.min() < 0:
-        raise ValueError("pair indices must be at least 0")
-    pairs = int(j.max()) + 1 if j.size else 0
-    n_pairs = pairs if n_pairs is None else n_pairs
-    if n_pairs < pairs:
-        raise ValueError(f"n_pairs is {n_pairs} but a pair index is {pairs - 1}")
+    n_pairs = pair_count(j, n_pairs)
     ranks, slot = np.unique(r, return_inverse=True)
     shown_at_rank = np.bincount(slot, weights=n, minlength=ranks.size)
     shown = np.bincount(j, weights=n, minlength=n_pairs)

@@ -60,6 +60,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from evaluation.online.click_model import pair_count
+
 __all__ = ["CascadeModel", "fit_dbn"]
 
 _TINY = 1e-300
@@ -103,12 +105,7 @@ def fit_dbn(
     c = np.asarray(clicked, dtype=bool).ravel()
     if not s_key.size == r.size == j.size == c.size:
         raise ValueError("session, rank, pair and clicked must have the same length")
-    if j.size and j.min() < 0:
-        raise ValueError("pair indices must be at least 0")
-    pairs = int(j.max()) + 1 if j.size else 0
-    n_pairs = pairs if n_pairs is None else n_pairs
-    if n_pairs < pairs:
-        raise ValueError(f"n_pairs is {n_pairs} but a pair index is {pairs - 1}")
+    n_pairs = pair_count(j, n_pairs)
     _, s = np.unique(s_key, return_inverse=True)
     s = s.ravel()
     n_sessions = int(s.max()) + 1 if s.size else 0
